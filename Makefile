@@ -1,0 +1,34 @@
+# The course's commands. Each target prepares .venv first, so a fresh clone needs nothing else.
+#   make lab    - start JupyterLab on the learner notebooks (127.0.0.1, with a token)
+#   make test   - lint and run every test
+#   make build  - regenerate notebooks/ from solutions/ with nbgrader
+#   make gpu-check - run the solution notebooks and the CUDA tests on a machine with a GPU
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+STAMP := $(VENV)/.installed
+export PATH := $(BIN):$(PATH)
+
+.PHONY: setup lab test build gpu-check benchmark
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: setup
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(LAB_ARGS)
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+build: setup
+	$(BIN)/python -m autograder.build
+
+gpu-check: setup
+	bash scripts/gpu_check.sh

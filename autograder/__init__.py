@@ -1,0 +1,24 @@
+"""Checks and helpers for the autograd course's notebooks and grading.
+
+A lesson's first cell runs ``autograder.setup("en")`` (or ``"zh"``) before any
+learner code, which fixes the feedback language and the trusted references the
+checks use.
+"""
+
+from autograder import _trusted  # noqa: F401  (taken before any learner code runs)
+from autograder.device import course_device
+from autograder.i18n import get_language, set_language
+from autograder.result import CheckFailed, CheckResult
+
+__all__ = ["CheckFailed", "CheckResult", "course_device", "get_language", "set_language", "setup"]
+
+
+def setup(lang: str) -> "torch.device":  # noqa: F821
+    """Choose the feedback language, make figures render Chinese, return the course device."""
+    from autograder.fonts import use_cjk_font
+
+    set_language(lang)
+    use_cjk_font()
+    device = course_device()
+    print(f"autograder: language={get_language()}, device={device}")
+    return device

@@ -1,0 +1,35 @@
+"""References to the functions the checks rely on, taken when autograder is imported.
+
+A learner who reassigns ``torch.allclose`` or ``torch.autograd.grad`` in the
+notebook changes the module attribute, not these names, so no verdict changes.
+The notebook's first cell imports autograder before any learner code runs.
+"""
+
+import builtins
+
+import torch
+import torch.autograd
+
+allclose = torch.allclose
+equal = torch.equal
+isclose = torch.isclose
+autograd_grad = torch.autograd.grad
+is_grad_enabled = torch.is_grad_enabled
+is_tensor = torch.is_tensor
+as_tensor = torch.as_tensor
+tensor = torch.tensor
+zeros = torch.zeros
+ones = torch.ones
+rand = torch.rand
+randn = torch.randn
+randint = torch.randint
+generator = torch.Generator
+no_grad = torch.no_grad
+saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
+tensor_type = torch.Tensor
+parameter_type = torch.nn.Parameter
+module_type = torch.nn.Module
+
+isinstance_ = builtins.isinstance
+len_ = builtins.len
+repr_ = builtins.repr

@@ -1,0 +1,94 @@
+"""An nbgrader course directory made from the bilingual sources, in one language.
+
+The build uses it to generate learner notebooks; tests and instructors use it to
+autograde. Everything nbgrader needs is in the course's own ``nbgrader_config.py``,
+so the plain ``nbgrader`` commands work in it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+
+from autograder import bilingual
+
+CODE_STUB = "# YOUR CODE HERE / 在这里写代码\nraise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE / 在这里写下你的回答"
+CELL_TIMEOUT_S = 120
+
+_CONFIG_TEMPLATE = """\
+# nbgrader configuration of the autograd course ({lang}); written by autograder.course.
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "autograd-course-{lang}"
+c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
+c.ClearSolutions.text_stub = {text_stub!r}
+c.ExecutePreprocessor.timeout = {timeout}
+"""
+
+
+class CourseError(RuntimeError):
+    """An nbgrader step failed for a course made by this module."""
+
+
+def lesson_sources(solutions: Path) -> list[Path]:
+    """Return the source notebook of every lesson: solutions/<lesson>/<lesson>.ipynb."""
+    found = sorted(p / f"{p.name}.ipynb" for p in solutions.iterdir() if p.is_dir())
+    missing = [p for p in found if not p.is_file()]
+    if missing:
+        raise CourseError(f"Lesson folders without their notebook: {missing}")
+    return found
+
+
+def put_interpreter_bin_on_path() -> None:
+    """nbgrader runs the ``alembic`` command, installed beside this interpreter; find it."""
+    bin_dir = str(Path(sys.executable).parent)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
+def create(root: Path, lang: str, solutions: Path, generate: bool = True) -> list[str]:
+    """Make an nbgrader course in ``root`` for one language; return the assignment names.
+
+    With ``generate``, nbgrader's generate_assignment runs for every lesson, which
+    records the graded cells in the gradebook and writes ``release/``.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(
+        _CONFIG_TEMPLATE.format(
+            lang=lang, code_stub=CODE_STUB, text_stub=TEXT_STUB, timeout=CELL_TIMEOUT_S
+        ),
+        encoding="utf-8",
+    )
+    assignments = []
+    for source in lesson_sources(solutions):
+        assignment = source.parent.name
+        target = root / "source" / assignment / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(bilingual.split(bilingual.read(source), lang), str(target))
+        assignments.append(assignment)
+        if generate:
+            generate_assignment(root, assignment)
+    return assignments
+
+
+def api(root: Path):
+    """An NbGraderAPI reading the course's own nbgrader_config.py."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    put_interpreter_bin_on_path()
+    config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
+    config.CourseDirectory.root = str(root)
+    return NbGraderAPI(config=config)
+
+
+def generate_assignment(root: Path, assignment: str) -> Path:
+    """Run nbgrader's generate_assignment in the course; return the release folder."""
+    result = api(root).generate_assignment(assignment, force=True)
+    if not result["success"]:
+        raise CourseError(f"nbgrader generate_assignment {assignment} failed:\n{result['log']}")
+    return root / "release" / assignment

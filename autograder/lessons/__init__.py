@@ -1,0 +1,1 @@
+"""Per-lesson exercise checks; each module lists its exercises in ``EXERCISES``."""

@@ -1,0 +1,101 @@
+"""The misconception catalogue: each ID from CURRICULUM.md, the wrong belief, where to re-read.
+
+Feedback names the ID and the section so that a learner knows *which* belief
+to revise, and an instructor can count how often each one shows up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograder.i18n import Text
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A wrong belief learners bring, and the lesson section that corrects it."""
+
+    id: str
+    lesson: str
+    belief: Text
+    section: Text
+
+
+def _rg(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"RG-{number}", "01_requires_grad", belief, section)
+
+
+CATALOGUE: dict[str, Misconception] = {
+    m.id: m
+    for m in (
+        _rg(
+            1,
+            Text(
+                "non-leaf tensors get .grad after backward()",
+                "非叶子张量在 backward() 之后也会有 .grad",
+            ),
+            Text("§4 .grad lives on leaves", "§4 只有叶子张量才有 .grad"),
+        ),
+        _rg(
+            2,
+            Text(
+                "an input with requires_grad=False means no graph is built",
+                "输入的 requires_grad=False 就不会构建计算图",
+            ),
+            Text("§2 The propagation rule", "§2 requires_grad 的传播规则"),
+        ),
+        _rg(
+            3,
+            Text(
+                "integer tensors can require grad",
+                "整数张量也可以 requires_grad",
+            ),
+            Text("§3 Which tensors can require grad", "§3 哪些张量可以求梯度"),
+        ),
+        _rg(
+            4,
+            Text(
+                "each backward() overwrites .grad",
+                "每次 backward() 都会覆盖 .grad",
+            ),
+            Text("§5 Gradients accumulate", "§5 梯度会累积"),
+        ),
+        _rg(
+            5,
+            Text(
+                "loss.backward() equals loss.backward(torch.FloatTensor([1.0]))",
+                "loss.backward() 等价于 loss.backward(torch.FloatTensor([1.0]))",
+            ),
+            Text(
+                "§6 backward() on scalars and non-scalars",
+                "§6 标量与非标量的 backward()",
+            ),
+        ),
+        _rg(
+            6,
+            Text(
+                "freezing means setting requires_grad on the input batch, not on the parameters",
+                "冻结是给输入批次设置 requires_grad，而不是给参数设置",
+            ),
+            Text("§9 Freezing part of a model", "§9 冻结模型的一部分"),
+        ),
+        _rg(
+            7,
+            Text(
+                ".to() / .cuda() on a tensor moves it in place",
+                "对张量调用 .to() / .cuda() 会原地移动它",
+            ),
+            Text("§10 Moving tensors and modules", "§10 移动张量与模块"),
+        ),
+    )
+}
+
+
+def lookup(misconception_id: str) -> Misconception:
+    """Return the catalogue entry for an ID, with a clear error for an unknown one."""
+    try:
+        return CATALOGUE[misconception_id]
+    except KeyError:
+        raise KeyError(
+            f"Unknown misconception ID {misconception_id!r}; known: {', '.join(CATALOGUE)}"
+        ) from None

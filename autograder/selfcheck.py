@@ -1,0 +1,84 @@
+"""The self-check a learner runs at any time: one line per exercise, never a crash.
+
+Missing or edited cells are expected in a learner's notebook; they are reported
+as "could not run" with the reason, and the remaining exercises still run.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from autograder.exercise import Exercise, NotAttempted
+from autograder.i18n import Text, get_language
+from autograder.result import CheckFailed
+
+STATUS_TEXT = {
+    "passed": Text("passed", "通过"),
+    "failed": Text("failed", "未通过"),
+    "not attempted": Text("not attempted", "尚未作答"),
+    "could not run": Text("could not run", "无法运行"),
+}
+_MARK = {"passed": "✓", "failed": "✗", "not attempted": "·", "could not run": "!"}
+
+
+@dataclass(frozen=True)
+class ExerciseStatus:
+    """One exercise's self-check outcome, as plain data."""
+
+    exercise: Exercise
+    status: str
+    detail: str = ""
+    misconceptions: tuple[str, ...] = ()
+
+    def line(self, lang: str | None = None) -> str:
+        lang = lang or get_language()
+        ids = f" [{', '.join(self.misconceptions)}]" if self.misconceptions else ""
+        detail = f" — {self.detail}" if self.detail else ""
+        return (
+            f"{_MARK[self.status]} {self.exercise.heading(lang)}: "
+            f"{STATUS_TEXT[self.status](lang)}{ids}{detail}"
+        )
+
+
+def _missing(name: str) -> Text:
+    return Text(
+        "`{name}` is not defined: run its cell, or restore it if it was deleted",
+        "`{name}` 未定义：请运行它所在的单元格；若已删除，请恢复该单元格",
+    ).format(name=name)
+
+
+def check_one(exercise: Exercise, namespace: dict) -> ExerciseStatus:
+    """Run one exercise's visible checks; classify the outcome instead of raising."""
+    fn = namespace.get(exercise.function)
+    if fn is None:
+        return ExerciseStatus(exercise, "could not run", _missing(exercise.function)())
+    try:
+        exercise.check(fn)
+    except NotAttempted:
+        return ExerciseStatus(exercise, "not attempted")
+    except CheckFailed as failure:
+        first = failure.failures[0].message().splitlines()[0][2:] if failure.failures else ""
+        return ExerciseStatus(exercise, "failed", first, tuple(failure.misconceptions))
+    except Exception as error:  # a broken cell must not stop the summary
+        return ExerciseStatus(exercise, "could not run", f"{type(error).__name__}: {error}")
+    return ExerciseStatus(exercise, "passed")
+
+
+class SelfCheckReport(list):
+    """The statuses of all exercises; prints as a text table, renders as HTML in Jupyter."""
+
+    def __repr__(self) -> str:
+        passed = sum(s.status == "passed" for s in self)
+        title = Text("Self-check: {p}/{n} exercises pass", "自测：{p}/{n} 道练习通过")
+        lines = [title.format(p=passed, n=len(self))(), *(s.line() for s in self)]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(repr(self))}</pre>"
+
+
+def run_self_check(exercises: Iterable[Exercise], namespace: dict) -> SelfCheckReport:
+    """Check every exercise against the notebook's namespace and return the report."""
+    return SelfCheckReport(check_one(exercise, namespace) for exercise in exercises)
