@@ -48,7 +48,7 @@ CATALOGUE: dict[str, Misconception] = {
             3,
             Text(
                 "integer tensors can require grad",
-                "整数张量也可以 requires_grad",
+                "整数张量也可以设置 requires_grad=True",
             ),
             Text("§3 Which tensors can require grad", "§3 哪些张量可以求梯度"),
         ),

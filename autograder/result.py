@@ -22,6 +22,19 @@ _LABELS = {
 }
 
 
+_COLON = {"en": ": ", "zh": "："}
+
+
+def explain_misconception(misconception_id: str, lang: str) -> list[str]:
+    """Two lines: the misconception ID with the wrong belief, and the section to re-read."""
+    entry = lookup(misconception_id)
+    colon = _COLON[lang]
+    return [
+        f"    {_LABELS['misconception'](lang)} {entry.id}{colon}{entry.belief(lang)}",
+        f"    {_LABELS['reread'](lang)}{colon}{entry.section(lang)}",
+    ]
+
+
 def _render(value: str | Text, lang: str) -> str:
     return value(lang) if isinstance(value, Text) else value
 
@@ -36,20 +49,16 @@ class CheckResult:
     found: str | Text = ""
     misconception: str | None = None
 
-    def message(self, lang: str | None = None) -> str:
-        """Explain a failure in one language: what, expected, found, ID, section."""
+    def message(self, lang: str | None = None, explain: bool = True) -> str:
+        """Explain the result in one language: what, expected, found, and the misconception."""
         lang = lang or get_language()
-        mark = "✓" if self.passed else "✗"
-        lines = [f"{mark} {_render(self.what, lang)}"]
+        colon = _COLON[lang]
+        lines = [f"{'✓' if self.passed else '✗'} {_render(self.what, lang)}"]
         if not self.passed:
-            lines.append(f"    {_LABELS['expected'](lang)}: {_render(self.expected, lang)}")
-            lines.append(f"    {_LABELS['found'](lang)}: {_render(self.found, lang)}")
-            if self.misconception:
-                entry = lookup(self.misconception)
-                lines.append(
-                    f"    {_LABELS['misconception'](lang)} {entry.id}: {entry.belief(lang)}"
-                )
-                lines.append(f"    {_LABELS['reread'](lang)}: {entry.section(lang)}")
+            lines.append(f"    {_LABELS['expected'](lang)}{colon}{_render(self.expected, lang)}")
+            lines.append(f"    {_LABELS['found'](lang)}{colon}{_render(self.found, lang)}")
+            if explain and self.misconception:
+                lines.extend(explain_misconception(self.misconception, lang))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -71,9 +80,13 @@ class CheckFailed(AssertionError):
         super().__init__(self.feedback())
 
     def feedback(self, lang: str | None = None) -> str:
-        """The full feedback for this exercise in one language."""
-        header = f"{_LABELS['failed'](lang)} — {self.exercise(lang)}"
-        return "\n".join([header, *(f.message(lang) for f in self.failures)])
+        """The full feedback for this exercise in one language; each misconception once."""
+        lang = lang or get_language()
+        lines = [f"{_LABELS['failed'](lang)} — {self.exercise(lang)}"]
+        lines += [f.message(lang, explain=False) for f in self.failures]
+        for misconception_id in dict.fromkeys(self.misconceptions):
+            lines += explain_misconception(misconception_id, lang)
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)

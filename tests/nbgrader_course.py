@@ -1,0 +1,71 @@
+"""Make submissions from the learner notebooks and grade them with the real nbgrader CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from autograder import bilingual
+
+BIN = Path(sys.executable).parent
+
+
+def submission(learner: Path, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """The learner notebook with the given solution cells (by grade_id) filled in."""
+    nb = bilingual.read(learner)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id].strip("\n")
+    return nb
+
+
+def submit(root: Path, student: str, assignment: str, nb: nbformat.NotebookNode) -> Path:
+    """Place a submission where nbgrader autograde looks for it."""
+    path = root / "submitted" / student / assignment / f"{assignment}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def autograde(root: Path, assignment: str) -> subprocess.CompletedProcess:
+    """Run ``nbgrader autograde`` in the course folder, as an instructor would."""
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run(
+        [str(BIN / "nbgrader"), "autograde", assignment],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+
+
+def scores(root: Path, assignment: str, student: str) -> dict[str, tuple[float, float]]:
+    """Map grade_id to (score, max score) for one student's notebook, from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(assignment, assignment, student)
+        return {grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
+
+
+def autograded_outputs(root: Path, assignment: str, student: str) -> dict[str, str]:
+    """Map grade_id to the text of the cell's outputs in the autograded notebook."""
+    path = root / "autograded" / student / assignment / f"{assignment}.ipynb"
+    texts = {}
+    for cell in bilingual.read(path).cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id")
+        parts = []
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts.append(output.get("evalue", ""))
+            parts.extend(str(v) for v in output.get("data", {}).values())
+            parts.extend(output.get("traceback", []))
+        texts[grade_id] = "\n".join(parts)
+    return texts
