@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# Jupyter refuses to run as root unless told; containers and CI often are root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: setup
 	$(BIN)/ruff check .

@@ -1,0 +1,139 @@
+"""The lesson notebooks: bilingual sources, up-to-date learner versions, required content."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+from conftest import NOTEBOOKS, REPO, SOLUTIONS
+
+from autograder import bilingual, build, course
+from autograder.i18n import LANGUAGES
+from autograder.misconceptions import CATALOGUE
+
+SOURCES = course.lesson_sources(SOLUTIONS)
+LESSONS = [s.parent.name for s in SOURCES]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _nbgrader(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def _learner(lang: str, lesson: str):
+    return bilingual.read(NOTEBOOKS / lang / f"{lesson}.ipynb")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=LESSONS)
+def test_every_prose_cell_has_both_languages(source):
+    assert bilingual.pairing_problems(bilingual.read(source)) == []
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=LESSONS)
+def test_sources_are_committed_without_outputs(source):
+    for cell in bilingual.read(source).cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, cell.id
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_learner_notebook_is_in_its_own_language(lesson):
+    for lang in LANGUAGES:
+        for cell in _learner(lang, lesson).cells:
+            if cell.cell_type != "markdown" or bilingual.is_graded(cell):
+                continue
+            has_chinese = bool(CJK.search(cell.source))
+            assert has_chinese == (lang == "zh"), (lang, cell.id, cell.source[:80])
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_graded_cells_are_identical_across_languages(lesson):
+    def graded(lang):
+        return [
+            (cell.id, cell.cell_type, cell.source, _nbgrader(cell))
+            for cell in _learner(lang, lesson).cells
+            if bilingual.is_graded(cell)
+        ]
+
+    assert graded("en") == graded("zh")
+    assert graded("en"), "no graded cells"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_learner_notebooks_hold_no_solutions_or_hidden_tests(lesson):
+    for lang in LANGUAGES:
+        text = (NOTEBOOKS / lang / f"{lesson}.ipynb").read_text(encoding="utf-8")
+        assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
+
+
+def test_learner_notebooks_are_up_to_date(tmp_path):
+    """Fails when someone edits solutions/ and forgets `make build`."""
+    build.build(SOLUTIONS, tmp_path)
+    for lang in LANGUAGES:
+        built = sorted(p.name for p in (tmp_path / lang).glob("*.ipynb"))
+        committed = sorted(p.name for p in (NOTEBOOKS / lang).glob("*.ipynb"))
+        assert built == committed, f"notebooks/{lang} has other lessons than solutions/"
+        for name in built:
+            fresh = json.loads((tmp_path / lang / name).read_text(encoding="utf-8"))
+            current = json.loads((NOTEBOOKS / lang / name).read_text(encoding="utf-8"))
+            assert fresh == current, f"notebooks/{lang}/{name} is stale: run `make build`"
+
+
+def _lesson_ids(lesson: str) -> list[str]:
+    prefix = {"01_requires_grad": "RG"}[lesson]
+    return sorted(i for i in CATALOGUE if i.startswith(prefix + "-"))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=LESSONS)
+def test_lesson_has_what_every_lesson_must_have(source):
+    nb = bilingual.read(source)
+    cells = nb.cells
+    tests = [c for c in cells if _nbgrader(c).get("grade") and c.cell_type == "code"]
+    manual = [c for c in cells if _nbgrader(c).get("grade") and c.cell_type == "markdown"]
+    assert len(tests) >= 5 and len(manual) == 1
+    for cell in tests:
+        assert "### BEGIN HIDDEN TESTS" in cell.source, cell.id
+    prose = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    for misconception in _lesson_ids(source.parent.name):
+        assert f"Common misconception {misconception}" in prose
+        assert f"常见误区 {misconception}" in prose
+    assert "Learning goals" in prose and "学习目标" in prose
+    assert "## Recap" in prose and "## 小结" in prose
+    assert "**Predict.**" in prose and "**先预测。**" in prose
+    assert any("self_check(globals())" in c.source for c in cells if c.cell_type == "code")
+    assert any("graph.draw(" in c.source for c in cells if c.cell_type == "code")
+
+
+def test_catalogue_matches_the_curriculum():
+    curriculum = REPO.parent / "shared" / "CURRICULUM.md"
+    if not curriculum.is_file():
+        pytest.skip("shared/CURRICULUM.md is not beside this checkout")
+    listed = set(re.findall(r"^- (RG-\d+) ", curriculum.read_text(encoding="utf-8"), re.M))
+    assert listed and listed == {i for i in CATALOGUE if i.startswith("RG-")}
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_edited_learner_notebook_still_runs_and_the_self_check_says_what_is_missing(lang):
+    from nbclient import NotebookClient
+
+    nb = _learner(lang, "01_requires_grad")
+    drop = {"ex1_product_grads", "ex3_make_trainable", "ex2_output_requires_grad_tests"}
+    nb.cells = [c for c in nb.cells if _nbgrader(c).get("grade_id") not in drop]
+    for cell in nb.cells:
+        if _nbgrader(cell).get("grade_id") == "ex2_output_requires_grad":
+            cell.source = "def output_requires_grad(*inputs):\n    return (("  # syntax error
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    report = nb.cells[[i for i, c in enumerate(nb.cells) if "self_check(" in c.source][-1]]
+    text = "".join(str(o.get("data", {}).get("text/plain", "")) for o in report.outputs)
+    could_not_run = "could not run" if lang == "en" else "无法运行"
+    for name in ("product_grads", "make_trainable", "output_requires_grad"):
+        line = next(
+            line for line in text.splitlines() if f"（{name}）" in line or f"({name})" in line
+        )
+        assert could_not_run in line and name in line
+    not_attempted = "not attempted" if lang == "en" else "尚未作答"
+    assert not_attempted in next(line for line in text.splitlines() if "to_device" in line)
+    assert nbformat.validate(nb) is None

@@ -1,0 +1,40 @@
+"""One environment, described consistently per tool; the README shows the real commands."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+from conftest import REPO
+
+
+def _normalise(requirement: str) -> str:
+    return re.sub(r"\s+", "", requirement).lower().replace("_", "-")
+
+
+def test_environment_yml_and_pyproject_agree():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {_normalise(r) for r in project["dependencies"]}
+    declared |= {_normalise(r) for r in project["optional-dependencies"]["dev"]}
+    env = yaml.safe_load((REPO / "environment.yml").read_text(encoding="utf-8"))
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    conda_python = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python")]
+    listed = {_normalise(r) for r in pip_section if not r.startswith("-e")}
+    assert listed == declared
+    assert "-e ." in pip_section
+    assert conda_python == ["python=3.11"] and project["requires-python"].startswith(">=3.11")
+
+
+def test_readme_shows_exactly_the_two_commands_and_ci_runs_the_test_one():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(?:bash|sh)\n(.*?)```", readme, re.S)
+    commands = [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+    assert commands[:2] == ["make lab", "make test"]
+    assert set(commands) == {"make lab", "make test"}
+    assert "make test" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_lab_listens_on_loopback_only():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "--ServerApp.ip=127.0.0.1" in makefile
