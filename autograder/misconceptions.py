@@ -25,6 +25,10 @@ def _rg(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"RG-{number}", "01_requires_grad", belief, section)
 
 
+def _ng(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"NG-{number}", "02_no_grad", belief, section)
+
+
 CATALOGUE: dict[str, Misconception] = {
     m.id: m
     for m in (
@@ -86,6 +90,48 @@ CATALOGUE: dict[str, Misconception] = {
                 "对张量调用 .to() / .cuda() 会原地移动它",
             ),
             Text("§10 Moving tensors and modules", "§10 移动张量与模块"),
+        ),
+        _ng(
+            1,
+            Text("volatile=True still turns autograd off", "volatile=True 仍然能关闭自动求导"),
+            Text("§1 volatile, then and now", "§1 volatile 的过去与现在"),
+        ),
+        _ng(
+            2,
+            Text(
+                "no_grad saves memory because no gradients are stored",
+                "no_grad 省内存是因为不保存梯度",
+            ),
+            Text("§2 What a graph costs", "§2 计算图占用的是什么"),
+        ),
+        _ng(
+            3,
+            Text(
+                "test-time memory grows because backward() was never called",
+                "测试时内存增长是因为从没调用 backward()",
+            ),
+            Text("§5 Why evaluation memory grows", "§5 评估时内存为什么会增长"),
+        ),
+        _ng(
+            4,
+            Text(
+                "outputs of inference_mode can be used in training later",
+                "inference_mode 的输出之后可以用于训练",
+            ),
+            Text("§4 inference_mode", "§4 inference_mode（推理模式）"),
+        ),
+        _ng(
+            5,
+            Text(
+                "enable_grad() re-enables autograd inside inference_mode",
+                "在 inference_mode 里用 enable_grad() 可以重新开启自动求导",
+            ),
+            Text("§4 inference_mode", "§4 inference_mode（推理模式）"),
+        ),
+        _ng(
+            6,
+            Text("no_grad makes inference much faster", "no_grad 能让推理快很多"),
+            Text("§6 Is no_grad faster?", "§6 no_grad 更快吗？"),
         ),
     )
 }

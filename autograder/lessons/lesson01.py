@@ -14,20 +14,11 @@ import torch
 
 from autograder import _trusted
 from autograder import checks as c
-from autograder.device import course_device
 from autograder.exercise import Exercise, call_learner
 from autograder.i18n import Text
+from autograder.inputs import resolve_device, uniform
 from autograder.result import CheckResult, Passed, require
 from autograder.selfcheck import run_self_check
-
-
-def _uniform(seed: int, *shape: int, device: torch.device, dtype=torch.float32) -> torch.Tensor:
-    g = _trusted.generator().manual_seed(seed)
-    return (_trusted.rand(*shape, generator=g, dtype=dtype) * 2 - 1).to(device)
-
-
-def _device(device) -> torch.device:
-    return torch.device(device) if device is not None else course_device()
 
 
 # Exercise 1 (RG-1) -------------------------------------------------------------------------
@@ -36,9 +27,9 @@ def _device(device) -> torch.device:
 def check_product_grads(fn: Callable, seed: int = 0, size: int = 5, device=None) -> Passed:
     """y = ((a*b)**2).sum(): the learner returns a.grad, b.grad and c.grad for c = a*b."""
     ex = EXERCISES[0].heading
-    device = _device(device)
-    a0 = _uniform(seed, size, device=device)
-    b0 = _uniform(seed + 1, size, device=device)
+    device = resolve_device(device)
+    a0 = uniform(seed, size, device=device)
+    b0 = uniform(seed + 1, size, device=device)
     out = call_learner(ex, fn, a0, b0)
     require(ex, [c.is_tensor(a0, "a"), c.requires_grad(a0, False, "a (the caller's tensor)")])
     if not isinstance(out, tuple) or len(out) != 3:
@@ -113,7 +104,7 @@ def _flag_cases(seed: int, device: torch.device) -> list[tuple[torch.Tensor, ...
 def check_output_requires_grad(fn: Callable, seed: int = 0, device=None) -> Passed:
     """Compare the learner's rule with what a real op does, for mixed inputs."""
     ex = EXERCISES[1].heading
-    device = _device(device)
+    device = resolve_device(device)
     results = []
     for inputs in _flag_cases(seed, device):
         predicted = call_learner(ex, fn, *inputs)
@@ -146,7 +137,7 @@ def _rg3(error: BaseException) -> str | None:
 def check_make_trainable(fn: Callable, seed: int = 0, device=None) -> Passed:
     """Integer data must become a floating-point leaf that requires grad."""
     ex = EXERCISES[2].heading
-    device = _device(device)
+    device = resolve_device(device)
     g = _trusted.generator().manual_seed(seed)
     data = _trusted.randint(-9, 10, (2, 3), generator=g).tolist()
     t = call_learner(ex, fn, data, device, classify=_rg3)
@@ -176,9 +167,9 @@ def check_make_trainable(fn: Callable, seed: int = 0, device=None) -> Passed:
 def check_per_batch_grads(fn: Callable, seed: int = 0, batches: int = 3, device=None) -> Passed:
     """Each entry must be the gradient of that batch alone, not a running sum."""
     ex = EXERCISES[3].heading
-    device = _device(device)
-    w = torch.nn.Parameter(_uniform(seed, 4, device=device))
-    xs = [_uniform(seed + 10 + k, 6, 4, device=device) for k in range(batches)]
+    device = resolve_device(device)
+    w = torch.nn.Parameter(uniform(seed, 4, device=device))
+    xs = [uniform(seed + 10 + k, 6, 4, device=device) for k in range(batches)]
     w_ref = w.detach().clone().requires_grad_()
     wanted = [_trusted.autograd_grad(((x @ w_ref) ** 2).mean(), w_ref)[0] for x in xs]
     found = call_learner(ex, fn, w, xs)
@@ -232,8 +223,8 @@ def _rg5(error: BaseException) -> str | None:
 def check_backward_seed(fn: Callable, seed: int = 0, dtype=torch.float32, device=None) -> Passed:
     """The seed must make loss.backward(gradient=seed) equal loss.backward()."""
     ex = EXERCISES[4].heading
-    device = _device(device)
-    x = _uniform(seed, 5, device=device, dtype=dtype).requires_grad_()
+    device = resolve_device(device)
+    x = uniform(seed, 5, device=device, dtype=dtype).requires_grad_()
     loss = (x.sin() * x).sum()
     (want,) = _trusted.autograd_grad(loss, x, retain_graph=True)
     s = call_learner(ex, fn, loss)
@@ -266,11 +257,11 @@ def make_small_mlp(seed: int, device) -> torch.nn.Sequential:
 def check_finetune_last_layer(fn: Callable, seed: int = 0, lr: float = 0.1, device=None) -> Passed:
     """One SGD step must change the last layer only, by the right amount."""
     ex = EXERCISES[5].heading
-    device = _device(device)
+    device = resolve_device(device)
     model = make_small_mlp(seed, device)
     reference = copy.deepcopy(model)
-    x = _uniform(seed + 1, 10, 4, device=device)
-    target = _uniform(seed + 2, 10, 3, device=device)
+    x = uniform(seed + 1, 10, 4, device=device)
+    target = uniform(seed + 2, 10, 3, device=device)
     loss_ref = torch.nn.functional.mse_loss(reference(x), target)
     last = list(reference[-1].parameters())
     grads = _trusted.autograd_grad(loss_ref, last)
@@ -323,9 +314,9 @@ def check_finetune_last_layer(fn: Callable, seed: int = 0, lr: float = 0.1, devi
 def check_to_device(fn: Callable, seed: int = 0, device=None) -> Passed:
     """Batch and model must both end up on the device and dtype asked for."""
     ex = EXERCISES[6].heading
-    device = _device(device)
+    device = resolve_device(device)
     dtype = torch.float64
-    batch = _uniform(seed, 3, 4, device="cpu")
+    batch = uniform(seed, 3, 4, device="cpu")
     original = batch.clone()
     model = torch.nn.Linear(4, 2)
     out = call_learner(ex, fn, batch, model, device, dtype)
