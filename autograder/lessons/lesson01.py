@@ -20,7 +20,6 @@ from autograder.inputs import resolve_device, uniform
 from autograder.result import CheckResult, Passed, require
 from autograder.selfcheck import run_self_check
 
-
 # Exercise 1 (RG-1) -------------------------------------------------------------------------
 
 
