@@ -102,7 +102,8 @@ def test_lesson_has_what_every_lesson_must_have(source):
     assert "## Recap" in prose and "## 小结" in prose
     assert "**Predict.**" in prose and "**先预测。**" in prose
     assert any("self_check(globals())" in c.source for c in cells if c.cell_type == "code")
-    assert any("graph.draw(" in c.source for c in cells if c.cell_type == "code")
+    figures = ("graph.draw(", "plt.subplots(", "plt.figure(")
+    assert any(f in c.source for c in cells if c.cell_type == "code" for f in figures)
 
 
 def test_catalogue_matches_the_curriculum():
