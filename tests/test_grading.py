@@ -49,8 +49,9 @@ def _wrong_submissions(lesson: str) -> dict[str, dict[str, str]]:
     return students
 
 
+ROUNDS = max(len(by_id) for lesson in LESSONS for by_id in _catalogue(lesson).values())
 STUDENTS = {
-    "en": ["solution_en", "solution_zh", "blank_en", "wrong0_en"],
+    "en": ["solution_en", "solution_zh", "blank_en", *(f"wrong{k}_en" for k in range(ROUNDS))],
     "zh": ["solution_en", "blank_zh", "wrong0_en"],
 }
 
