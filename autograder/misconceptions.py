@@ -29,6 +29,10 @@ def _ng(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"NG-{number}", "02_no_grad", belief, section)
 
 
+def _ev(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"EV-{number}", "03_eval_vs_no_grad", belief, section)
+
+
 CATALOGUE: dict[str, Misconception] = {
     m.id: m
     for m in (
@@ -132,6 +136,51 @@ CATALOGUE: dict[str, Misconception] = {
             6,
             Text("no_grad makes inference much faster", "no_grad 能让推理快很多"),
             Text("§6 Is no_grad faster?", "§6 no_grad 更快吗？"),
+        ),
+        _ev(
+            1,
+            Text(
+                "model.eval() disables gradient computation or changes gradients",
+                "model.eval() 会关闭梯度计算，或者改变梯度",
+            ),
+            Text("§5 Gradients in evaluation mode", "§5 评估模式下的梯度"),
+        ),
+        _ev(
+            2,
+            Text(
+                "torch.no_grad() switches Dropout/BatchNorm to inference behaviour",
+                "torch.no_grad() 会让 Dropout / BatchNorm 切换到推理时的行为",
+            ),
+            Text("§4 The 2×2 table, measured", "§4 实测 2×2 对照表"),
+        ),
+        _ev(
+            3,
+            Text("Dropout's p is the keep probability", "Dropout 的 p 是保留概率"),
+            Text("§2 Dropout: p is the drop probability", "§2 Dropout：p 是丢弃概率"),
+        ),
+        _ev(
+            4,
+            Text(
+                "no need to call model.train() after validation",
+                "验证结束后不必再调用 model.train()",
+            ),
+            Text("§6 A correct validation routine", "§6 正确的验证流程"),
+        ),
+        _ev(
+            5,
+            Text(
+                "model.eval() can be called after the evaluation loop",
+                "model.eval() 可以在评估循环之后再调用",
+            ),
+            Text("§6 A correct validation routine", "§6 正确的验证流程"),
+        ),
+        _ev(
+            6,
+            Text(
+                "model.eval() alone is enough to save memory at test time",
+                "测试时只调用 model.eval() 就足以节省内存",
+            ),
+            Text("§6 A correct validation routine", "§6 正确的验证流程"),
         ),
     )
 }
