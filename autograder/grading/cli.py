@@ -1,0 +1,182 @@
+"""``course-grade``: create a course, grade a class, export grades, send feedback.
+
+Every subcommand works on an ordinary nbgrader course directory, so nbgrader's
+own commands and the formgrader keep working alongside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder import course
+from autograder.grading import export, runner, sandbox, submission
+from autograder.grading.limits import Limits
+from autograder.grading.worker import Task
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _create(args) -> int:
+    names = course.create(args.course, args.lang, args.solutions)
+    print(f"Created an nbgrader course ({args.lang}) in {args.course} with: {', '.join(names)}")
+    print("Release files are in release/; run `jupyter lab` there to use the formgrader.")
+    return 0
+
+
+def _grade(args) -> int:
+    root = args.course.resolve()
+    chosen = sandbox.choose([root, REPO / "solutions", REPO / "tests"], args.sandbox)
+    if chosen.warning:
+        print("\n" + "!" * 78 + "\n" + chosen.warning + "\n" + "!" * 78 + "\n", file=sys.stderr)
+    limits = Limits(args.cell_timeout, args.memory_mb * 1024**2, args.processes)
+    learners = args.student or submission.students(root, args.assignment)
+    tasks = [
+        Task(
+            str(root),
+            args.assignment,
+            student,
+            chosen.kind,
+            tuple(str(p) for p in chosen.hidden),
+            limits,
+        )
+        for student in learners
+    ]
+    print(
+        f"Grading {len(tasks)} submissions of {args.assignment} "
+        f"({'Dask at ' + args.scheduler if args.scheduler else f'{args.workers} workers'}, "
+        f"sandbox: {chosen.kind})",
+        file=sys.stderr,
+    )
+    results = runner.run(tasks, args.workers, args.scheduler)
+    counts: dict[str, int] = {}
+    for record in results:
+        counts[record.status] = counts.get(record.status, 0) + 1
+    print("Done: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+    return 0
+
+
+def _export(args) -> int:
+    target = args.output or args.course / "grading" / f"{args.assignment}.csv"
+    print(export.write(args.course.resolve(), args.assignment, target))
+    return 0
+
+
+def _feedback(args) -> int:
+    from autograder.grading import feedback
+
+    written = feedback.generate(args.course.resolve(), args.assignment, args.student)
+    print(f"Wrote feedback for {len(written)} submissions under {args.course / 'feedback'}")
+    return 0
+
+
+def _demo_class(args) -> int:
+    from autograder.grading import demo
+
+    expectations = demo.build(args.course.resolve(), args.assignment)
+    print(
+        f"Wrote {len(expectations)} demo submissions under {args.course / 'submitted'} "
+        f"and what grading must conclude in {args.course / demo.EXPECTATIONS}"
+    )
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="course-grade", description=__doc__.splitlines()[0])
+    sub = main.add_subparsers(dest="command", required=True)
+
+    create = sub.add_parser(
+        "create",
+        help="make an nbgrader course from solutions/",
+        description="Make an nbgrader course directory in one language.",
+    )
+    create.add_argument("course", type=Path, help="course directory to create or update")
+    create.add_argument("--lang", choices=("en", "zh"), default="en", help="course language")
+    create.add_argument(
+        "--solutions",
+        type=Path,
+        default=REPO / "solutions",
+        help="bilingual lesson sources (default: the repository's solutions/)",
+    )
+    create.set_defaults(run=_create)
+
+    grade = sub.add_parser(
+        "grade",
+        help="autograde every submission, in parallel and sandboxed",
+        description="Autograde submitted/<student>/<assignment> with nbgrader.",
+    )
+    grade.add_argument("course", type=Path, help="the nbgrader course directory")
+    grade.add_argument("assignment", help="assignment (lesson) name, e.g. 01_requires_grad")
+    grade.add_argument("--student", action="append", help="grade only this learner (repeatable)")
+    grade.add_argument(
+        "--workers",
+        type=int,
+        default=runner.default_workers(),
+        help="local worker processes (default: one per core)",
+    )
+    grade.add_argument("--scheduler", help="Dask scheduler address: run tasks there instead")
+    grade.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=Limits.cell_timeout_s,
+        help="seconds a cell may run before it is stopped (default: %(default)s)",
+    )
+    grade.add_argument(
+        "--memory-mb",
+        type=int,
+        default=Limits.memory_bytes // 1024**2,
+        help="address-space limit of a kernel in MiB (default: %(default)s)",
+    )
+    grade.add_argument(
+        "--processes",
+        type=int,
+        default=Limits.processes,
+        help="processes a kernel may start (default: %(default)s)",
+    )
+    grade.add_argument(
+        "--sandbox",
+        choices=("auto", "bubblewrap", "none"),
+        default="auto",
+        help="isolation: bubblewrap when usable (auto), required, or none",
+    )
+    grade.set_defaults(run=_grade)
+
+    csv_export = sub.add_parser(
+        "export",
+        help="write grades with status and reason as CSV",
+        description="Write one CSV row per learner and notebook.",
+    )
+    csv_export.add_argument("course", type=Path, help="the nbgrader course directory")
+    csv_export.add_argument("assignment", help="assignment (lesson) name")
+    csv_export.add_argument("--output", type=Path, help="CSV path (default: grading/<a>.csv)")
+    csv_export.set_defaults(run=_export)
+
+    feedback = sub.add_parser(
+        "feedback",
+        help="per-learner feedback HTML, no hidden tests",
+        description="Generate feedback in the course language.",
+    )
+    feedback.add_argument("course", type=Path, help="the nbgrader course directory")
+    feedback.add_argument("assignment", help="assignment (lesson) name")
+    feedback.add_argument("--student", help="only this learner")
+    feedback.set_defaults(run=_feedback)
+
+    demo_class = sub.add_parser(
+        "demo-class",
+        help="write a demo class: right, wrong and hostile submissions",
+        description="Fill submitted/ with a demo class and its expected grading outcomes.",
+    )
+    demo_class.add_argument("course", type=Path, help="a course made by `create`")
+    demo_class.add_argument("assignment", help="assignment (lesson) name")
+    demo_class.set_defaults(run=_demo_class)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""nbgrader's Execute step, made safe for learner code.
+
+Kernels start inside the sandbox under the limits (see kernel.py). A cell that
+runs past its timeout, or a kernel that dies (``os._exit``, a segfault, the
+memory limit), is recorded against the cell that caused it; the kernel is
+started afresh and grading goes on with the next cell.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import run_sync
+from nbformat import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Integer, List, Unicode
+
+from autograder.grading.kernel import SandboxedKernelManager
+from autograder.grading.limits import Limits
+from autograder.grading.sandbox import Sandbox
+
+INCIDENT_TEXT = {
+    "timed out": "GradingTimeout: this cell ran longer than {limit} s and was stopped; "
+    "the kernel was restarted, so later cells start from a fresh kernel.",
+    "crashed": "KernelDied: the kernel died while running this cell (e.g. os._exit, a "
+    "crash, or the memory limit); the kernel was restarted for the remaining cells.",
+}
+
+
+class SandboxedExecute(Execute):
+    """Execute each cell in a sandboxed, limited kernel; survive hangs and crashes."""
+
+    workdir = Unicode(help="Working directory of the kernel (its only writable path).").tag(
+        config=True
+    )
+    incident_dir = Unicode(help="Folder that receives <notebook>.json with the incidents.").tag(
+        config=True
+    )
+    sandbox_kind = Unicode("limits only", help="'bubblewrap' or 'limits only'.").tag(config=True)
+    hidden_paths = List(Unicode(), help="Folders the kernel must not see.").tag(config=True)
+    memory_bytes = Integer(Limits.memory_bytes, help="Address-space limit of a kernel.").tag(
+        config=True
+    )
+    max_processes = Integer(Limits.processes, help="Processes a kernel may start.").tag(config=True)
+    pids_cgroup = Unicode("", help="pids cgroup every kernel of this run joins.").tag(config=True)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return Sandbox(self.sandbox_kind, tuple(Path(p) for p in self.hidden_paths))
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.timeout, self.memory_bytes, self.max_processes)
+
+    def __init__(self, *args, **kwargs):
+        kwargs["kernel_manager_class"] = SandboxedKernelManager
+        super().__init__(*args, **kwargs)
+
+    def create_kernel_manager(self):
+        if not self.kernel_name:
+            self.kernel_name = self.nb.metadata.get("kernelspec", {}).get("name") or "python3"
+        self.km = SandboxedKernelManager(
+            kernel_name=self.kernel_name,
+            config=self.config,
+            workdir=self.workdir,
+            sandbox=self.sandbox,
+            limits=self.limits,
+            pids_cgroup=self.pids_cgroup,
+        )
+        return self.km
+
+    def preprocess(self, nb, resources=None, km=None):
+        self.interrupt_on_timeout = False
+        self._incidents = []
+        self._completed = []
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            if self.incident_dir:
+                name = (resources or {}).get("unique_key", "notebook")
+                target = Path(self.incident_dir) / f"{name}.json"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(json.dumps(self._incidents), encoding="utf-8")
+
+    def preprocess_cell(self, cell, resources, index):
+        try:
+            result = super().preprocess_cell(cell, resources, index)
+            self._completed.append(index)
+            return result
+        except (CellTimeoutError, DeadKernelError) as failure:
+            kind = "timed out" if isinstance(failure, CellTimeoutError) else "crashed"
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            self._incidents.append({"cell": grade_id or f"cell {index}", "kind": kind})
+            text = INCIDENT_TEXT[kind].format(limit=self.limits.cell_timeout_s)
+            cell.outputs.append(
+                NotebookNode(
+                    output_type="error",
+                    ename=text.split(":")[0],
+                    evalue=text.split(": ", 1)[1],
+                    traceback=[text],
+                )
+            )
+            self._restart_kernel()
+            return cell, self.resources
+
+    def _restart_kernel(self):
+        """Kill the kernel (and its sandbox), start a fresh one, and replay the cells that ran.
+
+        Replaying the learner's completed cells (not the test cells) restores
+        imports and definitions, so a hanging or crashing cell costs only its own
+        credit. Replayed outputs are discarded; a replay that fails is dropped.
+        """
+        self._fresh_kernel()
+        for index in list(self._completed):
+            original = self.nb.cells[index]
+            if original.metadata.get("nbgrader", {}).get("grade"):
+                continue
+            try:
+                self.execute_cell(copy.deepcopy(original), index, store_history=False)
+            except (CellTimeoutError, DeadKernelError):
+                self._completed.remove(index)
+                self._fresh_kernel()
+            finally:
+                self.nb.cells[index] = original
+
+    def _fresh_kernel(self):
+        if self.kc is not None:
+            self.kc.stop_channels()
+        run_sync(self.km.restart_kernel)(now=True)
+        self.kc = self.start_new_kernel_client()

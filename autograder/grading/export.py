@@ -1,0 +1,53 @@
+"""Grades as CSV: a score, a status and a reason for every learner and notebook."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from autograder.grading import records, submission
+
+COLUMNS = ("student", "assignment", "notebook", "score", "max_score", "status", "reason", "flags")
+
+
+def rows(course_root: Path, assignment: str) -> list[dict]:
+    """One row per learner and notebook, joining the gradebook with the grading records."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    by_key = {(r.student, r.notebook): r for r in records.load(course_root, assignment)}
+    learners = sorted(
+        {r.student for r in by_key.values()} | set(submission.students(course_root, assignment))
+    )
+    out = []
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gradebook:
+        for student in learners:
+            for name in submission.expected_notebooks(course_root, assignment):
+                record = by_key.get((student, name))
+                score = max_score = ""
+                try:
+                    nb = gradebook.find_submission_notebook(name, assignment, student)
+                    score, max_score = nb.score, nb.max_score
+                except MissingEntry:
+                    pass
+                status = record.status if record else "not graded"
+                reason = record.reason if record else "no grading record: run `grade` first"
+                out.append(
+                    dict(
+                        zip(
+                            COLUMNS,
+                            (student, assignment, name, score, max_score, status, reason),
+                            strict=True,
+                        )
+                    )
+                )
+    return out
+
+
+def write(course_root: Path, assignment: str, target: Path) -> Path:
+    """Write the CSV for one assignment and return its path."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows(course_root, assignment))
+    return target

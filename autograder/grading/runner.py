@@ -1,0 +1,93 @@
+"""Run grading tasks in parallel: local worker processes, or a Dask cluster.
+
+Each local worker process lives for many submissions, so Python, nbgrader and
+the course package are imported once per worker, not once per submission.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from autograder.grading.records import GradeRecord
+from autograder.grading.worker import Task, grade
+
+
+class Progress:
+    """A one-line progress bar with an ETA, written to stderr."""
+
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.done, self.stream = total, 0, stream
+        self.started = time.monotonic()
+
+    def advance(self, label: str) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.started
+        eta = elapsed / self.done * (self.total - self.done)
+        filled = int(30 * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (30 - filled)
+        line = (
+            f"[{bar}] {self.done}/{self.total}  elapsed {elapsed:5.0f} s  ETA {eta:5.0f} s  {label}"
+        )
+        end = "\r" if self.stream.isatty() and self.done < self.total else "\n"
+        print(line.ljust(100), end=end, file=self.stream, flush=True)
+
+
+def default_workers() -> int:
+    """One worker per core."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def run_local(tasks: list[Task], workers: int, on_done: Callable[[list[GradeRecord]], None]):
+    """Grade tasks in a pool of long-lived worker processes."""
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(grade, task): task for task in tasks}
+        for future in as_completed(futures):
+            on_done(_result(future.result, futures[future]))
+
+
+def run_dask(tasks: list[Task], address: str, on_done: Callable[[list[GradeRecord]], None]):
+    """Grade tasks on a Dask distributed cluster (the scheduler at ``address``)."""
+    from distributed import Client
+    from distributed import as_completed as dask_completed
+
+    with Client(address) as client:
+        futures = {client.submit(grade, task, pure=False): task for task in tasks}
+        for future in dask_completed(futures):
+            on_done(_result(future.result, futures[future]))
+
+
+def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecord]:
+    """The worker's records; a worker that itself failed becomes an 'error' record."""
+    try:
+        return get()
+    except Exception as error:  # the worker process died or raised: record it, keep going
+        from autograder.grading import records
+
+        record = GradeRecord(
+            task.student, task.assignment, "*", "error", f"grading worker failed: {error!r}"
+        )
+        records.save(Path(task.course_root), record)
+        return [record]
+
+
+def run(tasks: Iterable[Task], workers: int, scheduler: str | None = None) -> list[GradeRecord]:
+    """Grade every task, showing progress; return all records."""
+    tasks = list(tasks)
+    progress = Progress(len(tasks))
+    collected: list[GradeRecord] = []
+
+    def on_done(result: list[GradeRecord]) -> None:
+        collected.extend(result)
+        summary = ", ".join(f"{r.notebook}: {r.status}" for r in result)
+        progress.advance(f"{result[0].student if result else '?'} ({summary})")
+
+    if scheduler:
+        run_dask(tasks, scheduler, on_done)
+    else:
+        run_local(tasks, workers, on_done)
+    return collected

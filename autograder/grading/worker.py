@@ -1,0 +1,169 @@
+"""Grade one learner's submission of one assignment with nbgrader, sandboxed.
+
+This is the unit of work that local processes (or Dask workers) run. It only
+reads the course through nbgrader and writes the gradebook, the autograded
+notebooks and its records; learner code runs in the sandboxed kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.grading import integrity, limits, records, submission
+from autograder.grading.limits import Limits
+from autograder.grading.records import GradeRecord
+
+STAGING = "grading/staged"
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything a worker needs to grade one submission; plain data, picklable."""
+
+    course_root: str
+    assignment: str
+    student: str
+    sandbox_kind: str
+    hidden_paths: tuple[str, ...]
+    limits: Limits
+
+
+def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.grading.execute import SandboxedExecute
+
+    root = Path(task.course_root)
+    config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.submitted_directory = STAGING
+    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}?timeout=120"
+    steps = Autograde.class_traits()["autograde_preprocessors"].default()
+    config.Autograde.autograde_preprocessors = [
+        SandboxedExecute if step is Execute else step for step in steps
+    ]
+    config.SandboxedExecute.timeout = task.limits.cell_timeout_s
+    config.SandboxedExecute.memory_bytes = task.limits.memory_bytes
+    config.SandboxedExecute.max_processes = task.limits.processes
+    config.SandboxedExecute.sandbox_kind = task.sandbox_kind
+    config.SandboxedExecute.hidden_paths = list(task.hidden_paths)
+    config.SandboxedExecute.workdir = str(workdir)
+    config.SandboxedExecute.incident_dir = str(incident_dir)
+    config.SandboxedExecute.pids_cgroup = str(cgroup) if cgroup else ""
+    return config
+
+
+def _status(incidents: list[dict], flags: list[integrity.Flag]) -> tuple[str, str]:
+    """Crashes, then timeouts, then integrity flags decide the status; the reason lists all."""
+    kinds = [i["kind"] for i in incidents]
+    if "crashed" in kinds:
+        status = "crashed"
+    elif kinds:
+        status = "timed out"
+    else:
+        status = "flagged" if flags else "graded"
+    parts = [f"{i['kind']} in {i['cell']}" for i in incidents]
+    parts += [flag.describe() for flag in flags]
+    return status, "; ".join(parts)
+
+
+def _flags(root: Path, assignment: str, name: str, path: Path) -> list[integrity.Flag]:
+    source = nbformat.read(str(root / "source" / assignment / f"{name}.ipynb"), as_version=4)
+    submitted = nbformat.read(str(path), as_version=4)
+    return integrity.structural_flags(source, submitted) + integrity.code_flags(
+        submitted, (str(root.resolve()),)
+    )
+
+
+def _void(root: Path, task: Task, name: str, flags: list[integrity.Flag]) -> None:
+    """Give no credit to the graded cells that the flags touch, with the reason as comment."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    voided: dict[str, list[str]] = {}
+    for flag in flags:
+        for grade_id in flag.voids:
+            voided.setdefault(grade_id, []).append(flag.describe())
+    if not voided:
+        return
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}?timeout=120") as gradebook:
+        for grade_id, reasons in voided.items():
+            try:
+                grade = gradebook.find_grade(grade_id, name, task.assignment, task.student)
+            except MissingEntry:
+                continue
+            grade.manual_score = 0
+            try:
+                comment = gradebook.find_comment(grade_id, name, task.assignment, task.student)
+                comment.manual_comment = "Flagged for review: " + "; ".join(reasons)
+            except MissingEntry:
+                pass
+        gradebook.db.commit()
+
+
+def grade(task: Task) -> list[GradeRecord]:
+    """Grade one submission; never raises for a learner's fault, always returns records."""
+    from nbgrader.apps import NbGraderAPI
+
+    from autograder.course import put_interpreter_bin_on_path
+
+    started = time.monotonic()
+    root = Path(task.course_root)
+    original = root / "submitted" / task.student / task.assignment
+    result: list[GradeRecord] = []
+    gradable = []
+    flags: dict[str, list[integrity.Flag]] = {}
+    for name in submission.expected_notebooks(root, task.assignment):
+        trouble = submission.problem(original / f"{name}.ipynb")
+        if trouble:
+            status, reason = trouble
+            result.append(GradeRecord(task.student, task.assignment, name, status, reason))
+        else:
+            gradable.append(name)
+            flags[name] = _flags(root, task.assignment, name, original / f"{name}.ipynb")
+    if gradable:
+        staged = submission.stage(root, root / STAGING, task.assignment, task.student)
+        for name in set(submission.expected_notebooks(root, task.assignment)) - set(gradable):
+            (staged / f"{name}.ipynb").unlink(missing_ok=True)
+        # The kernel's only writable folder; outside the course, which the sandbox hides.
+        scratch = Path(tempfile.mkdtemp(prefix="course-kernel-"))
+        incident_dir = root / "grading" / "incidents" / task.student / task.assignment
+        shutil.rmtree(incident_dir, ignore_errors=True)
+        put_interpreter_bin_on_path()
+        cgroup = limits.make_pids_cgroup(task.limits.processes)
+        try:
+            api = NbGraderAPI(config=_config(task, scratch, incident_dir, cgroup))
+            outcome = api.autograde(task.assignment, task.student, force=True, create=True)
+        finally:
+            limits.remove_pids_cgroup(cgroup)
+        for name in gradable:
+            if not outcome["success"]:
+                log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
+                reason = "nbgrader could not grade it: " + (log[-1] if log else "no log")
+                result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
+                continue
+            incident_file = incident_dir / f"{name}.json"
+            incidents = json.loads(incident_file.read_text()) if incident_file.is_file() else []
+            _void(root, task, name, flags[name])
+            status, reason = _status(incidents, flags[name])
+            found = [flag.as_dict() for flag in flags[name]]
+            result.append(
+                GradeRecord(task.student, task.assignment, name, status, reason, incidents, found)
+            )
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    elapsed = time.monotonic() - started
+    for record in result:
+        record.sandbox = task.sandbox_kind
+        record.seconds = round(elapsed, 2)
+        records.save(root, record)
+    return result
