@@ -71,6 +71,13 @@ def _feedback(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    from autograder.grading import report
+
+    print(report.write(args.course.resolve(), args.assignment, args.output))
+    return 0
+
+
 def _demo_class(args) -> int:
     from autograder.grading import demo
 
@@ -161,6 +168,16 @@ def parser() -> argparse.ArgumentParser:
     feedback.add_argument("assignment", help="assignment (lesson) name")
     feedback.add_argument("--student", help="only this learner")
     feedback.set_defaults(run=_feedback)
+
+    class_report = sub.add_parser(
+        "report",
+        help="HTML class report: scores, misconceptions, integrity flags",
+        description="Write an HTML report with figures for one assignment.",
+    )
+    class_report.add_argument("course", type=Path, help="the nbgrader course directory")
+    class_report.add_argument("assignment", help="assignment (lesson) name")
+    class_report.add_argument("--output", type=Path, help="HTML path (default: grading/)")
+    class_report.set_defaults(run=_report)
 
     demo_class = sub.add_parser(
         "demo-class",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbconvert.preprocessors import Preprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 
-class ShowOnlyCheckMessages(Preprocessor):
+class ShowOnlyCheckMessages(NbGraderPreprocessor):
     """Replace error tracebacks in test cells by the error's message alone."""
 
     def preprocess_cell(self, cell, resources, index):
