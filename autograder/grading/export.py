@@ -31,15 +31,9 @@ def rows(course_root: Path, assignment: str) -> list[dict]:
                     pass
                 status = record.status if record else "not graded"
                 reason = record.reason if record else "no grading record: run `grade` first"
-                out.append(
-                    dict(
-                        zip(
-                            COLUMNS,
-                            (student, assignment, name, score, max_score, status, reason),
-                            strict=True,
-                        )
-                    )
-                )
+                flags = "; ".join(f["kind"] for f in record.flags) if record else ""
+                values = (student, assignment, name, score, max_score, status, reason, flags)
+                out.append(dict(zip(COLUMNS, values, strict=True)))
     return out
 
 

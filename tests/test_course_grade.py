@@ -1,0 +1,278 @@
+"""`course-grade` end to end on the demo class: every submission ends as expected.
+
+The demo class holds correct, partial and catalogued wrong answers and a
+red-team set (hangs, crashes, a memory bomb, corrupt and missing files,
+tampered test cells, monkeypatching, an ``__eq__`` trick, reading the sources).
+The batch must complete, each submission must get the score, status, reason
+and flags written in the demo's expectations, and no original may change.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import records, sandbox
+
+pytestmark = pytest.mark.notebooks
+BIN = Path(sys.executable).parent
+LESSON = "01_requires_grad"
+
+
+def course_grade(*args: str, timeout: int = 1500) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run(
+        [str(BIN / "course-grade"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class") / "course"
+    for step in (["create", str(root)], ["demo-class", str(root), LESSON]):
+        result = course_grade(*step)
+        assert result.returncode == 0, result.stderr[-3000:]
+    before = _hashes(root / "submitted")
+    graded = course_grade("grade", str(root), LESSON, "--cell-timeout", "10", "--workers", "2")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    expectations = json.loads((root / "demo_expectations.json").read_text())
+    return root, before, graded, expectations
+
+
+def test_the_demo_class_is_large_enough(demo):
+    _, _, _, expectations = demo
+    assert len(expectations) >= 30
+    assert {
+        "red_infinite_loop",
+        "red_swallow_interrupt",
+        "red_os_exit",
+        "red_segfault",
+        "red_memory_bomb",
+        "red_corrupt_json",
+        "red_missing_notebook",
+        "red_deleted_tests",
+        "red_monkeypatch",
+        "red_eq_trick",
+        "red_read_sources",
+    } <= set(expectations)
+
+
+def test_every_submission_gets_its_expected_status_reason_and_flags(demo):
+    root, _, _, expectations = demo
+    found = {r.student: r for r in records.load(root, LESSON)}
+    assert set(found) == set(expectations), "the batch did not complete"
+    for student, want in expectations.items():
+        record = found[student]
+        assert record.status == want["status"], (student, record.reason)
+        assert want["reason"] in record.reason, (student, record.reason)
+        assert sorted({f["kind"] for f in record.flags}) == sorted(set(want["flags"])), student
+
+
+def test_every_submission_gets_its_expected_scores(demo):
+    from nbgrader.api import Gradebook
+
+    root, _, _, expectations = demo
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        for student, want in expectations.items():
+            if want["status"] in ("missing", "corrupt file"):
+                continue
+            notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
+            for grade in notebook.grades:
+                if grade.cell_type != "code":
+                    continue
+                expected = 0 if grade.name in want["lost"] else grade.max_score
+                assert grade.score == expected, (student, grade.name, grade.score)
+
+
+def test_no_original_submission_changed(demo):
+    root, before, _, _ = demo
+    assert _hashes(root / "submitted") == before
+
+
+def test_progress_and_sandbox_are_reported(demo):
+    _, _, graded, expectations = demo
+    total = len(expectations)
+    assert "ETA" in graded.stderr and f"{total}/{total}" in graded.stderr
+    expected_kind = "bubblewrap" if sandbox.bubblewrap_works() else "limits only"
+    assert f"sandbox: {expected_kind}" in graded.stderr
+
+
+def test_export_gives_every_learner_a_status_and_a_reason(demo):
+    root, _, _, expectations = demo
+    result = course_grade("export", str(root), LESSON)
+    assert result.returncode == 0, result.stderr
+    with open(root / "grading" / f"{LESSON}.csv", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == set(expectations)
+    assert rows["red_corrupt_json"]["status"] == "corrupt file"
+    assert rows["red_corrupt_json"]["score"] == ""  # not a real zero
+    assert rows["red_missing_notebook"]["status"] == "missing"
+    assert rows["red_os_exit"]["reason"].startswith("crashed in")
+    assert rows["solution"]["status"] == "graded" and float(rows["solution"]["score"]) > 0
+
+
+def test_feedback_explains_without_revealing_hidden_tests(demo):
+    root, _, _, _ = demo
+    result = course_grade("feedback", str(root), LESSON, "--student", "wrong_everywhere")
+    assert result.returncode == 0, result.stderr
+    page = next((root / "feedback" / "wrong_everywhere" / LESSON).glob("*.html")).read_text()
+    assert "HIDDEN TESTS" not in page and "seed=101" not in page
+    for misconception in ("RG-1", "RG-4", "RG-7"):
+        assert misconception in page
+
+
+def test_class_report_shows_scores_misconceptions_and_flags(demo):
+    root, _, _, _ = demo
+    result = course_grade("report", str(root), LESSON)
+    assert result.returncode == 0, result.stderr
+    page = (root / "grading" / f"{LESSON}-report.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 2
+    assert "RG-1" in page and "red_monkeypatch" in page and "deleted test cell" in page
+
+
+def test_every_subcommand_has_help():
+    for command in ("create", "grade", "export", "feedback", "report", "demo-class"):
+        result = course_grade(command, "--help")
+        assert result.returncode == 0 and "usage:" in result.stdout, command
+
+
+def test_without_a_sandbox_grading_says_so_loudly(demo):
+    root, _, _, _ = demo
+    result = course_grade(
+        "grade", str(root), LESSON, "--student", "solution", "--sandbox", "none", "--workers", "1"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (
+        "WARNING" in result.stderr and "WITHOUT file-system and network isolation" in result.stderr
+    )
+    (record,) = [r for r in records.load(root, LESSON) if r.student == "solution"]
+    assert record.status == "graded" and record.sandbox == "limits only"
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="skipped: bubblewrap not usable here")
+def test_the_sandbox_hides_course_files_and_the_network(tmp_path):
+    course_root = tmp_path / "course"
+    (course_root / "source").mkdir(parents=True)
+    (course_root / "source" / "secret.ipynb").write_text("answers")
+    work = tmp_path / "work"
+    work.mkdir()
+    probe = (
+        "import os, socket\n"
+        f"print('listing', os.listdir({str(course_root)!r}))\n"
+        "try:\n    socket.create_connection(('127.0.0.1', 9), timeout=2)\n"
+        "except OSError as error:\n    print('network', type(error).__name__)\n"
+        f"open({str(work / 'ok.txt')!r}, 'w').write('written')\n"
+        f"try:\n    open({str(tmp_path / 'outside.txt')!r}, 'w')\n"
+        "except OSError as error:\n    print('outside', type(error).__name__)\n"
+    )
+    box = sandbox.Sandbox("bubblewrap", (course_root,))
+    result = subprocess.run(
+        box.wrap([sys.executable, "-c", probe], work), capture_output=True, text=True, timeout=60
+    )
+    assert "listing []" in result.stdout
+    assert "network" in result.stdout
+    assert "outside" in result.stdout
+    assert (work / "ok.txt").read_text() == "written"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End a process group this test started, by its id, and nothing else."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def test_grading_runs_on_a_dask_cluster(tmp_path):
+    root = tmp_path / "course"
+    assert course_grade("create", str(root)).returncode == 0
+    assert course_grade("demo-class", str(root), LESSON).returncode == 0
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    started = []
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    try:
+        started.append(
+            subprocess.Popen(
+                [
+                    str(BIN / "dask"),
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--no-dashboard",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                env=env,
+            )
+        )
+        for _ in range(2):
+            started.append(
+                subprocess.Popen(
+                    [
+                        str(BIN / "dask"),
+                        "worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--nworkers",
+                        "1",
+                        "--no-dashboard",
+                        "--local-directory",
+                        str(tmp_path / "dask"),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=env,
+                )
+            )
+        time.sleep(3)
+        students = ["solution", "blank", "wrong_ex4_per_batch_grads_RG-4"]
+        args = [arg for s in students for arg in ("--student", s)]
+        result = course_grade(
+            "grade", str(root), LESSON, "--scheduler", address, *args, timeout=600
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert f"Dask at {address}" in result.stderr
+        statuses = {r.student: r.status for r in records.load(root, LESSON)}
+        assert statuses == dict.fromkeys(students, "graded")
+    finally:
+        for process in reversed(started):
+            _stop(process)
