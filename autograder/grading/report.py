@@ -123,6 +123,11 @@ def write(course_root: Path, assignment: str, target: Path | None = None) -> Pat
     ids_png = _figure_png(fig)
     plt.close(fig)
 
+    id_rows = "".join(
+        f"<tr><td>{i}</td><td>{html.escape(CATALOGUE[i].belief(lang) if i in CATALOGUE else '')}"
+        f"</td><td>{counts[i]}</td></tr>"
+        for i in ids
+    )
     status_counts = Counter(r.status for r in found)
     flag_rows = [
         f"<tr><td>{html.escape(r.student)}</td><td>{html.escape(f['kind'])}</td>"
@@ -151,6 +156,7 @@ td,th{{border:1px solid #ccc;padding:.2em .6em}}</style>
 <h2>{T["status"](lang)}</h2><table>{status_rows}</table>
 <h2>{T["scores"](lang)}</h2><img alt="scores" src="data:image/png;base64,{scores_png}">
 <h2>{T["misconceptions"](lang)}</h2><img alt="misconceptions" src="data:image/png;base64,{ids_png}">
+<table>{id_rows}</table>
 <h2>{T["flags"](lang)}</h2>{flags_html}
 </body></html>
 """
