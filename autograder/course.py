@@ -26,6 +26,7 @@ c.CourseDirectory.course_id = "autograd-course-{lang}"
 c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
 c.ClearSolutions.text_stub = {text_stub!r}
 c.ExecutePreprocessor.timeout = {timeout}
+c.Exchange.root = {exchange!r}
 """
 
 
@@ -49,16 +50,25 @@ def put_interpreter_bin_on_path() -> None:
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
-def create(root: Path, lang: str, solutions: Path, generate: bool = True) -> list[str]:
+def create(
+    root: Path, lang: str, solutions: Path, generate: bool = True, exchange: Path | None = None
+) -> list[str]:
     """Make an nbgrader course in ``root`` for one language; return the assignment names.
 
     With ``generate``, nbgrader's generate_assignment runs for every lesson, which
-    records the graded cells in the gradebook and writes ``release/``.
+    records the graded cells in the gradebook and writes ``release/``. The
+    exchange (where ``nbgrader release_assignment`` puts lessons for learners)
+    defaults to ``exchange/`` inside the course.
     """
     root.mkdir(parents=True, exist_ok=True)
+    exchange = exchange or root / "exchange"
     (root / "nbgrader_config.py").write_text(
         _CONFIG_TEMPLATE.format(
-            lang=lang, code_stub=CODE_STUB, text_stub=TEXT_STUB, timeout=CELL_TIMEOUT_S
+            lang=lang,
+            code_stub=CODE_STUB,
+            text_stub=TEXT_STUB,
+            timeout=CELL_TIMEOUT_S,
+            exchange=str(exchange.resolve()),
         ),
         encoding="utf-8",
     )

@@ -276,3 +276,30 @@ def test_grading_runs_on_a_dask_cluster(tmp_path):
     finally:
         for process in reversed(started):
             _stop(process)
+
+
+def test_a_created_course_works_with_plain_nbgrader_commands(tmp_path):
+    root = tmp_path / "course"
+    assert course_grade("create", str(root), "--lang", "zh").returncode == 0
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    listing = subprocess.run(
+        [str(BIN / "nbgrader"), "db", "assignment", "list"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert listing.returncode == 0 and LESSON in listing.stdout + listing.stderr
+    released = subprocess.run(
+        [str(BIN / "nbgrader"), "release_assignment", LESSON],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert released.returncode == 0, released.stderr[-2000:]
+    assert (root / "exchange" / "autograd-course-zh" / "outbound" / LESSON).is_dir()
+    learner = next((root / "release" / LESSON).glob("*.ipynb")).read_text(encoding="utf-8")
+    assert "学习目标" in learner and "BEGIN SOLUTION" not in learner

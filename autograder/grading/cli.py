@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _create(args) -> int:
-    names = course.create(args.course, args.lang, args.solutions)
+    names = course.create(args.course, args.lang, args.solutions, exchange=args.exchange)
     print(f"Created an nbgrader course ({args.lang}) in {args.course} with: {', '.join(names)}")
     print("Release files are in release/; run `jupyter lab` there to use the formgrader.")
     return 0
@@ -105,6 +105,9 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         default=REPO / "solutions",
         help="bilingual lesson sources (default: the repository's solutions/)",
+    )
+    create.add_argument(
+        "--exchange", type=Path, help="nbgrader exchange folder (default: exchange/ in the course)"
     )
     create.set_defaults(run=_create)
 
