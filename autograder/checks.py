@@ -163,3 +163,13 @@ def saved_for_backward(
     _, found = saved_bytes(fn)
     what = Text("bytes saved for backward", "为反向传播保存的字节数")
     return CheckResult(what, found <= at_most, f"≤ {at_most}", str(found), misconception)
+
+
+def returns_tuple(out: Any, length: int, shown: str) -> CheckResult:
+    """Check that the learner's function returned a tuple of ``length`` items, e.g. (a, b)."""
+    return CheckResult(
+        Text("the return value", "返回值"),
+        _trusted.isinstance_(out, tuple) and _trusted.len_(out) == length,
+        shown,
+        type(out).__name__,
+    )

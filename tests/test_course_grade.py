@@ -56,7 +56,7 @@ def demo(tmp_path_factory):
         result = course_grade(*step)
         assert result.returncode == 0, result.stderr[-3000:]
     before = _hashes(root / "submitted")
-    graded = course_grade("grade", str(root), LESSON, "--cell-timeout", "10", "--workers", "2")
+    graded = course_grade("grade", str(root), LESSON, "--cell-timeout", "20", "--workers", "2")
     assert graded.returncode == 0, graded.stderr[-3000:]
     expectations = json.loads((root / "demo_expectations.json").read_text())
     return root, before, graded, expectations

@@ -89,6 +89,15 @@ def _demo_class(args) -> int:
     return 0
 
 
+def _assignment_command(sub, name, run, summary, description) -> argparse.ArgumentParser:
+    """A subcommand that works on one assignment of one course."""
+    command = sub.add_parser(name, help=summary, description=description)
+    command.add_argument("course", type=Path, help="the nbgrader course directory")
+    command.add_argument("assignment", help="assignment (lesson) name, e.g. 01_requires_grad")
+    command.set_defaults(run=run)
+    return command
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="course-grade", description=__doc__.splitlines()[0])
     sub = main.add_subparsers(dest="command", required=True)
@@ -111,13 +120,13 @@ def parser() -> argparse.ArgumentParser:
     )
     create.set_defaults(run=_create)
 
-    grade = sub.add_parser(
+    grade = _assignment_command(
+        sub,
         "grade",
-        help="autograde every submission, in parallel and sandboxed",
-        description="Autograde submitted/<student>/<assignment> with nbgrader.",
+        _grade,
+        "autograde every submission, in parallel and sandboxed",
+        "Autograde submitted/<student>/<assignment> with nbgrader.",
     )
-    grade.add_argument("course", type=Path, help="the nbgrader course directory")
-    grade.add_argument("assignment", help="assignment (lesson) name, e.g. 01_requires_grad")
     grade.add_argument("--student", action="append", help="grade only this learner (repeatable)")
     grade.add_argument(
         "--workers",
@@ -150,46 +159,41 @@ def parser() -> argparse.ArgumentParser:
         default="auto",
         help="isolation: bubblewrap when usable (auto), required, or none",
     )
-    grade.set_defaults(run=_grade)
 
-    csv_export = sub.add_parser(
+    csv_export = _assignment_command(
+        sub,
         "export",
-        help="write grades with status and reason as CSV",
-        description="Write one CSV row per learner and notebook.",
+        _export,
+        "write grades with status and reason as CSV",
+        "Write one CSV row per learner and notebook.",
     )
-    csv_export.add_argument("course", type=Path, help="the nbgrader course directory")
-    csv_export.add_argument("assignment", help="assignment (lesson) name")
     csv_export.add_argument("--output", type=Path, help="CSV path (default: grading/<a>.csv)")
-    csv_export.set_defaults(run=_export)
 
-    feedback = sub.add_parser(
+    feedback = _assignment_command(
+        sub,
         "feedback",
-        help="per-learner feedback HTML, no hidden tests",
-        description="Generate feedback in the course language.",
+        _feedback,
+        "per-learner feedback HTML, no hidden tests",
+        "Generate feedback in the course language.",
     )
-    feedback.add_argument("course", type=Path, help="the nbgrader course directory")
-    feedback.add_argument("assignment", help="assignment (lesson) name")
     feedback.add_argument("--student", help="only this learner")
-    feedback.set_defaults(run=_feedback)
 
-    class_report = sub.add_parser(
+    class_report = _assignment_command(
+        sub,
         "report",
-        help="HTML class report: scores, misconceptions, integrity flags",
-        description="Write an HTML report with figures for one assignment.",
+        _report,
+        "HTML class report: scores, misconceptions, integrity flags",
+        "Write an HTML report with figures for one assignment.",
     )
-    class_report.add_argument("course", type=Path, help="the nbgrader course directory")
-    class_report.add_argument("assignment", help="assignment (lesson) name")
     class_report.add_argument("--output", type=Path, help="HTML path (default: grading/)")
-    class_report.set_defaults(run=_report)
 
-    demo_class = sub.add_parser(
+    _assignment_command(
+        sub,
         "demo-class",
-        help="write a demo class: right, wrong and hostile submissions",
-        description="Fill submitted/ with a demo class and its expected grading outcomes.",
+        _demo_class,
+        "write a demo class: right, wrong and hostile submissions",
+        "Fill submitted/ with a demo class and its expected grading outcomes.",
     )
-    demo_class.add_argument("course", type=Path, help="a course made by `create`")
-    demo_class.add_argument("assignment", help="assignment (lesson) name")
-    demo_class.set_defaults(run=_demo_class)
     return main
 
 

@@ -31,18 +31,7 @@ def check_product_grads(fn: Callable, seed: int = 0, size: int = 5, device=None)
     b0 = uniform(seed + 1, size, device=device)
     out = call_learner(ex, fn, a0, b0)
     require(ex, [c.is_tensor(a0, "a"), c.requires_grad(a0, False, "a (the caller's tensor)")])
-    if not isinstance(out, tuple) or len(out) != 3:
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"),
-                    False,
-                    "(a.grad, b.grad, c.grad)",
-                    type(out).__name__,
-                )
-            ],
-        )
+    require(ex, [c.returns_tuple(out, 3, "(a.grad, b.grad, c.grad)")])
     ga, gb, gc = out
     require(
         ex,
@@ -319,15 +308,7 @@ def check_to_device(fn: Callable, seed: int = 0, device=None) -> Passed:
     original = batch.clone()
     model = torch.nn.Linear(4, 2)
     out = call_learner(ex, fn, batch, model, device, dtype)
-    if not isinstance(out, tuple) or len(out) != 2:
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"), False, "(batch, model)", type(out).__name__
-                )
-            ],
-        )
+    require(ex, [c.returns_tuple(out, 2, "(batch, model)")])
     moved, moved_model = out
     require(ex, [c.is_tensor(moved, "batch")])
     rg7 = "RG-7" if moved is batch else None

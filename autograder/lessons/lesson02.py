@@ -91,18 +91,7 @@ def check_evaluate(fn: Callable, seed: int = 0, count: int = 4, device=None) -> 
     volatile = any("volatile" in str(w.message) for w in caught)
     require(ex, [_grad_mode_restored(before)])
     require(ex, [_no_graph(kept, "NG-1" if volatile else "NG-3")])
-    if not isinstance(out, tuple) or len(out) != 2:
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"),
-                    False,
-                    "(mean_loss, accuracy)",
-                    type(out).__name__,
-                )
-            ],
-        )
+    require(ex, [c.returns_tuple(out, 2, "(mean_loss, accuracy)")])
     mean_loss, accuracy = out
     keeps_graph = any(getattr(v, "grad_fn", None) is not None for v in out)
     rg = "NG-3" if keeps_graph else None
@@ -142,18 +131,7 @@ def check_count_saved_bytes(fn: Callable, seed: int = 0, device=None) -> Passed:
     results = []
     for what, op, args in _measured_cases(seed, device):
         out = call_learner(ex, fn, op, *args)
-        if not isinstance(out, tuple) or len(out) != 2:
-            require(
-                ex,
-                [
-                    CheckResult(
-                        Text("the return value", "返回值"),
-                        False,
-                        "(result, bytes)",
-                        type(out).__name__,
-                    )
-                ],
-            )
+        require(ex, [c.returns_tuple(out, 2, "(result, bytes)")])
         result, found = out
         _, wanted = saved_bytes(op, *args)
         gradient_sized = _trusted.isinstance_(result, _trusted.tensor_type) and found in {

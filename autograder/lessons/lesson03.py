@@ -551,15 +551,7 @@ def check_mc_dropout_predict(
     stats = _buffers(model)
     with _Watch((model,), keep_outputs=True) as watch:
         out, kept = saved_bytes(call_learner, ex, fn, model, x.clone(), samples)
-    if not (_trusted.isinstance_(out, tuple) and _trusted.len_(out) == 2):
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"), False, "(mean, std)", type(out).__name__
-                )
-            ],
-        )
+    require(ex, [c.returns_tuple(out, 2, "(mean, std)")])
     mean, std = out
     require(ex, [c.is_tensor(mean, "mean"), c.is_tensor(std, "std")])
     bn_train = any(call.training for call in watch.batchnorm())
