@@ -34,8 +34,3 @@ def course_device() -> torch.device:
             f"unset {_DEVICE_ENV} or set it to 'cpu'."
         )
     return device
-
-
-def devices_to_test() -> list[str]:
-    """Return the device names a test suite should cover; CUDA is listed even when absent."""
-    return ["cpu", "cuda"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autograder import course
 from autograder.grading import export, runner, sandbox, submission
-from autograder.grading.limits import Limits
+from autograder.grading.limits import Limits, process_limit_enforced
 from autograder.grading.worker import Task
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,8 +28,14 @@ def _create(args) -> int:
 def _grade(args) -> int:
     root = args.course.resolve()
     chosen = sandbox.choose([root, REPO / "solutions", REPO / "tests"], args.sandbox)
-    if chosen.warning:
-        print("\n" + "!" * 78 + "\n" + chosen.warning + "\n" + "!" * 78 + "\n", file=sys.stderr)
+    warnings = [chosen.warning] if chosen.warning else []
+    if not process_limit_enforced():
+        warnings.append(
+            "WARNING: grading runs as root and no pids cgroup can be created here, so the "
+            "number of processes a submission may start is NOT limited."
+        )
+    for warning in warnings:
+        print("\n" + "!" * 78 + "\n" + warning + "\n" + "!" * 78 + "\n", file=sys.stderr)
     limits = Limits(args.cell_timeout, args.memory_mb * 1024**2, args.processes)
     learners = args.student or submission.students(root, args.assignment)
     tasks = [

@@ -21,13 +21,23 @@ from traitlets import Integer, List, Unicode
 from autograder.grading.kernel import SandboxedKernelManager
 from autograder.grading.limits import Limits
 from autograder.grading.sandbox import Sandbox
+from autograder.i18n import Text
 
 INCIDENT_TEXT = {
-    "timed out": "GradingTimeout: this cell ran longer than {limit} s and was stopped; "
-    "the kernel was restarted, so later cells start from a fresh kernel.",
-    "crashed": "KernelDied: the kernel died while running this cell (e.g. os._exit, a "
-    "crash, or the memory limit); the kernel was restarted for the remaining cells.",
+    "timed out": Text(
+        "this cell ran longer than {limit} s and was stopped; the kernel was restarted "
+        "and your earlier cells were run again before grading went on.",
+        "这个单元格运行超过 {limit} 秒，已被终止；内核已重启，"
+        "并在继续评分前重新运行了你之前的单元格。",
+    ),
+    "crashed": Text(
+        "the kernel died while running this cell (os._exit, a crash, or the memory "
+        "limit); it was restarted and your earlier cells were run again.",
+        "运行这个单元格时内核退出了（os._exit、崩溃或超出内存限制）；内核已重启，"
+        "并重新运行了你之前的单元格。",
+    ),
 }
+INCIDENT_NAME = {"timed out": "GradingTimeout", "crashed": "KernelDied"}
 
 
 class SandboxedExecute(Execute):
@@ -95,12 +105,14 @@ class SandboxedExecute(Execute):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             self._incidents.append({"cell": grade_id or f"cell {index}", "kind": kind})
             text = INCIDENT_TEXT[kind].format(limit=self.limits.cell_timeout_s)
+            message = f"{text.en}\n{text.zh}"
+            name = INCIDENT_NAME[kind]
             cell.outputs.append(
                 NotebookNode(
                     output_type="error",
-                    ename=text.split(":")[0],
-                    evalue=text.split(": ", 1)[1],
-                    traceback=[text],
+                    ename=name,
+                    evalue=message,
+                    traceback=[f"{name}: {message}"],
                 )
             )
             self._restart_kernel()
