@@ -25,6 +25,12 @@ def _create(args) -> int:
     return 0
 
 
+def _cuda_present() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def _grade(args) -> int:
     root = args.course.resolve()
     chosen = sandbox.choose([root, REPO / "solutions", REPO / "tests"], args.sandbox)
@@ -34,9 +40,16 @@ def _grade(args) -> int:
             "WARNING: grading runs as root and no pids cgroup can be created here, so the "
             "number of processes a submission may start is NOT limited."
         )
+    memory = args.memory_mb * 1024**2
+    if _cuda_present():
+        memory = 0
+        warnings.append(
+            "WARNING: a CUDA GPU is present; CUDA reserves far more virtual memory than it "
+            "uses, so the address-space limit (--memory-mb) is NOT applied to kernels."
+        )
+    limits = Limits(args.cell_timeout, memory, args.processes)
     for warning in warnings:
         print("\n" + "!" * 78 + "\n" + warning + "\n" + "!" * 78 + "\n", file=sys.stderr)
-    limits = Limits(args.cell_timeout, args.memory_mb * 1024**2, args.processes)
     learners = args.student or submission.students(root, args.assignment)
     tasks = [
         Task(

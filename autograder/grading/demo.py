@@ -71,7 +71,8 @@ RED_TEAM = {
     ),
     "os_exit": "import os\nos._exit(3)",
     "segfault": "import ctypes\nctypes.string_at(0)",
-    "memory_bomb": "blocks = []\nwhile True:\n    blocks.append(bytearray(256 * 1024**2))",
+    "memory_bomb": "blocks = []\nfor _ in range(64):  # 16 GiB, far past the memory limit\n"
+    "    blocks.append(bytearray(256 * 1024**2))",
 }
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memory", type=int, required=True, help="address-space limit, bytes")
+    parser.add_argument(
+        "--memory", type=int, required=True, help="address-space limit, bytes (0: none)"
+    )
     parser.add_argument("--processes", type=int, help="RLIMIT_NPROC (ignored for root)")
     parser.add_argument("--cgroup", help="pids cgroup folder to join before exec")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -24,7 +26,8 @@ def main(argv=None):
     if args.cgroup:
         (Path(args.cgroup) / "cgroup.procs").write_text(str(os.getpid()))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_AS, (args.memory, args.memory))
+    if args.memory > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (args.memory, args.memory))
     if args.processes:
         resource.setrlimit(resource.RLIMIT_NPROC, (args.processes, args.processes))
     os.execvp(command[0], command)
