@@ -84,6 +84,12 @@ def create(
     return assignments
 
 
+def language(root: Path) -> str:
+    """The language of a course made by :func:`create` ('en' or 'zh')."""
+    config = (root / "nbgrader_config.py").read_text(encoding="utf-8")
+    return "zh" if 'course_id = "autograd-course-zh"' in config else "en"
+
+
 def api(root: Path):
     """An NbGraderAPI reading the course's own nbgrader_config.py."""
     from nbgrader.apps import NbGraderAPI

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 LANGUAGES = ("en", "zh")
 _LANG_ENV = "COURSE_LANG"
+_GRADING_LANG_ENV = "COURSE_GRADING_LANG"  # set by course-grade: feedback in the course language
 _current: str | None = None
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -41,7 +42,13 @@ def set_language(code: str) -> str:
 
 
 def get_language() -> str:
-    """Return the language chosen by set_language, else $COURSE_LANG, else English."""
+    """Return the grading course's language, else set_language's, else $COURSE_LANG, else en.
+
+    When course-grade runs a submission it sets $COURSE_GRADING_LANG, so feedback is
+    in the course's language whatever the learner's notebook chose.
+    """
+    if os.environ.get(_GRADING_LANG_ENV):
+        return _normalise(os.environ[_GRADING_LANG_ENV])
     if _current is not None:
         return _current
     return _normalise(os.environ.get(_LANG_ENV, "en") or "en")

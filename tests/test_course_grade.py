@@ -303,3 +303,27 @@ def test_a_created_course_works_with_plain_nbgrader_commands(tmp_path):
     assert (root / "exchange" / "autograd-course-zh" / "outbound" / LESSON).is_dir()
     learner = next((root / "release" / LESSON).glob("*.ipynb")).read_text(encoding="utf-8")
     assert "学习目标" in learner and "BEGIN SOLUTION" not in learner
+
+
+def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(tmp_path):
+    import nbformat
+
+    root = tmp_path / "course"
+    assert course_grade("create", str(root), "--lang", "zh").returncode == 0
+    assert course_grade("demo-class", str(root), LESSON).returncode == 0
+    student = "wrong_ex1_product_grads_RG-1"
+    path = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        cell.source = cell.source.replace('autograder.setup("zh")', 'autograder.setup("en")')
+    nbformat.write(nb, str(path))
+    result = course_grade("grade", str(root), LESSON, "--student", student, "--workers", "1")
+    assert result.returncode == 0, result.stderr[-2000:]
+    graded = nbformat.read(str(root / "autograded" / student / LESSON / f"{LESSON}.ipynb"), 4)
+    (tests,) = [
+        c
+        for c in graded.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1_product_grads_tests"
+    ]
+    text = "".join(o.get("evalue", "") for o in tests.outputs)
+    assert "常见误区 RG-1" in text and "misconception RG-1" not in text

@@ -46,6 +46,7 @@ class SandboxedExecute(Execute):
     workdir = Unicode(help="Working directory of the kernel (its only writable path).").tag(
         config=True
     )
+    feedback_language = Unicode("", help="Language of the checks' feedback.").tag(config=True)
     incident_dir = Unicode(help="Folder that receives <notebook>.json with the incidents.").tag(
         config=True
     )
@@ -79,6 +80,7 @@ class SandboxedExecute(Execute):
             sandbox=self.sandbox,
             limits=self.limits,
             pids_cgroup=self.pids_cgroup,
+            feedback_language=self.feedback_language,
         )
         return self.km
 

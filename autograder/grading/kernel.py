@@ -22,6 +22,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     sandbox = Any(help="The autograder.grading.sandbox.Sandbox to wrap kernels in.")
     limits = Any(Limits(), help="The autograder.grading.limits.Limits of each kernel.")
     pids_cgroup = Unicode("", help="pids cgroup the kernel joins, if any.").tag(config=True)
+    feedback_language = Unicode("", help="Language of the checks' feedback (course's).").tag(
+        config=True
+    )
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -45,6 +48,8 @@ class SandboxedKernelManager(AsyncKernelManager):
             MPLCONFIGDIR=str(Path(self.workdir) / ".matplotlib"),
             MPLBACKEND="Agg",
         )
+        if self.feedback_language:
+            env["COURSE_GRADING_LANG"] = self.feedback_language
         env.pop("JPY_PARENT_PID", None)
         kw["env"] = env
         kw["cwd"] = self.workdir

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import course
 from autograder.grading import records
 from autograder.i18n import Text
 from autograder.misconceptions import CATALOGUE
@@ -35,11 +36,6 @@ T = {
     "student": Text("learner", "学生"),
     "what": Text("what", "内容"),
 }
-
-
-def _course_language(course_root: Path) -> str:
-    config = (course_root / "nbgrader_config.py").read_text(encoding="utf-8")
-    return "zh" if "autograd-course-zh" in config else "en"
 
 
 def _figure_png(fig) -> str:
@@ -85,7 +81,7 @@ def write(course_root: Path, assignment: str, target: Path | None = None) -> Pat
     from autograder.fonts import use_cjk_font
 
     use_cjk_font()
-    lang = _course_language(course_root)
+    lang = course.language(course_root)
     target = target or course_root / "grading" / f"{assignment}-report.html"
     scores = _test_scores(course_root, assignment)
     counts = misconception_counts(course_root, assignment)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import course
 from autograder.grading import integrity, limits, records, submission
 from autograder.grading.limits import Limits
 from autograder.grading.records import GradeRecord
@@ -60,6 +61,7 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     config.SandboxedExecute.workdir = str(workdir)
     config.SandboxedExecute.incident_dir = str(incident_dir)
     config.SandboxedExecute.pids_cgroup = str(cgroup) if cgroup else ""
+    config.SandboxedExecute.feedback_language = course.language(root)
     return config
 
 
