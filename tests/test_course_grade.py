@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.grading import demo as demo_module
 from autograder.grading import records, sandbox
 
 pytestmark = pytest.mark.notebooks
@@ -58,7 +59,7 @@ def demo(tmp_path_factory):
     before = _hashes(root / "submitted")
     graded = course_grade("grade", str(root), LESSON, "--cell-timeout", "20", "--workers", "2")
     assert graded.returncode == 0, graded.stderr[-3000:]
-    expectations = json.loads((root / "demo_expectations.json").read_text())
+    expectations = json.loads(demo_module.expectations_path(root, LESSON).read_text())
     return root, before, graded, expectations
 
 

@@ -103,7 +103,7 @@ def _demo_class(args) -> int:
     expectations = demo.build(args.course.resolve(), args.assignment)
     print(
         f"Wrote {len(expectations)} demo submissions under {args.course / 'submitted'} "
-        f"and what grading must conclude in {args.course / demo.EXPECTATIONS}"
+        f"and what grading must conclude in {demo.expectations_path(args.course, args.assignment)}"
     )
     return 0
 

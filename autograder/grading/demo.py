@@ -2,7 +2,7 @@
 
 It exists to show (and test) that grading a real class completes and explains
 itself: every submission comes with what grading must conclude about it, in
-``demo_expectations.json`` beside ``submitted/``.
+``demo_expectations_<assignment>.json`` beside ``submitted/``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ from pathlib import Path
 import nbformat
 
 REPO = Path(__file__).resolve().parents[2]
-EXPECTATIONS = "demo_expectations.json"
+
+
+def expectations_path(course_root: Path, assignment: str) -> Path:
+    """Where demo-class writes what grading must conclude about each demo submission."""
+    return course_root / f"demo_expectations_{assignment}.json"
 
 
 @dataclass
@@ -149,6 +153,12 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
         _insert_after_setup(solved, "torch.allclose = lambda *args, **kwargs: True"),
         Expectation("flagged", list(tests), ["reassigns a protected function"], "torch.allclose"),
     )
+    demo["red_hidden_monkeypatch"] = (
+        _insert_after_setup(
+            solved, "setattr(__import__('tor' + 'ch'), 'allclose', lambda *a, **k: True)"
+        ),
+        Expectation("flagged", list(tests), ["reassigns a protected function"], "torch.allclose"),
+    )
     trick = (
         "class AlwaysYes:\n    def __eq__(self, other):\n        return True\n\n"
         "    def __bool__(self):\n        return True\n"
@@ -180,7 +190,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     shutil.rmtree(submitted / "red_missing_notebook", ignore_errors=True)
     (submitted / "red_missing_notebook" / name).mkdir(parents=True)
     expectations["red_missing_notebook"] = Expectation("missing", list(tests), [], "not submitted")
-    (course_root / EXPECTATIONS).write_text(
+    expectations_path(course_root, name).write_text(
         json.dumps({k: asdict(v) for k, v in expectations.items()}, indent=1), encoding="utf-8"
     )
     return expectations

@@ -87,6 +87,18 @@ def _flags(root: Path, assignment: str, name: str, path: Path) -> list[integrity
     )
 
 
+def _merge(found: list[integrity.Flag], at_run_time: list[dict]) -> list[integrity.Flag]:
+    """Add the kernel's tampering reports that a static reading did not already flag."""
+    merged = list(found)
+    seen = {(f.kind, f.cell) for f in found}
+    for flag in at_run_time:
+        if (flag["kind"], flag["cell"]) not in seen:
+            merged.append(
+                integrity.Flag(flag["kind"], flag["cell"], flag["detail"], tuple(flag["voids"]))
+            )
+    return merged
+
+
 def _void(root: Path, task: Task, name: str, flags: list[integrity.Flag]) -> None:
     """Give no credit to the graded cells that the flags touch, with the reason as comment."""
     from nbgrader.api import Gradebook, MissingEntry
@@ -154,7 +166,9 @@ def grade(task: Task) -> list[GradeRecord]:
                 result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
                 continue
             incident_file = incident_dir / f"{name}.json"
-            incidents = json.loads(incident_file.read_text()) if incident_file.is_file() else []
+            report = json.loads(incident_file.read_text()) if incident_file.is_file() else {}
+            incidents = report.get("incidents", [])
+            flags[name] = _merge(flags[name], report.get("flags", []))
             _void(root, task, name, flags[name])
             status, reason = _status(incidents, flags[name])
             found = [flag.as_dict() for flag in flags[name]]
