@@ -59,6 +59,7 @@ def _grade(args) -> int:
             chosen.kind,
             tuple(str(p) for p in chosen.hidden),
             limits,
+            0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1)),
         )
         for student in learners
     ]

@@ -48,6 +48,9 @@ class SandboxedExecute(Execute):
         config=True
     )
     feedback_language = Unicode("", help="Language of the checks' feedback.").tag(config=True)
+    threads = Integer(0, help="CPU threads each kernel's torch may use (0: default).").tag(
+        config=True
+    )
     incident_dir = Unicode(help="Folder that receives <notebook>.json with the incidents.").tag(
         config=True
     )
@@ -82,6 +85,7 @@ class SandboxedExecute(Execute):
             limits=self.limits,
             pids_cgroup=self.pids_cgroup,
             feedback_language=self.feedback_language,
+            threads=self.threads,
         )
         return self.km
 

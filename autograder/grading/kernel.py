@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Any, Unicode
+from traitlets import Any, Integer, Unicode
 
 from autograder.grading.limits import Limits
 
@@ -22,6 +22,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     sandbox = Any(help="The autograder.grading.sandbox.Sandbox to wrap kernels in.")
     limits = Any(Limits(), help="The autograder.grading.limits.Limits of each kernel.")
     pids_cgroup = Unicode("", help="pids cgroup the kernel joins, if any.").tag(config=True)
+    threads = Integer(0, help="CPU threads a kernel's torch may use (0: torch's default).").tag(
+        config=True
+    )
     feedback_language = Unicode("", help="Language of the checks' feedback (course's).").tag(
         config=True
     )
@@ -48,6 +51,8 @@ class SandboxedKernelManager(AsyncKernelManager):
             MPLCONFIGDIR=str(Path(self.workdir) / ".matplotlib"),
             MPLBACKEND="Agg",
         )
+        if self.threads:
+            env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(self.threads)
         if self.feedback_language:
             env["COURSE_GRADING_LANG"] = self.feedback_language
         env.pop("JPY_PARENT_PID", None)

@@ -34,6 +34,7 @@ class Task:
     sandbox_kind: str
     hidden_paths: tuple[str, ...]
     limits: Limits
+    threads: int = 0  # CPU threads per kernel, so that parallel kernels do not oversubscribe
 
 
 def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
@@ -62,6 +63,7 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     config.SandboxedExecute.incident_dir = str(incident_dir)
     config.SandboxedExecute.pids_cgroup = str(cgroup) if cgroup else ""
     config.SandboxedExecute.feedback_language = course.language(root)
+    config.SandboxedExecute.threads = task.threads
     return config
 
 
