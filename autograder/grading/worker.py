@@ -161,6 +161,8 @@ def grade(task: Task) -> list[GradeRecord]:
             outcome = api.autograde(task.assignment, task.student, force=True, create=True)
         finally:
             limits.remove_pids_cgroup(cgroup)
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(staged, ignore_errors=True)
         for name in gradable:
             if not outcome["success"]:
                 log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
@@ -177,8 +179,6 @@ def grade(task: Task) -> list[GradeRecord]:
             result.append(
                 GradeRecord(task.student, task.assignment, name, status, reason, incidents, found)
             )
-        shutil.rmtree(staged, ignore_errors=True)
-        shutil.rmtree(scratch, ignore_errors=True)
     elapsed = time.monotonic() - started
     for record in result:
         record.sandbox = task.sandbox_kind
