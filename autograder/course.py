@@ -90,6 +90,12 @@ def language(root: Path) -> str:
     return "zh" if 'course_id = "autograd-course-zh"' in config else "en"
 
 
+def gradebook_url(root: Path, wait_s: int = 0) -> str:
+    """The course gradebook's database URL; ``wait_s`` lets parallel writers wait for the lock."""
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    return f"{url}?timeout={wait_s}" if wait_s else url
+
+
 def api(root: Path):
     """An NbGraderAPI reading the course's own nbgrader_config.py."""
     from nbgrader.apps import NbGraderAPI

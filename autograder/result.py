@@ -49,11 +49,15 @@ class CheckResult:
     found: str | Text = ""
     misconception: str | None = None
 
+    def title(self, lang: str | None = None) -> str:
+        """What was checked, in one language."""
+        return _render(self.what, lang or get_language())
+
     def message(self, lang: str | None = None, explain: bool = True) -> str:
         """Explain the result in one language: what, expected, found, and the misconception."""
         lang = lang or get_language()
         colon = _COLON[lang]
-        lines = [f"{'✓' if self.passed else '✗'} {_render(self.what, lang)}"]
+        lines = [f"{'✓' if self.passed else '✗'} {self.title(lang)}"]
         if not self.passed:
             lines.append(f"    {_LABELS['expected'](lang)}{colon}{_render(self.expected, lang)}")
             lines.append(f"    {_LABELS['found'](lang)}{colon}{_render(self.found, lang)}")

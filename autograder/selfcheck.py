@@ -59,7 +59,7 @@ def check_one(exercise: Exercise, namespace: dict) -> ExerciseStatus:
     except NotAttempted:
         return ExerciseStatus(exercise, "not attempted")
     except CheckFailed as failure:
-        first = failure.failures[0].message().splitlines()[0][2:] if failure.failures else ""
+        first = failure.failures[0].title() if failure.failures else ""
         return ExerciseStatus(exercise, "failed", first, tuple(failure.misconceptions))
     except Exception as error:  # a broken cell must not stop the summary
         return ExerciseStatus(exercise, "could not run", f"{type(error).__name__}: {error}")

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
+from processes import BIN, venv_env
 
-from autograder import bilingual
-
-BIN = Path(sys.executable).parent
+from autograder import bilingual, course
 
 
 def submission(learner: Path, answers: dict[str, str]) -> nbformat.NotebookNode:
@@ -34,11 +31,10 @@ def submit(root: Path, student: str, assignment: str, nb: nbformat.NotebookNode)
 
 def autograde(root: Path, assignment: str) -> subprocess.CompletedProcess:
     """Run ``nbgrader autograde`` in the course folder, as an instructor would."""
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     return subprocess.run(
         [str(BIN / "nbgrader"), "autograde", assignment],
         cwd=root,
-        env=env,
+        env=venv_env(),
         capture_output=True,
         text=True,
         timeout=1200,
@@ -50,7 +46,7 @@ def scores(root: Path, assignment: str, student: str) -> dict[str, tuple[float, 
     """Map grade_id to (score, max score) for one student's notebook, from the gradebook."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+    with Gradebook(course.gradebook_url(root)) as gradebook:
         notebook = gradebook.find_submission_notebook(assignment, assignment, student)
         return {grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
 

@@ -12,26 +12,24 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from processes import BIN, free_port, stop_group, venv_env
 
+from autograder import course
 from autograder.grading import demo as demo_module
 from autograder.grading import records, sandbox
 
 pytestmark = pytest.mark.notebooks
-BIN = Path(sys.executable).parent
 LESSON = "01_requires_grad"
 
 
 def course_grade(*args: str, timeout: int = 1500) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = venv_env()
     return subprocess.run(
         [str(BIN / "course-grade"), *args],
         capture_output=True,
@@ -96,7 +94,7 @@ def test_every_submission_gets_its_expected_scores(demo):
     from nbgrader.api import Gradebook
 
     root, _, _, expectations = demo
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+    with Gradebook(course.gradebook_url(root)) as gradebook:
         for student, want in expectations.items():
             if want["status"] in ("missing", "corrupt file"):
                 continue
@@ -199,32 +197,14 @@ def test_the_sandbox_hides_course_files_and_the_network(tmp_path):
     assert (work / "ok.txt").read_text() == "written"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """End a process group this test started, by its id, and nothing else."""
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
-    except ProcessLookupError:
-        return
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 def test_grading_runs_on_a_dask_cluster(tmp_path):
     root = tmp_path / "course"
     assert course_grade("create", str(root)).returncode == 0
     assert course_grade("demo-class", str(root), LESSON).returncode == 0
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     started = []
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = venv_env()
     try:
         started.append(
             subprocess.Popen(
@@ -276,13 +256,13 @@ def test_grading_runs_on_a_dask_cluster(tmp_path):
         assert statuses == dict.fromkeys(students, "graded")
     finally:
         for process in reversed(started):
-            _stop(process)
+            stop_group(process)
 
 
 def test_a_created_course_works_with_plain_nbgrader_commands(tmp_path):
     root = tmp_path / "course"
     assert course_grade("create", str(root), "--lang", "zh").returncode == 0
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = venv_env()
     listing = subprocess.run(
         [str(BIN / "nbgrader"), "db", "assignment", "list"],
         cwd=root,

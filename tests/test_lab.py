@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -13,15 +11,10 @@ import urllib.request
 
 import pytest
 from conftest import REPO
+from processes import free_port, stop_group
 
 pytestmark = pytest.mark.notebooks
 TOKEN = "course-test-token"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -34,7 +27,7 @@ def _get(url: str) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     home = tmp_path_factory.mktemp("home")
     args = f"--no-browser --port={port} --IdentityProvider.token={TOKEN}"
     process = subprocess.Popen(
@@ -61,21 +54,7 @@ def lab(tmp_path_factory):
             pytest.fail("JupyterLab did not answer within 90 s")
         yield base
     finally:
-        _stop(process)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """End the process group this test started (make and its JupyterLab), and only it."""
-    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 20)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        stop_group(process)
 
 
 def test_api_requires_the_token(lab):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from autograder import course
 from autograder.grading import records, submission
 
 COLUMNS = ("student", "assignment", "notebook", "score", "max_score", "status", "reason", "flags")
@@ -19,7 +20,7 @@ def rows(course_root: Path, assignment: str) -> list[dict]:
         {r.student for r in by_key.values()} | set(submission.students(course_root, assignment))
     )
     out = []
-    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gradebook:
+    with Gradebook(course.gradebook_url(course_root)) as gradebook:
         for student in learners:
             for name in submission.expected_notebooks(course_root, assignment):
                 record = by_key.get((student, name))

@@ -48,7 +48,7 @@ def _test_scores(course_root: Path, assignment: str) -> dict[str, list[tuple[flo
     from nbgrader.api import Gradebook
 
     per_cell: dict[str, list[tuple[float, float]]] = {}
-    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gradebook:
+    with Gradebook(course.gradebook_url(course_root)) as gradebook:
         for submission in gradebook.assignment_submissions(assignment):
             for notebook in submission.notebooks:
                 for grade in notebook.grades:

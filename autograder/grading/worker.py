@@ -22,6 +22,7 @@ from autograder.grading.limits import Limits
 from autograder.grading.records import GradeRecord
 
 STAGING = "grading/staged"
+GRADEBOOK_WAIT_S = 120  # parallel workers write one SQLite gradebook
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.submitted_directory = STAGING
-    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}?timeout=120"
+    config.CourseDirectory.db_url = course.gradebook_url(root, GRADEBOOK_WAIT_S)
     steps = Autograde.class_traits()["autograde_preprocessors"].default()
     config.Autograde.autograde_preprocessors = [
         SandboxedExecute if step is Execute else step for step in steps
@@ -111,7 +112,7 @@ def _void(root: Path, task: Task, name: str, flags: list[integrity.Flag]) -> Non
             voided.setdefault(grade_id, []).append(flag.describe())
     if not voided:
         return
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}?timeout=120") as gradebook:
+    with Gradebook(course.gradebook_url(root, GRADEBOOK_WAIT_S)) as gradebook:
         for grade_id, reasons in voided.items():
             try:
                 grade = gradebook.find_grade(grade_id, name, task.assignment, task.student)
