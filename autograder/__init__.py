@@ -5,17 +5,17 @@ learner code, which fixes the feedback language and the trusted references the
 checks use.
 """
 
-from autograder import _trusted  # noqa: F401  (taken before any learner code runs)
-from autograder.device import course_device
-from autograder.i18n import get_language, set_language
-from autograder.result import CheckFailed, CheckResult
+from autograder.common import trusted  # noqa: F401  (taken before any learner code runs)
+from autograder.common.i18n import get_language, set_language
+from autograder.common.result import CheckFailed, CheckResult
+from autograder.kernel.device import course_device
 
 __all__ = ["CheckFailed", "CheckResult", "course_device", "get_language", "set_language", "setup"]
 
 
 def setup(lang: str) -> "torch.device":  # noqa: F821
     """Choose the feedback language, make figures render Chinese, return the course device."""
-    from autograder.fonts import use_cjk_font
+    from autograder.kernel.fonts import use_cjk_font
 
     set_language(lang)
     use_cjk_font()

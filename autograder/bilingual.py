@@ -11,7 +11,7 @@ import copy
 
 import nbformat
 
-from autograder.i18n import LANGUAGES
+from autograder.common.i18n import LANGUAGES
 
 TAG_PREFIX = "lang-"
 

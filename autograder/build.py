@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from autograder import course
-from autograder.i18n import LANGUAGES
+from autograder.common.i18n import LANGUAGES
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from nbclient import NotebookClient
 
 from autograder import bilingual, course
-from autograder.i18n import LANGUAGES
+from autograder.common.i18n import LANGUAGES
 
 REPO = Path(__file__).resolve().parent.parent
 

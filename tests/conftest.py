@@ -37,7 +37,7 @@ def device(request, monkeypatch) -> str:
 @pytest.fixture(autouse=True)
 def _english_feedback(monkeypatch):
     """Tests read feedback in a known language unless they choose one."""
-    from autograder import i18n
+    from autograder.common import i18n
 
     monkeypatch.setattr(i18n, "_current", None)
     monkeypatch.setenv("COURSE_LANG", "en")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import checks as c
-from autograder.device import DeviceError, course_device
-from autograder.exercise import Exercise, call_learner
-from autograder.i18n import LanguageError, Text, get_language, set_language
-from autograder.measure import saved_bytes
-from autograder.result import CheckFailed, require
-from autograder.selfcheck import run_self_check
+from autograder.common import compare as c
+from autograder.common.exercise import Exercise, call_learner
+from autograder.common.i18n import LanguageError, Text, get_language, set_language
+from autograder.common.result import CheckFailed, require
+from autograder.kernel.device import DeviceError, course_device
+from autograder.kernel.measure import saved_bytes
+from autograder.kernel.selfcheck import run_self_check
 
 # Device ------------------------------------------------------------------------------------
 

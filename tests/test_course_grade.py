@@ -21,8 +21,8 @@ import pytest
 from processes import BIN, free_port, stop_group, venv_env
 
 from autograder import course
-from autograder.grading import demo as demo_module
-from autograder.grading import records, sandbox
+from autograder.grader import demo as demo_module
+from autograder.grader import records, sandbox
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"

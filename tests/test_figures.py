@@ -8,9 +8,9 @@ import matplotlib
 import pytest
 import torch
 
-from autograder import graph
-from autograder.fonts import CJK_FAMILY, cjk_font_path, use_cjk_font
-from autograder.i18n import set_language
+from autograder.common.i18n import set_language
+from autograder.kernel import graph
+from autograder.kernel.fonts import CJK_FAMILY, cjk_font_path, use_cjk_font
 
 matplotlib.use("Agg")
 

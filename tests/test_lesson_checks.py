@@ -16,9 +16,9 @@ from conftest import SOLUTIONS
 from lesson_cells import graded_cells, run
 
 from autograder import course
-from autograder.exercise import NotAttempted
-from autograder.misconceptions import lookup
-from autograder.result import CheckFailed
+from autograder.common.exercise import NotAttempted
+from autograder.common.misconceptions import lookup
+from autograder.common.result import CheckFailed
 
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 

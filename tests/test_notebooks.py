@@ -10,8 +10,8 @@ import pytest
 from conftest import NOTEBOOKS, REPO, SOLUTIONS
 
 from autograder import bilingual, build, course
-from autograder.i18n import LANGUAGES
-from autograder.misconceptions import CATALOGUE
+from autograder.common.i18n import LANGUAGES
+from autograder.common.misconceptions import CATALOGUE
 
 SOURCES = course.lesson_sources(SOLUTIONS)
 LESSONS = [s.parent.name for s in SOURCES]

@@ -12,13 +12,13 @@ from collections.abc import Callable
 
 import torch
 
-from autograder import _trusted
-from autograder import checks as c
-from autograder.exercise import Exercise, call_learner
-from autograder.i18n import Text
-from autograder.inputs import resolve_device, uniform
-from autograder.result import CheckResult, Passed, require
-from autograder.selfcheck import run_self_check
+from autograder.common import compare as c
+from autograder.common import trusted
+from autograder.common.exercise import Exercise, call_learner
+from autograder.common.i18n import Text
+from autograder.common.inputs import resolve_device, uniform
+from autograder.common.result import CheckResult, Passed, require
+from autograder.kernel.selfcheck import run_self_check
 
 # Exercise 1 (RG-1) -------------------------------------------------------------------------
 
@@ -53,7 +53,7 @@ def check_product_grads(fn: Callable, seed: int = 0, size: int = 5, device=None)
     a = a0.detach().clone().requires_grad_()
     b = b0.detach().clone().requires_grad_()
     prod = a * b
-    want_a, want_b, want_c = _trusted.autograd_grad((prod**2).sum(), (a, b, prod))
+    want_a, want_b, want_c = trusted.autograd_grad((prod**2).sum(), (a, b, prod))
     require(
         ex,
         [
@@ -70,21 +70,21 @@ def check_product_grads(fn: Callable, seed: int = 0, size: int = 5, device=None)
 
 
 def _flag_cases(seed: int, device: torch.device) -> list[tuple[torch.Tensor, ...]]:
-    g = _trusted.generator().manual_seed(seed)
+    g = trusted.generator().manual_seed(seed)
     cases = []
     for n_inputs in (1, 2, 2, 3, 3, 4):
-        flags = _trusted.randint(0, 2, (n_inputs,), generator=g).tolist()
+        flags = trusted.randint(0, 2, (n_inputs,), generator=g).tolist()
         cases.append(
             tuple(
-                torch.nn.Parameter(_trusted.ones(2, device=device))
+                torch.nn.Parameter(trusted.ones(2, device=device))
                 if flag
-                else _trusted.ones(2, device=device)
+                else trusted.ones(2, device=device)
                 for flag in flags
             )
         )
     first_plain = (
-        _trusted.ones(2, device=device),
-        torch.nn.Parameter(_trusted.ones(2, device=device)),
+        trusted.ones(2, device=device),
+        torch.nn.Parameter(trusted.ones(2, device=device)),
     )
     return [first_plain, *cases]
 
@@ -107,7 +107,7 @@ def check_output_requires_grad(fn: Callable, seed: int = 0, device=None) -> Pass
                 ).format(flags=flags),
                 isinstance(predicted, bool) and predicted is actual,
                 str(actual),
-                _trusted.repr_(predicted),
+                trusted.repr_(predicted),
                 "RG-2" if first_only else None,
             )
         )
@@ -126,8 +126,8 @@ def check_make_trainable(fn: Callable, seed: int = 0, device=None) -> Passed:
     """Integer data must become a floating-point leaf that requires grad."""
     ex = EXERCISES[2].heading
     device = resolve_device(device)
-    g = _trusted.generator().manual_seed(seed)
-    data = _trusted.randint(-9, 10, (2, 3), generator=g).tolist()
+    g = trusted.generator().manual_seed(seed)
+    data = trusted.randint(-9, 10, (2, 3), generator=g).tolist()
     t = call_learner(ex, fn, data, device, classify=_rg3)
     require(ex, [c.is_tensor(t, "t")])
     require(
@@ -143,7 +143,7 @@ def check_make_trainable(fn: Callable, seed: int = 0, device=None) -> Passed:
             ),
             c.is_leaf(t, True, "t"),
             c.on_device(t, device, "t"),
-            c.values(t, _trusted.tensor(data, dtype=torch.float64), "t"),
+            c.values(t, trusted.tensor(data, dtype=torch.float64), "t"),
         ],
     )
     return Passed(ex)
@@ -159,7 +159,7 @@ def check_per_batch_grads(fn: Callable, seed: int = 0, batches: int = 3, device=
     w = torch.nn.Parameter(uniform(seed, 4, device=device))
     xs = [uniform(seed + 10 + k, 6, 4, device=device) for k in range(batches)]
     w_ref = w.detach().clone().requires_grad_()
-    wanted = [_trusted.autograd_grad(((x @ w_ref) ** 2).mean(), w_ref)[0] for x in xs]
+    wanted = [trusted.autograd_grad(((x @ w_ref) ** 2).mean(), w_ref)[0] for x in xs]
     found = call_learner(ex, fn, w, xs)
     shape_ok = isinstance(found, list) and len(found) == batches
     require(
@@ -169,7 +169,7 @@ def check_per_batch_grads(fn: Callable, seed: int = 0, batches: int = 3, device=
                 Text("one gradient per batch", "每个批次一个梯度"),
                 shape_ok,
                 f"list of {batches} tensors",
-                _trusted.repr_(type(found)),
+                trusted.repr_(type(found)),
             )
         ],
     )
@@ -190,11 +190,11 @@ def check_per_batch_grads(fn: Callable, seed: int = 0, batches: int = 3, device=
         ],
     )
     results = []
-    running = _trusted.zeros(4, dtype=torch.float64)
+    running = trusted.zeros(4, dtype=torch.float64)
     for k, (g, want) in enumerate(zip(found, wanted, strict=True)):
         running = running + want.detach().to("cpu", torch.float64)
         summed = k > 0 and bool(
-            _trusted.allclose(g.detach().to("cpu", torch.float64), running, rtol=1e-5, atol=1e-6)
+            trusted.allclose(g.detach().to("cpu", torch.float64), running, rtol=1e-5, atol=1e-6)
         )
         results.append(c.values(g, want, f"grads[{k}]", misconception="RG-4" if summed else None))
     require(ex, results)
@@ -214,7 +214,7 @@ def check_backward_seed(fn: Callable, seed: int = 0, dtype=torch.float32, device
     device = resolve_device(device)
     x = uniform(seed, 5, device=device, dtype=dtype).requires_grad_()
     loss = (x.sin() * x).sum()
-    (want,) = _trusted.autograd_grad(loss, x, retain_graph=True)
+    (want,) = trusted.autograd_grad(loss, x, retain_graph=True)
     s = call_learner(ex, fn, loss)
     require(ex, [c.is_tensor(s, "seed")])
     require(
@@ -223,10 +223,10 @@ def check_backward_seed(fn: Callable, seed: int = 0, dtype=torch.float32, device
             c.shape(s, (), "seed", misconception="RG-5"),
             c.dtype(s, dtype, "seed"),
             c.on_device(s, device, "seed"),
-            c.values(s, _trusted.ones((), dtype=torch.float64), "seed"),
+            c.values(s, trusted.ones((), dtype=torch.float64), "seed"),
         ],
     )
-    (found,) = _trusted.autograd_grad(loss, x, grad_outputs=s)
+    (found,) = trusted.autograd_grad(loss, x, grad_outputs=s)
     require(ex, [c.values(found, want, "x.grad")])
     return Passed(ex)
 
@@ -252,7 +252,7 @@ def check_finetune_last_layer(fn: Callable, seed: int = 0, lr: float = 0.1, devi
     target = uniform(seed + 2, 10, 3, device=device)
     loss_ref = torch.nn.functional.mse_loss(reference(x), target)
     last = list(reference[-1].parameters())
-    grads = _trusted.autograd_grad(loss_ref, last)
+    grads = trusted.autograd_grad(loss_ref, last)
     expected_last = [p.detach() - lr * g for p, g in zip(last, grads, strict=True)]
 
     loss = call_learner(ex, fn, model, x.clone(), target.clone(), lr)
@@ -265,7 +265,7 @@ def check_finetune_last_layer(fn: Callable, seed: int = 0, lr: float = 0.1, devi
         )
     ]
     if isinstance(loss, float):
-        results.append(c.values(_trusted.tensor(loss), loss_ref.detach(), "loss", rtol=1e-4))
+        results.append(c.values(trusted.tensor(loss), loss_ref.detach(), "loss", rtol=1e-4))
     last_index = str(len(model) - 1)
     reference_params = dict(reference.named_parameters())
     expected = dict(
@@ -286,7 +286,7 @@ def check_finetune_last_layer(fn: Callable, seed: int = 0, lr: float = 0.1, devi
                 Text(
                     "model.{name} is unchanged by the step", "model.{name} 在这一步之后保持不变"
                 ).format(name=name),
-                bool(_trusted.equal(p.detach(), reference_params[name].detach())),
+                bool(trusted.equal(p.detach(), reference_params[name].detach())),
                 Text("unchanged", "不变"),
                 Text("changed", "已改变"),
                 "RG-6",

@@ -13,14 +13,14 @@ from collections.abc import Callable
 
 import torch
 
-from autograder import _trusted
-from autograder import checks as c
-from autograder.exercise import Exercise, call_learner
-from autograder.i18n import Text
-from autograder.inputs import resolve_device, uniform
-from autograder.measure import saved_bytes
-from autograder.result import CheckResult, Passed, require
-from autograder.selfcheck import run_self_check
+from autograder.common import compare as c
+from autograder.common import trusted
+from autograder.common.exercise import Exercise, call_learner
+from autograder.common.i18n import Text
+from autograder.common.inputs import resolve_device, uniform
+from autograder.common.result import CheckResult, Passed, require
+from autograder.kernel.measure import saved_bytes
+from autograder.kernel.selfcheck import run_self_check
 
 
 def make_classifier(seed: int, device, width: int = 16) -> torch.nn.Sequential:
@@ -32,11 +32,11 @@ def make_classifier(seed: int, device, width: int = 16) -> torch.nn.Sequential:
 
 
 def _batches(seed: int, count: int, device) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    g = _trusted.generator().manual_seed(seed)
+    g = trusted.generator().manual_seed(seed)
     return [
         (
             uniform(seed + 100 + k, 10, 8, device=device),
-            _trusted.randint(0, 3, (10,), generator=g).to(device),
+            trusted.randint(0, 3, (10,), generator=g).to(device),
         )
         for k in range(count)
     ]
@@ -48,9 +48,9 @@ def _grad_mode_restored(before: bool) -> CheckResult:
             "grad mode after your function (torch.is_grad_enabled())",
             "函数返回后的梯度模式（torch.is_grad_enabled()）",
         ),
-        _trusted.is_grad_enabled() == before,
+        trusted.is_grad_enabled() == before,
         str(before),
-        str(_trusted.is_grad_enabled()),
+        str(trusted.is_grad_enabled()),
     )
 
 
@@ -69,7 +69,7 @@ def _is_float(value, name: str, misconception: str | None = None) -> CheckResult
         Text("{name} is a Python float", "{name} 是 Python float").format(name=name),
         isinstance(value, float),
         "float",
-        _trusted.repr_(value)[:80],
+        trusted.repr_(value)[:80],
         misconception,
     )
 
@@ -84,7 +84,7 @@ def check_evaluate(fn: Callable, seed: int = 0, count: int = 4, device=None) -> 
     model = make_classifier(seed, device)
     reference = copy.deepcopy(model)
     batches = _batches(seed, count, device)
-    before = _trusted.is_grad_enabled()
+    before = trusted.is_grad_enabled()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out, kept = saved_bytes(call_learner, ex, fn, model, batches)
@@ -96,14 +96,14 @@ def check_evaluate(fn: Callable, seed: int = 0, count: int = 4, device=None) -> 
     keeps_graph = any(getattr(v, "grad_fn", None) is not None for v in out)
     rg = "NG-3" if keeps_graph else None
     require(ex, [_is_float(mean_loss, "mean_loss", rg), _is_float(accuracy, "accuracy", rg)])
-    with _trusted.no_grad():
+    with trusted.no_grad():
         losses = [torch.nn.functional.cross_entropy(reference(x), y) for x, y in batches]
         hits = [(reference(x).argmax(dim=1) == y).double().mean() for x, y in batches]
     require(
         ex,
         [
-            c.values(_trusted.tensor(mean_loss), sum(losses) / count, "mean_loss", rtol=1e-4),
-            c.values(_trusted.tensor(accuracy), sum(hits) / count, "accuracy", rtol=1e-4),
+            c.values(trusted.tensor(mean_loss), sum(losses) / count, "mean_loss", rtol=1e-4),
+            c.values(trusted.tensor(accuracy), sum(hits) / count, "accuracy", rtol=1e-4),
         ],
     )
     return Passed(ex)
@@ -134,7 +134,7 @@ def check_count_saved_bytes(fn: Callable, seed: int = 0, device=None) -> Passed:
         require(ex, [c.returns_tuple(out, 2, "(result, bytes)")])
         result, found = out
         _, wanted = saved_bytes(op, *args)
-        gradient_sized = _trusted.isinstance_(result, _trusted.tensor_type) and found in {
+        gradient_sized = trusted.isinstance_(result, trusted.tensor_type) and found in {
             result.element_size() * result.nelement(),
             sum(a.element_size() * a.nelement() for a in args if a.requires_grad),
         }
@@ -145,7 +145,7 @@ def check_count_saved_bytes(fn: Callable, seed: int = 0, device=None) -> Passed:
                 ),
                 found == wanted,
                 str(wanted),
-                _trusted.repr_(found),
+                trusted.repr_(found),
                 "NG-2" if found != wanted and gradient_sized else None,
             )
         )
@@ -165,9 +165,9 @@ def check_run_step(fn: Callable, seed: int = 0, lr: float = 0.1, device=None) ->
     model = make_classifier(seed, device)
     before_params = [p.detach().clone() for p in model.parameters()]
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    before = _trusted.is_grad_enabled()
+    before = trusted.is_grad_enabled()
     loss, kept = saved_bytes(call_learner, ex, fn, model, x, y, optimizer, False)
-    with _trusted.no_grad():
+    with trusted.no_grad():
         wanted = torch.nn.functional.cross_entropy(model(x), y)
     require(
         ex,
@@ -178,7 +178,7 @@ def check_run_step(fn: Callable, seed: int = 0, lr: float = 0.1, device=None) ->
             CheckResult(
                 Text("parameters after an evaluation step", "评估步之后的参数"),
                 all(
-                    bool(_trusted.equal(p.detach(), q))
+                    bool(trusted.equal(p.detach(), q))
                     for p, q in zip(model.parameters(), before_params, strict=True)
                 ),
                 Text("unchanged", "不变"),
@@ -186,14 +186,14 @@ def check_run_step(fn: Callable, seed: int = 0, lr: float = 0.1, device=None) ->
             ),
         ],
     )
-    require(ex, [c.values(_trusted.tensor(loss), wanted, "loss (eval)", rtol=1e-4)])
+    require(ex, [c.values(trusted.tensor(loss), wanted, "loss (eval)", rtol=1e-4)])
 
     reference = copy.deepcopy(model)
     ref_loss = torch.nn.functional.cross_entropy(reference(x), y)
-    grads = _trusted.autograd_grad(ref_loss, list(reference.parameters()))
-    with _trusted.no_grad():
+    grads = trusted.autograd_grad(ref_loss, list(reference.parameters()))
+    with trusted.no_grad():
         updated = [p - lr * g for p, g in zip(reference.parameters(), grads, strict=True)]
-    with _trusted.no_grad():
+    with trusted.no_grad():
         loss = call_learner(ex, fn, model, x, y, optimizer, True)
         restored = _grad_mode_restored(False)
     results = [restored, _is_float(loss, "loss")]
@@ -234,14 +234,14 @@ def check_frozen_features(fn: Callable, seed: int = 0, device=None) -> Passed:
             ),
         ],
     )
-    with _trusted.no_grad():
+    with trusted.no_grad():
         wanted = backbone(x)
     head = torch.nn.Linear(12, 2).to(device)
     target = uniform(seed + 2, 6, 2, device=device)
-    (found_grad,) = _trusted.autograd_grad(
+    (found_grad,) = trusted.autograd_grad(
         torch.nn.functional.mse_loss(head(features), target), head.weight
     )
-    (wanted_grad,) = _trusted.autograd_grad(
+    (wanted_grad,) = trusted.autograd_grad(
         torch.nn.functional.mse_loss(head(wanted), target), head.weight
     )
     require(
@@ -269,7 +269,7 @@ def check_input_saliency(fn: Callable, seed: int = 0, device=None) -> Passed:
     model = make_classifier(seed, device)
     x = uniform(seed + 1, 4, 8, device=device)
     x_ref = x.detach().clone().requires_grad_()
-    (wanted,) = _trusted.autograd_grad(model(x_ref).sum(), x_ref)
+    (wanted,) = trusted.autograd_grad(model(x_ref).sum(), x_ref)
     with torch.inference_mode():
         found = call_learner(ex, fn, model, x, classify=_ng5)
         still_inference = torch.is_inference_mode_enabled()

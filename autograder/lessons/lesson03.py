@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograder import _trusted
-from autograder import checks as c
-from autograder.exercise import Exercise, call_learner
-from autograder.i18n import Text
-from autograder.inputs import resolve_device, uniform
-from autograder.measure import saved_bytes
-from autograder.result import CheckResult, Passed, require
-from autograder.selfcheck import run_self_check
+from autograder.common import compare as c
+from autograder.common import trusted
+from autograder.common.exercise import Exercise, call_learner
+from autograder.common.i18n import Text
+from autograder.common.inputs import resolve_device, uniform
+from autograder.common.result import CheckResult, Passed, require
+from autograder.kernel.measure import saved_bytes
+from autograder.kernel.selfcheck import run_self_check
 
 _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
 _DROPOUT = torch.nn.Dropout
@@ -38,7 +38,7 @@ _CHANGED = Text("changed", "已改变")
 def _set_running_stats(bn: torch.nn.Module, seed: int) -> None:
     """Give a BatchNorm layer running statistics far from a fresh batch's statistics."""
     width = bn.num_features
-    with _trusted.no_grad():
+    with trusted.no_grad():
         bn.running_mean.copy_(uniform(seed, width, device="cpu") * 0.8)
         bn.running_var.copy_(uniform(seed + 1, width, device="cpu") * 0.5 + 1.5)
         bn.num_batches_tracked.fill_(50)
@@ -93,13 +93,13 @@ class _Watch:
     def _hook(self, module, inputs, output):
         kept = output.detach().clone() if self.keep_outputs else None
         self.calls.append(
-            _Call(type(module).__name__, module.training, _trusted.is_grad_enabled(), kept)
+            _Call(type(module).__name__, module.training, trusted.is_grad_enabled(), kept)
         )
 
     def __enter__(self) -> _Watch:
         for root in self.modules:
             for module in root.modules():
-                if _trusted.isinstance_(module, (_BATCHNORM, _DROPOUT)):
+                if trusted.isinstance_(module, (_BATCHNORM, _DROPOUT)):
                     self._handles.append(module.register_forward_hook(self._hook))
         return self
 
@@ -136,8 +136,8 @@ def _parameters(*modules: torch.nn.Module) -> list[torch.Tensor]:
 
 
 def _same(before: list[torch.Tensor], after: list[torch.Tensor]) -> bool:
-    return _trusted.len_(before) == _trusted.len_(after) and all(
-        _trusted.equal(a, b.detach()) for a, b in zip(before, after, strict=True)
+    return trusted.len_(before) == trusted.len_(after) and all(
+        trusted.equal(a, b.detach()) for a, b in zip(before, after, strict=True)
     )
 
 
@@ -164,7 +164,7 @@ def _mode_name(modes: list[bool]) -> Text:
 
 
 def _is_float(value, what: Text) -> CheckResult:
-    return CheckResult(what, _trusted.isinstance_(value, float), "float", type(value).__name__)
+    return CheckResult(what, trusted.isinstance_(value, float), "float", type(value).__name__)
 
 
 def _mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -215,7 +215,7 @@ def check_dropout_by_hand(
     ev3_id = "EV-3" if ev3 else None
     scaled = xs[kept] / (1 - p)
     drop = u.to("cpu", torch.float64) < p
-    want = torch.where(drop, _trusted.zeros((), dtype=torch.float64), xs / (1 - p))
+    want = torch.where(drop, trusted.zeros((), dtype=torch.float64), xs / (1 - p))
     require(
         ex,
         [
@@ -230,7 +230,7 @@ def check_dropout_by_hand(
             ),
             CheckResult(
                 Text("the scale of the kept elements", "保留下来的元素的缩放倍数"),
-                bool(kept.any()) and bool(_trusted.allclose(found[kept], scaled, rtol=1e-5)),
+                bool(kept.any()) and bool(trusted.allclose(found[kept], scaled, rtol=1e-5)),
                 f"1/(1-p) = {1 / (1 - p):.4g}",
                 f"{ratio:.4g}",
                 ev3_id,
@@ -277,7 +277,7 @@ def check_eval_grads(
         grads = call_learner(ex, fn, model, x.clone(), target.clone())
     ran_in_train = any(call.training for call in watch.calls)
     ev1 = "EV-1" if start_in_eval else None
-    if not _trusted.isinstance_(grads, dict):
+    if not trusted.isinstance_(grads, dict):
         require(
             ex,
             [
@@ -293,12 +293,12 @@ def check_eval_grads(
     results = [
         CheckResult(
             Text("gradient of model.{name}", "model.{name} 的梯度").format(name=name),
-            _trusted.isinstance_(grads.get(name), _trusted.tensor_type),
+            trusted.isinstance_(grads.get(name), trusted.tensor_type),
             Text(
                 "a tensor: evaluation mode still computes gradients",
                 "一个张量：评估模式下照样计算梯度",
             ),
-            _trusted.repr_(grads.get(name))[:60],
+            trusted.repr_(grads.get(name))[:60],
             "EV-1",
         )
         for name in names
@@ -316,7 +316,7 @@ def check_eval_grads(
         )
     )
     require(ex, results)
-    want = _trusted.autograd_grad(
+    want = trusted.autograd_grad(
         _mse(reference(x), target), [p for _, p in reference.named_parameters()]
     )
     results = [
@@ -361,9 +361,9 @@ def _batches(seed: int, count: int, size: int, device) -> list[tuple[torch.Tenso
 
 def _reference_loss(model: torch.nn.Module, batches) -> float:
     reference = copy.deepcopy(model).eval()
-    with _trusted.no_grad():
+    with trusted.no_grad():
         losses = [_mse(reference(x), y).item() for x, y in batches]
-    return sum(losses) / _trusted.len_(losses)
+    return sum(losses) / trusted.len_(losses)
 
 
 def _run_validate(ex: Text, fn: Callable, model, batches):
@@ -432,7 +432,7 @@ def check_validate(
                 _mode_name(after),
                 "EV-5" if late_eval else "EV-4",
             ),
-            c.values(_trusted.tensor(found), _trusted.tensor(want), "loss", mode_id, rtol=1e-4),
+            c.values(trusted.tensor(found), trusted.tensor(want), "loss", mode_id, rtol=1e-4),
         ],
     )
 
@@ -454,7 +454,7 @@ def check_validate(
                 _mode_name(after),
             ),
             _stats_unchanged(stats, (model,), None),
-            c.values(_trusted.tensor(found), _trusted.tensor(want), "loss", rtol=1e-4),
+            c.values(trusted.tensor(found), trusted.tensor(want), "loss", rtol=1e-4),
         ],
     )
     return Passed(ex)
@@ -517,16 +517,16 @@ def check_finetune_head(
     )
     p = head[0].p
     mask = drops[0].output != 0
-    with _trusted.no_grad():
+    with trusted.no_grad():
         features = ref_backbone(x)
-    dropped = torch.where(mask, features / (1 - p), _trusted.zeros((), device=device))
+    dropped = torch.where(mask, features / (1 - p), trusted.zeros((), device=device))
     linear = ref_head[1]
     loss_ref = _mse(linear(dropped), target)
-    grads = _trusted.autograd_grad(loss_ref, [linear.weight, linear.bias])
+    grads = trusted.autograd_grad(loss_ref, [linear.weight, linear.bias])
     require(
         ex,
         [
-            c.values(_trusted.tensor(loss), loss_ref.detach(), "loss", rtol=1e-4),
+            c.values(trusted.tensor(loss), loss_ref.detach(), "loss", rtol=1e-4),
             c.values(head[1].weight, linear.weight - lr * grads[0], "head[1].weight", rtol=1e-4),
             c.values(head[1].bias, linear.bias - lr * grads[1], "head[1].bias", rtol=1e-4),
         ],
@@ -580,9 +580,9 @@ def check_mc_dropout_predict(
             ),
             CheckResult(
                 Text("number of forward passes", "前向传播的次数"),
-                _trusted.len_(drops) == samples,
+                trusted.len_(drops) == samples,
                 str(samples),
-                str(_trusted.len_(drops)),
+                str(trusted.len_(drops)),
             ),
             _no_graph(kept, grad_on, "EV-6" if grad_on else None),
             c.requires_grad(mean, False, "mean", "EV-6"),
@@ -597,13 +597,13 @@ def check_mc_dropout_predict(
         ],
     )
     p = model[3].p
-    with _trusted.no_grad():
+    with trusted.no_grad():
         features = reference[:3](x)
         preds = torch.stack(
             [
                 reference[4](
                     torch.where(
-                        call.output != 0, features / (1 - p), _trusted.zeros((), device=device)
+                        call.output != 0, features / (1 - p), trusted.zeros((), device=device)
                     )
                 )
                 for call in drops

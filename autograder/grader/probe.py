@@ -27,12 +27,12 @@ _BUILTINS = (
     "getattr hasattr"
 ).split()
 _AUTOGRADER = (
-    "autograder._trusted",
-    "autograder.checks",
-    "autograder.result",
-    "autograder.exercise",
-    "autograder.inputs",
-    "autograder.measure",
+    "autograder.common.trusted",
+    "autograder.common.compare",
+    "autograder.common.result",
+    "autograder.common.exercise",
+    "autograder.common.inputs",
+    "autograder.kernel.measure",
     "autograder.lessons.lesson01",
     "autograder.lessons.lesson02",
     "autograder.lessons.lesson03",

@@ -12,25 +12,25 @@ from typing import Any
 
 import torch
 
-from autograder import _trusted
-from autograder.i18n import Text
-from autograder.measure import saved_bytes
-from autograder.result import CheckResult
+from autograder.common import trusted
+from autograder.common.i18n import Text
+from autograder.common.result import CheckResult
+from autograder.kernel.measure import saved_bytes
 
 YES_NO = {True: "True", False: "False"}
 
 
 def _describe(obj: Any) -> str:
-    if _trusted.isinstance_(obj, _trusted.tensor_type):
+    if trusted.isinstance_(obj, trusted.tensor_type):
         return f"tensor(shape={tuple(obj.shape)}, dtype={obj.dtype}, device={obj.device})"
-    return f"{type(obj).__name__}: {_trusted.repr_(obj)[:80]}"
+    return f"{type(obj).__name__}: {trusted.repr_(obj)[:80]}"
 
 
 def is_tensor(obj: Any, name: str, misconception: str | None = None) -> CheckResult:
     """Check that obj is a torch.Tensor."""
     return CheckResult(
         Text("{name} is a tensor", "{name} 是张量").format(name=name),
-        _trusted.isinstance_(obj, _trusted.tensor_type),
+        trusted.isinstance_(obj, trusted.tensor_type),
         "torch.Tensor",
         _describe(obj),
         misconception,
@@ -126,7 +126,7 @@ def values(
         )
     a = found.detach().to("cpu", torch.float64)
     b = expected.detach().to("cpu", torch.float64)
-    passed = bool(_trusted.allclose(a, b, rtol=rtol, atol=atol))
+    passed = bool(trusted.allclose(a, b, rtol=rtol, atol=atol))
     if passed:
         return CheckResult(what, True)
     worst = (a - b).abs().max().item()
@@ -148,7 +148,7 @@ def _summary(t: torch.Tensor) -> str:
 
 def recording(expected: bool, misconception: str | None = None) -> CheckResult:
     """Check whether autograd is recording a graph right now (grad mode)."""
-    found = bool(_trusted.is_grad_enabled())
+    found = bool(trusted.is_grad_enabled())
     what = Text(
         "autograd records a graph (torch.is_grad_enabled())",
         "自动求导正在记录计算图（torch.is_grad_enabled()）",
@@ -169,7 +169,7 @@ def returns_tuple(out: Any, length: int, shown: str) -> CheckResult:
     """Check that the learner's function returned a tuple of ``length`` items, e.g. (a, b)."""
     return CheckResult(
         Text("the return value", "返回值"),
-        _trusted.isinstance_(out, tuple) and _trusted.len_(out) == length,
+        trusted.isinstance_(out, tuple) and trusted.len_(out) == length,
         shown,
         type(out).__name__,
     )

@@ -12,15 +12,15 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Any, Integer, Unicode
 
-from autograder.grading.limits import Limits
+from autograder.grader.limits import Limits
 
 
 class SandboxedKernelManager(AsyncKernelManager):
     """Start the kernel as ``launcher (limits) -> sandbox -> kernel``."""
 
     workdir = Unicode(help="The only directory the kernel may write; its cwd.").tag(config=True)
-    sandbox = Any(help="The autograder.grading.sandbox.Sandbox to wrap kernels in.")
-    limits = Any(Limits(), help="The autograder.grading.limits.Limits of each kernel.")
+    sandbox = Any(help="The autograder.grader.sandbox.Sandbox to wrap kernels in.")
+    limits = Any(Limits(), help="The autograder.grader.limits.Limits of each kernel.")
     pids_cgroup = Unicode("", help="pids cgroup the kernel joins, if any.").tag(config=True)
     threads = Integer(0, help="CPU threads a kernel's torch may use (0: torch's default).").tag(
         config=True

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.i18n import Text
-from autograder.result import CheckFailed, CheckResult
+from autograder.common.i18n import Text
+from autograder.common.result import CheckFailed, CheckResult
 
 NO_EXCEPTION = Text("no exception", "不抛出异常")
 NOT_ATTEMPTED = Text(

@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grading import integrity, limits, records, submission
-from autograder.grading.limits import Limits
-from autograder.grading.records import GradeRecord
+from autograder.grader import integrity, limits, records, submission
+from autograder.grader.limits import Limits
+from autograder.grader.records import GradeRecord
 
 STAGING = "grading/staged"
 GRADEBOOK_WAIT_S = 120  # parallel workers write one SQLite gradebook
@@ -44,7 +44,7 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    from autograder.grading.execute import SandboxedExecute
+    from autograder.grader.execute import SandboxedExecute
 
     root = Path(task.course_root)
     config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())

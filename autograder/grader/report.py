@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grading import records
-from autograder.i18n import Text
-from autograder.misconceptions import CATALOGUE
+from autograder.common.i18n import Text
+from autograder.common.misconceptions import CATALOGUE
+from autograder.grader import records
 
 ID_PATTERN = re.compile(r"(?:misconception|常见误区) ([A-Z]{2}-\d+)")
 T = {
@@ -78,7 +78,7 @@ def write(course_root: Path, assignment: str, target: Path | None = None) -> Pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from autograder.fonts import use_cjk_font
+    from autograder.kernel.fonts import use_cjk_font
 
     use_cjk_font()
     lang = course.language(course_root)

@@ -10,9 +10,9 @@ import html
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from autograder.exercise import Exercise, NotAttempted
-from autograder.i18n import Text, get_language
-from autograder.result import CheckFailed
+from autograder.common.exercise import Exercise, NotAttempted
+from autograder.common.i18n import Text, get_language
+from autograder.common.result import CheckFailed
 
 STATUS_TEXT = {
     "passed": Text("passed", "通过"),

@@ -19,10 +19,10 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, List, Unicode
 
-from autograder.grading.kernel import SandboxedKernelManager
-from autograder.grading.limits import Limits
-from autograder.grading.sandbox import Sandbox
-from autograder.i18n import Text
+from autograder.common.i18n import Text
+from autograder.grader.kernel import SandboxedKernelManager
+from autograder.grader.limits import Limits
+from autograder.grader.sandbox import Sandbox
 
 INCIDENT_TEXT = {
     "timed out": Text(
@@ -134,8 +134,8 @@ class SandboxedExecute(Execute):
             return cell, self.resources
 
     def _probe(self, call: str):
-        """Evaluate ``autograder.grading.probe.<call>`` silently in the kernel."""
-        expression = f"__import__('autograder.grading.probe', fromlist=['_']).{call}"
+        """Evaluate ``autograder.grader.probe.<call>`` silently in the kernel."""
+        expression = f"__import__('autograder.grader.probe', fromlist=['_']).{call}"
         msg_id = self.kc.execute(
             "", silent=True, store_history=False, user_expressions={"probe": expression}
         )

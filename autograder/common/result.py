@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from autograder.i18n import Text, get_language
-from autograder.misconceptions import lookup
+from autograder.common.i18n import Text, get_language
+from autograder.common.misconceptions import lookup
 
 _LABELS = {
     "failed": Text("Check failed", "检查未通过"),

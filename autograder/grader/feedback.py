@@ -31,7 +31,7 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
     from nbgrader.preprocessors import ClearHiddenTests
 
     from autograder.course import api
-    from autograder.grading import submission
+    from autograder.grader import submission
 
     nbgrader = api(course_root)
     defaults = GenerateFeedback.class_traits()["preprocessors"].default()

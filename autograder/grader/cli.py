@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import export, runner, sandbox, submission
-from autograder.grading.limits import Limits, process_limit_enforced
-from autograder.grading.worker import Task
+from autograder.grader import export, runner, sandbox, submission
+from autograder.grader.limits import Limits, process_limit_enforced
+from autograder.grader.worker import Task
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -84,7 +84,7 @@ def _export(args) -> int:
 
 
 def _feedback(args) -> int:
-    from autograder.grading import feedback
+    from autograder.grader import feedback
 
     written = feedback.generate(args.course.resolve(), args.assignment, args.student)
     print(f"Wrote feedback for {len(written)} submissions under {args.course / 'feedback'}")
@@ -92,14 +92,14 @@ def _feedback(args) -> int:
 
 
 def _report(args) -> int:
-    from autograder.grading import report
+    from autograder.grader import report
 
     print(report.write(args.course.resolve(), args.assignment, args.output))
     return 0
 
 
 def _demo_class(args) -> int:
-    from autograder.grading import demo
+    from autograder.grader import demo
 
     expectations = demo.build(args.course.resolve(), args.assignment)
     print(

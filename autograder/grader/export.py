@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import records, submission
+from autograder.grader import records, submission
 
 COLUMNS = ("student", "assignment", "notebook", "score", "max_score", "status", "reason", "flags")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.i18n import Text
+from autograder.common.i18n import Text
 
 LEAF_LABEL = Text("leaf", "叶子张量")
 OUTPUT_LABEL = Text("output", "输出")

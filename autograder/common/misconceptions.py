@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.i18n import Text
+from autograder.common.i18n import Text
 
 
 @dataclass(frozen=True)

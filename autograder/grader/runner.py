@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder.grading.records import GradeRecord
-from autograder.grading.worker import Task, grade
+from autograder.grader.records import GradeRecord
+from autograder.grader.worker import Task, grade
 
 
 class Progress:
@@ -66,7 +66,7 @@ def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecor
     try:
         return get()
     except Exception as error:  # the worker process died or raised: record it, keep going
-        from autograder.grading import records
+        from autograder.grader import records
 
         record = GradeRecord(
             task.student, task.assignment, "*", "error", f"grading worker failed: {error!r}"

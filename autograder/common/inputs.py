@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import torch
 
-from autograder import _trusted
-from autograder.device import course_device
+from autograder.common import trusted
+from autograder.kernel.device import course_device
 
 
 def uniform(seed: int, *shape: int, device, dtype=torch.float32) -> torch.Tensor:
     """Values uniform in [-1, 1), the same for a given seed on every device."""
-    g = _trusted.generator().manual_seed(seed)
-    return (_trusted.rand(*shape, generator=g, dtype=dtype) * 2 - 1).to(device)
+    g = trusted.generator().manual_seed(seed)
+    return (trusted.rand(*shape, generator=g, dtype=dtype) * 2 - 1).to(device)
 
 
 def resolve_device(device) -> torch.device:

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from autograder import _trusted
+from autograder.common import trusted
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -36,7 +36,7 @@ def saved_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any,
         total += _nbytes(saved)
         return saved.detach()
 
-    with _trusted.saved_tensors_hooks(pack, lambda saved: saved):
+    with trusted.saved_tensors_hooks(pack, lambda saved: saved):
         result = fn(*args, **kwargs)
     return result, total
 
@@ -52,7 +52,7 @@ class AliveSavedBytes:
     def __init__(self, exclude: Iterable[torch.Tensor] = ()):
         self._excluded = {p.untyped_storage().data_ptr() for p in exclude}
         self._records: list[tuple[weakref.ref, int, int]] = []
-        self._hooks = _trusted.saved_tensors_hooks(self._pack, lambda saved: saved)
+        self._hooks = trusted.saved_tensors_hooks(self._pack, lambda saved: saved)
 
     def _pack(self, saved: torch.Tensor) -> torch.Tensor:
         alias = saved.detach()
