@@ -82,8 +82,12 @@ def test_device_dtype_shape_checks(device):
 def test_values_check_uses_a_tolerance_and_refuses_broadcasting(device):
     reference = torch.tensor([1.0, 2.0], device=device)
     assert c.values(reference + 1e-8, reference, "t").passed
-    failed = c.values(reference + 0.1, reference, "t", misconception="RG-4")
-    assert not failed.passed and "max |diff|" in failed.found and failed.misconception == "RG-4"
+    nudged = reference.clone()
+    nudged[1] += 0.1
+    failed = c.values(nudged, reference, "t", misconception="RG-4")
+    assert not failed.passed and failed.misconception == "RG-4"
+    assert "t[1] = 2.1" in failed.found("en") and "1 of 2 entries differ" in failed.found("en")
+    assert "t[1] = 2" in failed.expected("en")
     assert not c.values(reference[:1], torch.ones(2), "t").passed
 
 

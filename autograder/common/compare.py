@@ -1,8 +1,9 @@
-"""Tensor checks used by every lesson's test cells.
+"""Comparisons the judges use: one property each, returned as a :class:`CheckResult`.
 
-Each check looks at one property and returns a :class:`CheckResult` that says
-what it expected and what it found; the optional misconception ID is what a
-failure of this property most likely means in the exercise at hand.
+Each comparison reads what the learner's function produced — a :class:`Seen`
+snapshot (a live tensor is snapshotted first) — and says what it expected and what it
+found; the optional misconception ID is what a failure of this property most
+likely means in the exercise at hand. Nothing here calls learner code.
 """
 
 from __future__ import annotations
@@ -14,25 +15,26 @@ import torch
 
 from autograder.common import trusted
 from autograder.common.i18n import Text
+from autograder.common.observation import Seen, snapshot
 from autograder.common.result import CheckResult
 from autograder.kernel.measure import saved_bytes
 
 YES_NO = {True: "True", False: "False"}
 
 
-def _describe(obj: Any) -> str:
-    if trusted.isinstance_(obj, trusted.tensor_type):
-        return f"tensor(shape={tuple(obj.shape)}, dtype={obj.dtype}, device={obj.device})"
-    return f"{type(obj).__name__}: {trusted.repr_(obj)[:80]}"
+def seen(obj: Any) -> Seen:
+    """A Seen as is; anything else (a live object, in self-study tests) snapshotted."""
+    return obj if trusted.isinstance_(obj, Seen) else Seen(snapshot(obj))
 
 
 def is_tensor(obj: Any, name: str, misconception: str | None = None) -> CheckResult:
-    """Check that obj is a torch.Tensor."""
+    """Check that obj is exactly a torch.Tensor (or nn.Parameter), not a look-alike."""
+    found = seen(obj)
     return CheckResult(
         Text("{name} is a tensor", "{name} 是张量").format(name=name),
-        trusted.isinstance_(obj, trusted.tensor_type),
+        found.is_tensor,
         "torch.Tensor",
-        _describe(obj),
+        found.describe(),
         misconception,
     )
 
@@ -46,7 +48,7 @@ def requires_grad(
 ) -> CheckResult:
     """Check t.requires_grad."""
     what = f"{name}.requires_grad"
-    return _flag(what, bool(t.requires_grad), expected, misconception)
+    return _flag(what, seen(t).requires_grad, expected, misconception)
 
 
 def is_leaf(
@@ -54,15 +56,15 @@ def is_leaf(
 ) -> CheckResult:
     """Check t.is_leaf."""
     what = f"{name}.is_leaf"
-    return _flag(what, bool(t.is_leaf), expected, misconception)
+    return _flag(what, seen(t).is_leaf, expected, misconception)
 
 
 def grad_fn(
     t: torch.Tensor, expected: str | None, name: str, misconception: str | None = None
 ) -> CheckResult:
     """Check t.grad_fn: None, or a node whose class name starts with ``expected``."""
-    node = t.grad_fn
-    found = "None" if node is None else type(node).__name__
+    node = seen(t).grad_fn
+    found = "None" if node is None else node
     if expected is None:
         passed = node is None
     else:
@@ -76,7 +78,7 @@ def on_device(
 ) -> CheckResult:
     """Check the tensor's device; ``cuda`` and ``cuda:0`` name the same device."""
     want = torch.device(expected)
-    found = t.device
+    found = seen(t).device
     same_type = found.type == want.type
     same_index = want.index is None or found.index in (None, want.index)
     what = f"{name}.device"
@@ -88,7 +90,8 @@ def dtype(
 ) -> CheckResult:
     """Check the tensor's dtype."""
     what = f"{name}.dtype"
-    return CheckResult(what, t.dtype == expected, str(expected), str(t.dtype), misconception)
+    found = seen(t).dtype
+    return CheckResult(what, found == expected, str(expected), str(found), misconception)
 
 
 def shape(
@@ -96,7 +99,7 @@ def shape(
 ) -> CheckResult:
     """Check the tensor's shape."""
     what = f"{name}.shape"
-    found = tuple(t.shape)
+    found = seen(t).shape
     return CheckResult(
         what, found == tuple(expected), str(tuple(expected)), str(found), misconception
     )
@@ -116,34 +119,38 @@ def values(
     in float64 so that device and dtype differences are reported by their own checks.
     """
     what = Text("values of {name}", "{name} 的数值").format(name=name)
-    if tuple(found.shape) != tuple(expected.shape):
+    found = seen(found)
+    if not found.is_tensor:
+        return CheckResult(what, False, "torch.Tensor", found.describe(), misconception)
+    if found.shape != tuple(expected.shape):
         return CheckResult(
             what,
             False,
-            f"shape {tuple(expected.shape)}",
-            f"shape {tuple(found.shape)}",
+            Text("shape {s}", "形状 {s}").format(s=tuple(expected.shape)),
+            Text("shape {s}", "形状 {s}").format(s=found.shape),
             misconception,
         )
-    a = found.detach().to("cpu", torch.float64)
+    a = found.value.to(torch.float64)
     b = expected.detach().to("cpu", torch.float64)
-    passed = bool(trusted.allclose(a, b, rtol=rtol, atol=atol))
-    if passed:
+    close = trusted.isclose(a, b, rtol=rtol, atol=atol)
+    if bool(close.all()):
         return CheckResult(what, True)
-    worst = (a - b).abs().max().item()
+    where = tuple(int(i) for i in (~close).nonzero()[0]) if a.dim() else ()
+    count = int((~close).sum())
+    index = f"[{', '.join(map(str, where))}]" if where else ""
     return CheckResult(
         what,
         False,
-        f"{_summary(b)} (±{atol:g} + {rtol:g}·|x|)",
-        f"{_summary(a)}, max |diff| = {worst:.3g}",
+        Text(
+            "{name}{i} = {v:.6g} (tolerance ±{atol:g} + {rtol:g}·|x|)",
+            "{name}{i} = {v:.6g}（容差 ±{atol:g} + {rtol:g}·|x|）",
+        ).format(name=name, i=index, v=b[where].item(), atol=atol, rtol=rtol),
+        Text(
+            "{name}{i} = {v:.6g}; {n} of {total} entries differ",
+            "{name}{i} = {v:.6g}；{total} 个元素中有 {n} 个不同",
+        ).format(name=name, i=index, v=a[where].item(), n=count, total=a.numel()),
         misconception,
     )
-
-
-def _summary(t: torch.Tensor) -> str:
-    flat = t.flatten()
-    shown = ", ".join(f"{v:.4g}" for v in flat[:4].tolist())
-    more = ", …" if flat.numel() > 4 else ""
-    return f"[{shown}{more}]"
 
 
 def recording(expected: bool, misconception: str | None = None) -> CheckResult:
@@ -167,9 +174,10 @@ def saved_for_backward(
 
 def returns_tuple(out: Any, length: int, shown: str) -> CheckResult:
     """Check that the learner's function returned a tuple of ``length`` items, e.g. (a, b)."""
+    found = seen(out)
     return CheckResult(
         Text("the return value", "返回值"),
-        trusted.isinstance_(out, tuple) and trusted.len_(out) == length,
+        found.kind == "tuple" and found.length == length,
         shown,
-        type(out).__name__,
+        found.describe(),
     )

@@ -71,8 +71,12 @@ class Text:
         return getattr(self, lang or get_language())
 
     def format(self, **values: object) -> Text:
-        """Fill the placeholders of both languages with the same values."""
-        return Text(self.en.format(**values), self.zh.format(**values))
+        """Fill the placeholders of each language; a Text value is filled in that language."""
+
+        def side(lang: str) -> dict[str, object]:
+            return {k: v(lang) if isinstance(v, Text) else v for k, v in values.items()}
+
+        return Text(self.en.format(**side("en")), self.zh.format(**side("zh")))
 
     def __str__(self) -> str:
         return self()

@@ -92,6 +92,10 @@ class CheckFailed(AssertionError):
             lines += explain_misconception(misconception_id, lang)
         return "\n".join(lines)
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback: the feedback, nothing of the course's code."""
+        return self.feedback().splitlines()
+
 
 @dataclass(frozen=True)
 class Passed:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from autograder.common.exercise import Exercise, NotAttempted
 from autograder.common.i18n import Text, get_language
+from autograder.common.protocol import MODE
 from autograder.common.result import CheckFailed
 
 STATUS_TEXT = {
@@ -54,6 +55,7 @@ def check_one(exercise: Exercise, namespace: dict) -> ExerciseStatus:
     fn = namespace.get(exercise.function)
     if fn is None:
         return ExerciseStatus(exercise, "could not run", _missing(exercise.function)())
+    MODE.quiet = True
     try:
         exercise.check(fn)
     except NotAttempted:
@@ -63,6 +65,8 @@ def check_one(exercise: Exercise, namespace: dict) -> ExerciseStatus:
         return ExerciseStatus(exercise, "failed", first, tuple(failure.misconceptions))
     except Exception as error:  # a broken cell must not stop the summary
         return ExerciseStatus(exercise, "could not run", f"{type(error).__name__}: {error}")
+    finally:
+        MODE.quiet = False
     return ExerciseStatus(exercise, "passed")
 
 

@@ -1,338 +1,498 @@
 """Checks for lesson 01: requires_grad, leaves, and the graph.
 
-Every check builds fresh inputs from a seed (hidden tests use other seeds and
-sizes), runs the learner's function, and compares with an independent
-computation made here with ``torch.autograd.grad``.
+Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
+``observe`` builds inputs from a seed (hidden tests use other seeds and sizes),
+calls the learner's function — with callers' state that is not fresh where that
+matters — and keeps plain data. ``judge`` recomputes the inputs on the CPU, makes
+an independent reference with ``torch.autograd.grad`` and compares.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
 from autograder.common import compare as c
 from autograder.common import trusted
-from autograder.common.exercise import Exercise, call_learner
+from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
-from autograder.common.result import CheckResult, Passed, require
+from autograder.common.observation import Seen, snapshot
+from autograder.common.protocol import Check, call, returned, verdict
+from autograder.common.result import CheckResult, require
 from autograder.kernel.selfcheck import run_self_check
 
 # Exercise 1 (RG-1) -------------------------------------------------------------------------
 
 
-def check_product_grads(fn: Callable, seed: int = 0, size: int = 5, device=None) -> Passed:
+@dataclass(frozen=True)
+class ProductGrads(Check):
     """y = ((a*b)**2).sum(): the learner returns a.grad, b.grad and c.grad for c = a*b."""
-    ex = EXERCISES[0].heading
-    device = resolve_device(device)
-    a0 = uniform(seed, size, device=device)
-    b0 = uniform(seed + 1, size, device=device)
-    out = call_learner(ex, fn, a0, b0)
-    require(ex, [c.is_tensor(a0, "a"), c.requires_grad(a0, False, "a (the caller's tensor)")])
-    require(ex, [c.returns_tuple(out, 3, "(a.grad, b.grad, c.grad)")])
-    ga, gb, gc = out
-    require(
-        ex,
-        [
-            CheckResult(
-                Text("c.grad (c = a * b is not a leaf)", "c.grad（c = a * b 不是叶子张量）"),
-                gc is not None,
-                Text(
-                    "a tensor: call c.retain_grad() before backward()",
-                    "一个张量：在 backward() 之前调用 c.retain_grad()",
+
+    number = 1
+    seed: int = 0
+    size: int = 5
+    device: str | None = None
+
+    def observe(self, fn) -> dict:
+        device = resolve_device(self.device)
+        a0 = uniform(self.seed, self.size, device=device)
+        b0 = uniform(self.seed + 1, self.size, device=device)
+        out = call(fn, a0, b0)
+        return {"device": str(device), "call": out.record(), "a": snapshot(a0)}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        out = returned(ex, obs["call"], "product_grads")
+        caller_a = Seen(obs["a"])
+        require(ex, [c.returns_tuple(out, 3, "(a.grad, b.grad, c.grad)")])
+        ga, gb, gc = out.items
+        require(
+            ex,
+            [
+                CheckResult(
+                    Text("c.grad (c = a * b is not a leaf)", "c.grad（c = a * b 不是叶子张量）"),
+                    gc.kind != "none",
+                    Text(
+                        "a tensor: call c.retain_grad() before backward()",
+                        "一个张量：在 backward() 之前调用 c.retain_grad()",
+                    ),
+                    "None",
+                    "RG-1",
                 ),
-                "None",
-                "RG-1",
-            ),
-            c.is_tensor(ga, "a.grad"),
-            c.is_tensor(gb, "b.grad"),
-        ],
-    )
-    a = a0.detach().clone().requires_grad_()
-    b = b0.detach().clone().requires_grad_()
-    prod = a * b
-    want_a, want_b, want_c = trusted.autograd_grad((prod**2).sum(), (a, b, prod))
-    require(
-        ex,
-        [
-            c.values(ga, want_a, "a.grad"),
-            c.values(gb, want_b, "b.grad"),
-            c.values(gc, want_c, "c.grad", misconception="RG-1"),
-            c.on_device(gc, device, "c.grad"),
-        ],
-    )
-    return Passed(ex)
+                c.is_tensor(ga, "a.grad"),
+                c.is_tensor(gb, "b.grad"),
+                c.is_tensor(gc, "c.grad"),
+            ],
+        )
+        a = uniform(self.seed, self.size, device="cpu").requires_grad_()
+        b = uniform(self.seed + 1, self.size, device="cpu").requires_grad_()
+        prod = a * b
+        want_a, want_b, want_c = trusted.autograd_grad((prod**2).sum(), (a, b, prod))
+        require(
+            ex,
+            [
+                c.values(ga, want_a, "a.grad"),
+                c.values(gb, want_b, "b.grad"),
+                c.values(gc, want_c, "c.grad", misconception="RG-1"),
+                c.on_device(gc, obs["device"], "c.grad"),
+                c.requires_grad(caller_a, False, "a (the caller's tensor)"),
+                c.values(caller_a, a.detach(), "a (the caller's tensor)"),
+            ],
+        )
+
+
+def check_product_grads(fn, seed: int = 0, size: int = 5, device=None) -> None:
+    verdict(ProductGrads(seed, size, None if device is None else str(device)), fn)
 
 
 # Exercise 2 (RG-2) -------------------------------------------------------------------------
 
 
-def _flag_cases(seed: int, device: torch.device) -> list[tuple[torch.Tensor, ...]]:
+def _flag_cases(seed: int) -> list[tuple[bool, ...]]:
+    """requires_grad flags of the inputs of each case: plain first input, random others."""
     g = trusted.generator().manual_seed(seed)
-    cases = []
-    for n_inputs in (1, 2, 2, 3, 3, 4):
-        flags = trusted.randint(0, 2, (n_inputs,), generator=g).tolist()
-        cases.append(
-            tuple(
+    cases = [(False, True), (False,), (True,)]
+    for n_inputs in (2, 2, 3, 3, 4, 5):
+        cases.append(tuple(bool(v) for v in trusted.randint(0, 2, (n_inputs,), generator=g)))
+    return cases
+
+
+@dataclass(frozen=True)
+class OutputRequiresGrad(Check):
+    """Compare the learner's rule with what a real op does, for mixed inputs."""
+
+    number = 2
+    seed: int = 0
+    device: str | None = None
+
+    def observe(self, fn) -> dict:
+        device = resolve_device(self.device)
+        answers = []
+        for flags in _flag_cases(self.seed):
+            inputs = [
                 torch.nn.Parameter(trusted.ones(2, device=device))
                 if flag
                 else trusted.ones(2, device=device)
                 for flag in flags
+            ]
+            answers.append(call(fn, *inputs).record())
+        return {"answers": answers}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        results = []
+        for flags, record in zip(_flag_cases(self.seed), obs["answers"], strict=True):
+            predicted = returned(ex, record, "output_requires_grad")
+            inputs = [trusted.ones(2).requires_grad_(flag) for flag in flags]
+            actual = sum(inputs[1:], inputs[0]).requires_grad
+            shown = ", ".join(str(f) for f in flags)
+            first_only = not flags[0] and actual
+            results.append(
+                CheckResult(
+                    Text(
+                        "output of an op on inputs with requires_grad = ({flags})",
+                        "对 requires_grad = ({flags}) 的输入做运算后的输出",
+                    ).format(flags=shown),
+                    predicted.kind == "bool" and predicted.value is actual,
+                    str(actual),
+                    predicted.describe(),
+                    "RG-2" if first_only else None,
+                )
             )
-        )
-    first_plain = (
-        trusted.ones(2, device=device),
-        torch.nn.Parameter(trusted.ones(2, device=device)),
-    )
-    return [first_plain, *cases]
+        require(ex, results)
 
 
-def check_output_requires_grad(fn: Callable, seed: int = 0, device=None) -> Passed:
-    """Compare the learner's rule with what a real op does, for mixed inputs."""
-    ex = EXERCISES[1].heading
-    device = resolve_device(device)
-    results = []
-    for inputs in _flag_cases(seed, device):
-        predicted = call_learner(ex, fn, *inputs)
-        actual = sum(inputs[1:], inputs[0]).requires_grad
-        flags = ", ".join(str(t.requires_grad) for t in inputs)
-        first_only = not inputs[0].requires_grad and actual
-        results.append(
-            CheckResult(
-                Text(
-                    "output of an op on inputs with requires_grad = ({flags})",
-                    "对 requires_grad = ({flags}) 的输入做运算后的输出",
-                ).format(flags=flags),
-                isinstance(predicted, bool) and predicted is actual,
-                str(actual),
-                trusted.repr_(predicted),
-                "RG-2" if first_only else None,
-            )
-        )
-    require(ex, results)
-    return Passed(ex)
+def check_output_requires_grad(fn, seed: int = 0, device=None) -> None:
+    verdict(OutputRequiresGrad(seed, None if device is None else str(device)), fn)
 
 
 # Exercise 3 (RG-3) -------------------------------------------------------------------------
 
 
-def _rg3(error: BaseException) -> str | None:
-    return "RG-3" if "floating point" in str(error) else None
+def _rg3(message: str) -> str | None:
+    return "RG-3" if "floating point" in message else None
 
 
-def check_make_trainable(fn: Callable, seed: int = 0, device=None) -> Passed:
-    """Integer data must become a floating-point leaf that requires grad."""
-    ex = EXERCISES[2].heading
-    device = resolve_device(device)
+def _integer_rows(seed: int) -> list[list[int]]:
     g = trusted.generator().manual_seed(seed)
-    data = trusted.randint(-9, 10, (2, 3), generator=g).tolist()
-    t = call_learner(ex, fn, data, device, classify=_rg3)
-    require(ex, [c.is_tensor(t, "t")])
-    require(
-        ex,
-        [
-            c.requires_grad(t, True, "t"),
-            CheckResult(
-                Text("t.dtype is floating point", "t.dtype 是浮点类型"),
-                t.dtype.is_floating_point,
-                "torch.float32",
-                str(t.dtype),
-                "RG-3",
-            ),
-            c.is_leaf(t, True, "t"),
-            c.on_device(t, device, "t"),
-            c.values(t, trusted.tensor(data, dtype=torch.float64), "t"),
-        ],
-    )
-    return Passed(ex)
+    rows, cols = (int(n) for n in trusted.randint(1, 5, (2,), generator=g))
+    return trusted.randint(-9, 10, (rows, cols), generator=g).tolist()
+
+
+@dataclass(frozen=True)
+class MakeTrainable(Check):
+    """Integer data must become a floating-point leaf that requires grad."""
+
+    number = 3
+    seed: int = 0
+    device: str | None = None
+
+    def observe(self, fn) -> dict:
+        device = resolve_device(self.device)
+        out = call(fn, _integer_rows(self.seed), device)
+        return {"device": str(device), "call": out.record()}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        t = returned(ex, obs["call"], "make_trainable", classify=_rg3)
+        require(ex, [c.is_tensor(t, "t")])
+        require(
+            ex,
+            [
+                c.requires_grad(t, True, "t"),
+                CheckResult(
+                    Text("t.dtype is floating point", "t.dtype 是浮点类型"),
+                    t.dtype.is_floating_point,
+                    "torch.float32",
+                    str(t.dtype),
+                    "RG-3",
+                ),
+                c.dtype(t, torch.float32, "t"),
+                c.is_leaf(t, True, "t"),
+                c.on_device(t, obs["device"], "t"),
+                c.values(t, trusted.tensor(_integer_rows(self.seed), dtype=torch.float64), "t"),
+            ],
+        )
+
+
+def check_make_trainable(fn, seed: int = 0, device=None) -> None:
+    verdict(MakeTrainable(seed, None if device is None else str(device)), fn)
 
 
 # Exercise 4 (RG-4) -------------------------------------------------------------------------
 
 
-def check_per_batch_grads(fn: Callable, seed: int = 0, batches: int = 3, device=None) -> Passed:
-    """Each entry must be the gradient of that batch alone, not a running sum."""
-    ex = EXERCISES[3].heading
-    device = resolve_device(device)
-    w = torch.nn.Parameter(uniform(seed, 4, device=device))
-    xs = [uniform(seed + 10 + k, 6, 4, device=device) for k in range(batches)]
-    w_ref = w.detach().clone().requires_grad_()
-    wanted = [trusted.autograd_grad(((x @ w_ref) ** 2).mean(), w_ref)[0] for x in xs]
-    found = call_learner(ex, fn, w, xs)
-    shape_ok = isinstance(found, list) and len(found) == batches
-    require(
-        ex,
-        [
-            CheckResult(
-                Text("one gradient per batch", "每个批次一个梯度"),
-                shape_ok,
-                f"list of {batches} tensors",
-                trusted.repr_(type(found)),
-            )
-        ],
-    )
-    require(ex, [c.is_tensor(g, f"grads[{k}]") for k, g in enumerate(found)])
-    aliased = len({g.data_ptr() for g in found}) < batches
-    require(
-        ex,
-        [
-            CheckResult(
-                Text("the stored gradients are separate copies", "保存的梯度是彼此独立的副本"),
-                not aliased,
-                Text("w.grad.clone() for each batch", "每个批次保存 w.grad.clone()"),
-                Text(
-                    "several entries share one storage (the same w.grad)",
-                    "多个元素共享同一块存储（同一个 w.grad）",
-                ),
-            )
-        ],
-    )
-    results = []
-    running = trusted.zeros(4, dtype=torch.float64)
-    for k, (g, want) in enumerate(zip(found, wanted, strict=True)):
-        running = running + want.detach().to("cpu", torch.float64)
-        summed = k > 0 and bool(
-            trusted.allclose(g.detach().to("cpu", torch.float64), running, rtol=1e-5, atol=1e-6)
+@dataclass(frozen=True)
+class PerBatchGrads(Check):
+    """Each entry must be the gradient of that batch alone, not a running sum.
+
+    The caller's ``w`` arrives with a gradient already in ``.grad`` (as it would
+    after an earlier step), so forgetting to reset it shows from the first batch.
+    """
+
+    number = 4
+    seed: int = 0
+    batches: int = 3
+    dim: int = 4
+    device: str | None = None
+
+    def _inputs(self, device) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]:
+        w = uniform(self.seed, self.dim, device=device)
+        xs = [uniform(self.seed + 10 + k, 6, self.dim, device=device) for k in range(self.batches)]
+        stale = uniform(self.seed + 5, self.dim, device=device)
+        return w, xs, stale
+
+    def observe(self, fn) -> dict:
+        device = resolve_device(self.device)
+        w0, xs, stale = self._inputs(device)
+        w = torch.nn.Parameter(w0)
+        w.grad = stale.clone()
+        out = call(fn, w, xs)
+        return {"call": out.record()}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        found = returned(ex, obs["call"], "per_batch_grads")
+        w, xs, stale = self._inputs("cpu")
+        w.requires_grad_()
+        wanted = [trusted.autograd_grad(((x @ w) ** 2).mean(), w)[0] for x in xs]
+        require(
+            ex,
+            [
+                CheckResult(
+                    Text("one gradient per batch", "每个批次一个梯度"),
+                    found.kind == "list" and found.length == self.batches,
+                    Text("a list of {n} tensors", "包含 {n} 个张量的 list").format(n=self.batches),
+                    found.describe(),
+                )
+            ],
         )
-        results.append(c.values(g, want, f"grads[{k}]", misconception="RG-4" if summed else None))
-    require(ex, results)
-    return Passed(ex)
+        grads = found.items
+        require(ex, [c.is_tensor(g, f"grads[{k}]") for k, g in enumerate(grads)])
+        require(
+            ex,
+            [
+                CheckResult(
+                    Text("the stored gradients are separate copies", "保存的梯度是彼此独立的副本"),
+                    len({g.storage for g in grads}) == self.batches,
+                    Text("w.grad.clone() for each batch", "每个批次保存 w.grad.clone()"),
+                    Text(
+                        "several entries share one storage (the same w.grad)",
+                        "多个元素共享同一块存储（同一个 w.grad）",
+                    ),
+                )
+            ],
+        )
+        results = []
+        running = stale.to(torch.float64)
+        for k, (g, want) in enumerate(zip(grads, wanted, strict=True)):
+            running = running + want.to(torch.float64)
+            summed = bool(
+                trusted.allclose(g.value.to(torch.float64), running, rtol=1e-5, atol=1e-6)
+            )
+            results.append(
+                c.values(g, want, f"grads[{k}]", misconception="RG-4" if summed else None)
+            )
+        require(ex, results)
+
+
+def check_per_batch_grads(fn, seed: int = 0, batches: int = 3, dim: int = 4, device=None) -> None:
+    verdict(PerBatchGrads(seed, batches, dim, None if device is None else str(device)), fn)
 
 
 # Exercise 5 (RG-5) -------------------------------------------------------------------------
 
 
-def _rg5(error: BaseException) -> str | None:
-    return "RG-5" if "Mismatch in shape" in str(error) else None
+def _rg5(message: str) -> str | None:
+    return "RG-5" if "Mismatch in shape" in message else None
 
 
-def check_backward_seed(fn: Callable, seed: int = 0, dtype=torch.float32, device=None) -> Passed:
-    """The seed must make loss.backward(gradient=seed) equal loss.backward()."""
-    ex = EXERCISES[4].heading
-    device = resolve_device(device)
-    x = uniform(seed, 5, device=device, dtype=dtype).requires_grad_()
-    loss = (x.sin() * x).sum()
-    (want,) = trusted.autograd_grad(loss, x, retain_graph=True)
-    s = call_learner(ex, fn, loss)
-    require(ex, [c.is_tensor(s, "seed")])
-    require(
-        ex,
-        [
-            c.shape(s, (), "seed", misconception="RG-5"),
-            c.dtype(s, dtype, "seed"),
-            c.on_device(s, device, "seed"),
-            c.values(s, trusted.ones((), dtype=torch.float64), "seed"),
-        ],
-    )
-    (found,) = trusted.autograd_grad(loss, x, grad_outputs=s)
-    require(ex, [c.values(found, want, "x.grad")])
-    return Passed(ex)
+@dataclass(frozen=True)
+class BackwardSeed(Check):
+    """The seed must make backward(gradient=seed) do what backward() does."""
+
+    number = 5
+    seed: int = 0
+    dtype: str = "float32"
+    device: str | None = None
+
+    def _input(self, device) -> torch.Tensor:
+        return uniform(self.seed, 5, device=device, dtype=getattr(torch, self.dtype))
+
+    def observe(self, fn) -> dict:
+        x = self._input(resolve_device(self.device)).requires_grad_()
+        loss = (x.sin() * x).sum()
+        out = call(fn, loss)
+        if not out.ok:
+            return {"call": out.record()}
+        effect = call(lambda s: trusted.autograd_grad(loss, x, grad_outputs=s)[0], out.value)
+        return {"call": out.record(), "effect": effect.record()}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        s = returned(ex, obs["call"], "backward_seed")
+        require(ex, [c.is_tensor(s, "seed")])
+        require(ex, [c.shape(s, (), "seed", misconception="RG-5")])
+        x = self._input("cpu").requires_grad_()
+        (want,) = trusted.autograd_grad((x.sin() * x).sum(), x)
+        found = returned(ex, obs["effect"], "loss.backward(gradient=seed)", classify=_rg5)
+        require(ex, [c.values(found, want, "x.grad"), c.values(s, trusted.ones(()), "seed")])
+
+
+def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
+    name = str(dtype).removeprefix("torch.")
+    verdict(BackwardSeed(seed, name, None if device is None else str(device)), fn)
 
 
 # Exercise 6 (RG-6) -------------------------------------------------------------------------
 
 
-def make_small_mlp(seed: int, device) -> torch.nn.Sequential:
-    """A 4-8-3 MLP with fixed weights, the model exercise 6 fine-tunes."""
-    torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).to(
-        device
-    )
+def make_mlp(seed: int, depth: int = 2, width: int = 8, device="cpu") -> torch.nn.Sequential:
+    """An MLP with ``depth`` Linear layers and fixed weights (4 inputs, 3 outputs)."""
+    g = trusted.generator().manual_seed(seed)
+    sizes = [4, *[width] * (depth - 1), 3]
+    layers: list[torch.nn.Module] = []
+    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
+        linear = torch.nn.Linear(n_in, n_out)
+        with trusted.no_grad():
+            linear.weight.copy_(trusted.rand(n_out, n_in, generator=g) - 0.5)
+            linear.bias.copy_(trusted.rand(n_out, generator=g) - 0.5)
+        layers.append(linear)
+        if k < depth - 1:
+            layers.append(torch.nn.Tanh())
+    return torch.nn.Sequential(*layers).to(device)
 
 
-def check_finetune_last_layer(fn: Callable, seed: int = 0, lr: float = 0.1, device=None) -> Passed:
-    """One SGD step must change the last layer only, by the right amount."""
-    ex = EXERCISES[5].heading
-    device = resolve_device(device)
-    model = make_small_mlp(seed, device)
-    reference = copy.deepcopy(model)
-    x = uniform(seed + 1, 10, 4, device=device)
-    target = uniform(seed + 2, 10, 3, device=device)
-    loss_ref = torch.nn.functional.mse_loss(reference(x), target)
-    last = list(reference[-1].parameters())
-    grads = trusted.autograd_grad(loss_ref, last)
-    expected_last = [p.detach() - lr * g for p, g in zip(last, grads, strict=True)]
+@dataclass(frozen=True)
+class FinetuneLastLayer(Check):
+    """One SGD step must change the last layer only, by the right amount.
 
-    loss = call_learner(ex, fn, model, x.clone(), target.clone(), lr)
-    results = [
-        CheckResult(
-            Text("the returned loss is a Python float", "返回的损失是 Python float"),
-            isinstance(loss, float),
-            "float",
-            type(loss).__name__,
-        )
-    ]
-    if isinstance(loss, float):
-        results.append(c.values(trusted.tensor(loss), loss_ref.detach(), "loss", rtol=1e-4))
-    last_index = str(len(model) - 1)
-    reference_params = dict(reference.named_parameters())
-    expected = dict(
-        zip(
-            (f"{last_index}.{n}" for n, _ in reference[-1].named_parameters()),
-            expected_last,
-            strict=True,
-        )
-    )
-    for name, p in model.named_parameters():
-        if name in expected:
-            results.append(c.requires_grad(p, True, f"model.{name}"))
-            results.append(c.values(p, expected[name], f"model.{name}", rtol=1e-4))
-            continue
-        results.append(c.requires_grad(p, False, f"model.{name}", "RG-6"))
-        results.append(
+    The model arrives with stale gradients in every ``.grad`` (as after an
+    earlier step), so a step that does not zero them first is wrong.
+    """
+
+    number = 6
+    seed: int = 0
+    lr: float = 0.1
+    depth: int = 2
+    device: str | None = None
+
+    def _inputs(self, device):
+        model = make_mlp(self.seed, self.depth, device=device)
+        x = uniform(self.seed + 1, 10, 4, device=device)
+        target = uniform(self.seed + 2, 10, 3, device=device)
+        return model, x, target
+
+    def observe(self, fn) -> dict:
+        model, x, target = self._inputs(resolve_device(self.device))
+        for k, p in enumerate(model.parameters()):
+            p.grad = uniform(self.seed + 20 + k, *p.shape, device=p.device)
+        out = call(fn, model, x, target, self.lr)
+        params = {name: snapshot(p) for name, p in model.named_parameters()}
+        return {"call": out.record(), "params": params}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        loss = returned(ex, obs["call"], "finetune_last_layer")
+        model, x, target = self._inputs("cpu")
+        reference = copy.deepcopy(model)
+        loss_ref = torch.nn.functional.mse_loss(reference(x), target)
+        last = dict(reference[-1].named_parameters())
+        grads = dict(zip(last, trusted.autograd_grad(loss_ref, list(last.values())), strict=True))
+        last_index = str(len(model) - 1)
+        results = [
             CheckResult(
-                Text(
-                    "model.{name} is unchanged by the step", "model.{name} 在这一步之后保持不变"
-                ).format(name=name),
-                bool(trusted.equal(p.detach(), reference_params[name].detach())),
-                Text("unchanged", "不变"),
-                Text("changed", "已改变"),
-                "RG-6",
+                Text("the returned loss is a Python float", "返回的损失是 Python float"),
+                loss.kind == "float",
+                "float",
+                loss.describe(),
             )
-        )
-    require(ex, results)
-    return Passed(ex)
+        ]
+        if loss.kind == "float":
+            results.append(
+                c.values(trusted.tensor(loss.value), loss_ref.detach(), "loss", rtol=1e-4)
+            )
+        params = obs["params"]
+        for name, p in model.named_parameters():
+            found = Seen(params.get(name, {"kind": "none"}))
+            layer, _, leaf = name.partition(".")
+            if layer == last_index:
+                want = p.detach() - self.lr * grads[leaf]
+                results.append(c.requires_grad(found, True, f"model.{name}"))
+                results.append(c.values(found, want, f"model.{name}", rtol=1e-4))
+                continue
+            results.append(c.requires_grad(found, False, f"model.{name}", "RG-6"))
+            unchanged = c.values(found, p.detach(), f"model.{name}", rtol=0, atol=0)
+            results.append(
+                CheckResult(
+                    Text(
+                        "model.{name} is unchanged by the step", "model.{name} 在这一步之后保持不变"
+                    ).format(name=name),
+                    unchanged.passed,
+                    Text("unchanged", "不变"),
+                    Text("changed", "已改变"),
+                    "RG-6",
+                )
+            )
+        require(ex, results)
+
+
+def check_finetune_last_layer(
+    fn, seed: int = 0, lr: float = 0.1, depth: int = 2, device=None
+) -> None:
+    verdict(FinetuneLastLayer(seed, lr, depth, None if device is None else str(device)), fn)
 
 
 # Exercise 7 (RG-7) -------------------------------------------------------------------------
 
 
-def check_to_device(fn: Callable, seed: int = 0, device=None) -> Passed:
-    """Batch and model must both end up on the device and dtype asked for."""
-    ex = EXERCISES[6].heading
-    device = resolve_device(device)
-    dtype = torch.float64
-    batch = uniform(seed, 3, 4, device="cpu")
-    original = batch.clone()
-    model = torch.nn.Linear(4, 2)
-    out = call_learner(ex, fn, batch, model, device, dtype)
-    require(ex, [c.returns_tuple(out, 2, "(batch, model)")])
-    moved, moved_model = out
-    require(ex, [c.is_tensor(moved, "batch")])
-    rg7 = "RG-7" if moved is batch else None
-    require(
-        ex,
-        [
-            c.dtype(moved, dtype, "batch", rg7),
-            c.on_device(moved, device, "batch", rg7),
-            c.values(moved, original, "batch"),
-            CheckResult(
-                Text("the returned model is a torch.nn.Module", "返回的模型是 torch.nn.Module"),
-                isinstance(moved_model, torch.nn.Module),
-                "nn.Module",
-                type(moved_model).__name__,
-            ),
-        ],
-    )
-    params = list(moved_model.named_parameters())
-    require(
-        ex,
-        [c.dtype(p, dtype, f"model.{name}") for name, p in params]
-        + [c.on_device(p, device, f"model.{name}") for name, p in params],
-    )
-    return Passed(ex)
+@dataclass(frozen=True)
+class ToDevice(Check):
+    """Batch and model must both end up on the device and in the dtype asked for."""
+
+    number = 7
+    seed: int = 0
+    dtype: str = "float64"
+    device: str | None = None
+
+    def observe(self, fn) -> dict:
+        device = resolve_device(self.device)
+        dtype = getattr(torch, self.dtype)
+        batch = uniform(self.seed, 3, 4, device="cpu")
+        model = torch.nn.Linear(4, 2)
+        out = call(fn, batch, model, device, dtype)
+        is_pair = out.ok and trusted.type_(out.value) is tuple and trusted.len_(out.value) == 2
+        same = is_pair and out.value[0] is batch
+        returned_params = {}
+        if is_pair:
+            moved_model = out.value[1]
+            if trusted.isinstance_(moved_model, trusted.module_type):
+                returned_params = {n: snapshot(p) for n, p in moved_model.named_parameters()}
+        return {
+            "device": str(device),
+            "call": out.record(),
+            "same_batch": bool(same),
+            "returned_params": returned_params,
+        }
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        dtype = getattr(torch, self.dtype)
+        out = returned(ex, obs["call"], "to_device")
+        require(ex, [c.returns_tuple(out, 2, "(batch, model)")])
+        moved, moved_model = out.items
+        require(ex, [c.is_tensor(moved, "batch")])
+        rg7 = "RG-7" if obs["same_batch"] else None
+        require(
+            ex,
+            [
+                c.dtype(moved, dtype, "batch", rg7),
+                c.on_device(moved, obs["device"], "batch", rg7),
+                c.values(moved, uniform(self.seed, 3, 4, device="cpu"), "batch"),
+                CheckResult(
+                    Text("the returned model is a torch.nn.Module", "返回的模型是 torch.nn.Module"),
+                    moved_model.kind == "module",
+                    "nn.Module",
+                    moved_model.describe(),
+                ),
+            ],
+        )
+        results = []
+        for name, data in obs["returned_params"].items():
+            p = Seen(data)
+            results += [
+                c.dtype(p, dtype, f"model.{name}"),
+                c.on_device(p, obs["device"], f"model.{name}"),
+            ]
+        require(ex, results)
+
+
+def check_to_device(fn, seed: int = 0, dtype=torch.float64, device=None) -> None:
+    name = str(dtype).removeprefix("torch.")
+    verdict(ToDevice(seed, name, None if device is None else str(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

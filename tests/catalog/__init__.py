@@ -1,0 +1,33 @@
+"""Catalogues of learner answers that the checks must judge right, one module per lesson.
+
+Each ``catalog.lessonNN`` module has two dicts keyed by the solution cell's grade_id:
+
+- ``WRONG``: answers that must lose the exercise's points. ``misconception`` is the ID
+  the feedback must name, or None where no misconception explains the mistake (a
+  hard-coded shape, a forgotten argument): then the feedback must name no ID.
+- ``RIGHT``: correct answers written in other styles than the official solution; each
+  must earn full marks.
+
+Each answer replaces the whole solution cell, as a learner's submission would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A wrong answer, what it gets wrong, and the misconception ID it must be named by."""
+
+    name: str
+    misconception: str | None
+    code: str
+
+
+@dataclass(frozen=True)
+class Right:
+    """A correct answer in another style than the official solution."""
+
+    name: str
+    code: str

@@ -1,9 +1,13 @@
 """Catalogued wrong answers for lesson 02: one per exercise and misconception ID."""
 
-WRONG_ANSWERS: dict[str, dict[str, str]] = {
-    "ex1_evaluate": {
-        # NG-1: trusts volatile=True to switch recording off.
-        "NG-1": """
+from catalog import Right, Wrong
+
+WRONG: dict[str, list[Wrong]] = {
+    "ex1_evaluate": [
+        Wrong(
+            "ng-1 catalogue answer",
+            "NG-1",
+            """
 from torch.autograd import Variable
 
 def evaluate(model, batches):
@@ -14,8 +18,11 @@ def evaluate(model, batches):
         total_accuracy += (logits.argmax(dim=1) == labels).float().mean().item()
     return total_loss / len(batches), total_accuracy / len(batches)
 """,
-        # NG-3: no backward, so "nothing is kept": accumulates loss tensors with graphs.
-        "NG-3": """
+        ),
+        Wrong(
+            "ng-3 catalogue answer",
+            "NG-3",
+            """
 def evaluate(model, batches):
     total_loss, total_accuracy = 0, 0
     for inputs, labels in batches:
@@ -24,20 +31,26 @@ def evaluate(model, batches):
         total_accuracy += (logits.argmax(dim=1) == labels).float().mean()
     return total_loss / len(batches), total_accuracy / len(batches)
 """,
-    },
-    "ex2_count_saved_bytes": {
-        # NG-2: measures what gradients would take, not what the graph saved.
-        "NG-2": """
+        ),
+    ],
+    "ex2_count_saved_bytes": [
+        Wrong(
+            "ng-2 catalogue answer",
+            "NG-2",
+            """
 def count_saved_bytes(fn, *args):
     result = fn(*args)
     if getattr(result, "requires_grad", False):
         return result, result.element_size() * result.nelement()
     return result, 0
 """,
-    },
-    "ex3_run_step": {
-        # NG-2: "memory is gradients", so eval just skips backward with recording on.
-        "NG-2": """
+        ),
+    ],
+    "ex3_run_step": [
+        Wrong(
+            "ng-2 catalogue answer",
+            "NG-2",
+            """
 def run_step(model, inputs, labels, optimizer, train):
     loss = torch.nn.functional.cross_entropy(model(inputs), labels)
     if train:
@@ -46,23 +59,32 @@ def run_step(model, inputs, labels, optimizer, train):
         optimizer.step()
     return loss.item()
 """,
-    },
-    "ex4_frozen_features": {
-        # NG-4: inference_mode outputs used for training later.
-        "NG-4": """
+        ),
+    ],
+    "ex4_frozen_features": [
+        Wrong(
+            "ng-4 catalogue answer",
+            "NG-4",
+            """
 def frozen_features(backbone, x):
     with torch.inference_mode():
         return backbone(x)
 """,
-    },
-    "ex5_input_saliency": {
-        # NG-5: expects enable_grad() to work inside inference_mode.
-        "NG-5": """
+        ),
+    ],
+    "ex5_input_saliency": [
+        Wrong(
+            "ng-5 catalogue answer",
+            "NG-5",
+            """
 def input_saliency(model, x):
     with torch.enable_grad():
         x = x.clone().requires_grad_()
         (saliency,) = torch.autograd.grad(model(x).sum(), x)
     return saliency
 """,
-    },
+        ),
+    ],
 }
+
+RIGHT: dict[str, list[Right]] = {}

@@ -1,0 +1,242 @@
+"""How a check reaches its verdict: observe (runs learner code), then judge (pure).
+
+A :class:`Check` is built from the parameters a test cell gives (seed, sizes,
+device). Its ``observe(fn)`` calls the learner's function on inputs it makes itself
+and returns plain data (see ``observation.py``); its ``judge(obs)`` decides from that
+data alone and never calls learner code. The same test cell source runs in three
+modes (see docs/grading-design.md):
+
+- **self-study** (the learner's kernel): observe, round-trip the observation through
+  the weights-only format, judge, show the feedback;
+- **observe** (the sandboxed observer while grading): record the observation, judge
+  nothing;
+- **judge** (the grader's own process, where no learner code ever ran): take the
+  recorded observation, judge it; that verdict alone gives the points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import sys
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import torch
+
+from autograder.common import trusted
+from autograder.common.exercise import NotAttempted
+from autograder.common.i18n import Text
+from autograder.common.observation import Seen, snapshot
+from autograder.common.result import CheckFailed, CheckResult
+
+NOT_ATTEMPTED = Text(
+    "not attempted yet: the function still raises NotImplementedError",
+    "尚未作答：函数仍然抛出 NotImplementedError",
+)
+NO_EXCEPTION = Text("no exception", "不抛出异常")
+PASSED = Text("✓ {ex}: all checks passed", "✓ {ex}：全部检查通过")
+
+
+class Mode:
+    """Where verdicts are being decided right now; one instance per process."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to self-study, with nothing recorded or waiting."""
+        self.name = "self-study"
+        self.quiet = False  # the self-check runs every check without printing each outcome
+        self.recorded: list[tuple[str, dict]] = []
+        self.replay: list[tuple[str, dict]] = []
+
+    def observe(self) -> None:
+        """Record observations instead of judging (the sandboxed observer)."""
+        self.name, self.recorded = "observe", []
+
+    def judge(self, observations: list[tuple[str, dict]]) -> None:
+        """Judge recorded observations, in order (the grader's process)."""
+        self.name, self.replay = "judge", list(observations)
+
+    def next_observation(self, key: str) -> dict:
+        if not self.replay:
+            return {"observe_error": "missing"}
+        found_key, observation = self.replay.pop(0)
+        return observation if found_key == key else {"observe_error": "out of order"}
+
+
+MODE = Mode()
+
+
+def to_bytes(observation: Any) -> bytes:
+    """Serialize plain data (tensors, numbers, strings, containers)."""
+    buffer = io.BytesIO()
+    trusted.save(observation, buffer)
+    return buffer.getvalue()
+
+
+def from_bytes(data: bytes) -> Any:
+    """Read plain data back; anything that could carry code is refused by weights_only."""
+    return trusted.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+
+
+class Call:
+    """The outcome of one call of the learner's function: its value, or what it raised."""
+
+    def __init__(self, value: Any = None, error: BaseException | None = None):
+        self.value, self.error = value, error
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def record(self) -> dict:
+        """Plain data: the exception's type and first line, or a snapshot of the value."""
+        if self.error is None:
+            return {"raised": None, "value": snapshot(self.value)}
+        text = str(self.error).splitlines()
+        return {
+            "raised": trusted.type_(self.error).__name__,
+            "message": (text[0] if text else "")[:300],
+            "not_implemented": trusted.isinstance_(self.error, NotImplementedError),
+        }
+
+
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Call:
+    """Call the learner's function; any exception it raises is part of the observation."""
+    if not callable(fn):
+        return Call(error=TypeError(f"{trusted.type_(fn).__name__} object is not callable"))
+    try:
+        return Call(fn(*args, **kwargs))
+    except Exception as error:  # the learner's error is data for the judge
+        return Call(error=error)
+
+
+def returned(
+    ex: Text,
+    record: dict,
+    name: str,
+    classify: Callable[[str], str | None] = lambda message: None,
+) -> Seen:
+    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception."""
+    if record.get("raised") is None:
+        return Seen(record.get("value", {"kind": "none"}))
+    if record.get("not_implemented"):
+        raise NotAttempted(ex, [CheckResult(NOT_ATTEMPTED, False, "—", "NotImplementedError")])
+    message = record.get("message", "")
+    what = Text("calling {name}(...)", "调用 {name}(...)").format(name=name)
+    found = Text("it raised {kind}: “{msg}”", "抛出了 {kind}：“{msg}”").format(
+        kind=record["raised"], msg=message
+    )
+    raise CheckFailed(ex, [CheckResult(what, False, NO_EXCEPTION, found, classify(message))])
+
+
+def global_state() -> dict:
+    """The global switches a function must leave as it found them."""
+    return {
+        "grad_enabled": bool(trusted.is_grad_enabled()),
+        "inference_mode": bool(trusted.is_inference_mode_enabled()),
+        "default_dtype": str(trusted.get_default_dtype()),
+    }
+
+
+def restore_global_state(state: dict) -> None:
+    """Put the switches back, so that one exercise's slip does not fail the next."""
+    trusted.set_grad_enabled(state["grad_enabled"])
+    trusted.set_default_dtype(getattr(torch, state["default_dtype"].removeprefix("torch.")))
+
+
+_STATE_TEXT = {
+    "grad_enabled": Text(
+        "grad mode (torch.is_grad_enabled())", "梯度模式（torch.is_grad_enabled()）"
+    ),
+    "inference_mode": Text(
+        "inference mode (torch.is_inference_mode_enabled())",
+        "推理模式（torch.is_inference_mode_enabled()）",
+    ),
+    "default_dtype": Text(
+        "the default dtype (torch.get_default_dtype())", "默认 dtype（torch.get_default_dtype()）"
+    ),
+}
+_LEFT_AS_FOUND = Text("{value}, as before your function ran", "{value}，与调用前相同")
+
+
+def state_changes(before: dict, after: dict) -> list[CheckResult]:
+    """A failed result for each global switch the learner's function left changed."""
+    return [
+        CheckResult(
+            Text("{what} after your function returned", "函数返回后的{what}").format(
+                what=_STATE_TEXT[name]
+            ),
+            False,
+            _LEFT_AS_FOUND.format(value=before[name]),
+            str(after.get(name)),
+        )
+        for name in _STATE_TEXT
+        if name in before and before.get(name) != after.get(name)
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One check of one exercise with its parameters; subclasses are dataclasses too."""
+
+    number: ClassVar[int] = 0  # the exercise's number in its lesson's EXERCISES
+
+    @property
+    def heading(self) -> Text:
+        lesson = sys.modules[type(self).__module__]
+        return lesson.EXERCISES[self.number - 1].heading
+
+    def key(self) -> str:
+        """Which check with which parameters: observations are matched to checks by it."""
+        params = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return f"{type(self).__name__}({params})"
+
+    def observe(self, fn: Callable[..., Any]) -> dict:
+        raise NotImplementedError
+
+    def judge(self, obs: dict) -> None:
+        """Raise CheckFailed (or NotAttempted) unless the observation shows a right answer."""
+        raise NotImplementedError
+
+    def observe_plain(self, fn: Callable[..., Any]) -> dict:
+        """Observe, never raising; record and then restore the global switches."""
+        before = global_state()
+        try:
+            observation = self.observe(fn)
+        except Exception as error:  # a check that could not observe fails, it does not crash
+            observation = {"observe_error": f"{trusted.type_(error).__name__}: {error}"[:300]}
+        after = global_state()
+        restore_global_state(before)
+        return {**observation, "_state": {"before": before, "after": after}}
+
+    def decide(self, obs: dict) -> None:
+        """Judge, with a clear failure when nothing could be observed."""
+        problem = obs.get("observe_error") if isinstance(obs, dict) else "not plain data"
+        if problem:
+            what = Text("running your function", "运行你的函数")
+            found = Text("it could not be observed ({p})", "无法观察它的行为（{p}）").format(
+                p=problem
+            )
+            raise CheckFailed(self.heading, [CheckResult(what, False, NO_EXCEPTION, found)])
+        self.judge(obs)
+        state = obs.get("_state", {})
+        changed = state_changes(state.get("before", {}), state.get("after", {}))
+        if changed:
+            raise CheckFailed(self.heading, changed)
+
+
+def verdict(check: Check, fn: Callable[..., Any]) -> None:
+    """Run one check in the current mode; in self-study, print the outcome or raise."""
+    if MODE.name == "observe":
+        MODE.recorded.append((check.key(), check.observe_plain(fn)))
+        return
+    if MODE.name == "judge":
+        observation = MODE.next_observation(check.key())
+    else:
+        observation = from_bytes(to_bytes(check.observe_plain(fn)))
+    check.decide(observation)
+    if MODE.name == "self-study" and not MODE.quiet:
+        print(PASSED.format(ex=check.heading())())

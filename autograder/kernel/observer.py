@@ -1,0 +1,119 @@
+"""The sandboxed observer: runs a learner's definitions and records what the checks see.
+
+The grader starts ``python -I -m autograder.kernel.observer`` inside the sandbox
+and writes a job to its standard input: the learner's definitions (imports,
+functions, classes and constants taken from the notebook, nothing else) and the
+test cells to observe. This process imports torch and the checks before any
+learner code exists, then forks one child per test cell, so every exercise is
+observed in a fresh process that saw only the definitions. Each child sends its
+observations back through its own pipe; its standard output goes to a log. Only
+this parent writes to standard output: one weights-only blob with every test
+cell's observations and what happened to its child.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import select
+import signal
+import sys
+import time
+from typing import Any
+
+import autograder.lessons
+from autograder.common import protocol
+
+MAX_BLOB = 64 * 1024**2  # bytes one child may send back
+
+
+def observe_cell(definitions: list[str], test_source: str) -> list[tuple[str, dict]]:
+    """Run the definitions, then the test cell in observe mode; return the observations."""
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    for k, code in enumerate(definitions):
+        exec(compile(code, f"<learner definitions {k}>", "exec"), namespace)  # noqa: S102
+    protocol.MODE.observe()
+    exec(compile(test_source, "<test cell>", "exec"), namespace)  # noqa: S102 - course code
+    return protocol.MODE.recorded
+
+
+def _child(write_fd: int, log_fd: int, definitions: list[str], source: str) -> None:
+    """In the forked child: learner code runs here, then the observations go to the pipe."""
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    try:
+        blob = protocol.to_bytes(
+            {"status": "ok", "observations": observe_cell(definitions, source)}
+        )
+    except BaseException as error:  # the learner's definitions or a check could not run
+        text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        blob = protocol.to_bytes({"status": "error", "reason": text[:300], "observations": []})
+    view = memoryview(blob)
+    while view:
+        view = view[os.write(write_fd, view) :]
+    os._exit(0)
+
+
+def _collect(pid: int, read_fd: int, timeout_s: float) -> dict:
+    """Read one child's blob within its time; kill it when it runs over."""
+    chunks, size, deadline = [], 0, time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([read_fd], [], [], max(left, 0))
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"status": "timed out", "observations": []}
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_BLOB:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"status": "error", "reason": "observations too large", "observations": []}
+        chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if not chunks:
+        return {"status": "crashed", "reason": f"exit status {status}", "observations": []}
+    try:
+        return protocol.from_bytes(b"".join(chunks))
+    except Exception:  # anything but plain data is refused
+        return {"status": "error", "reason": "observations were not plain data", "observations": []}
+
+
+def run(job: dict, log_path: str) -> dict:
+    """Observe every test cell of the job, each in its own forked child."""
+    results = {}
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for test in job["tests"]:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child(write_fd, log_fd, job["definitions"], test["source"])
+        os.close(write_fd)
+        results[test["grade_id"]] = _collect(pid, read_fd, float(job["timeout_s"]))
+        os.close(read_fd)
+    os.close(log_fd)
+    return results
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    if job.get("threads"):
+        import torch
+
+        torch.set_num_threads(int(job["threads"]))
+    for lesson in pkgutil.iter_modules(autograder.lessons.__path__):
+        importlib.import_module(f"autograder.lessons.{lesson.name}")  # before any learner code
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but the blob reaches the grader's pipe
+    out.write(protocol.to_bytes(run(job, job["log"])))
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()
