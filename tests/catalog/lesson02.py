@@ -650,7 +650,7 @@ def run_step(model, inputs, labels, optimizer, train):
             optimizer.zero_grad(set_to_none=False)
             loss.backward()
             optimizer.step()
-    return float(loss)
+    return float(loss.detach())
 """,
         ),
         Right(
