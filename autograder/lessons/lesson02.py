@@ -768,7 +768,7 @@ class CountSavedBytes(Check):
                         Text("fn is called once", "fn 只被调用一次"),
                         calls == 1,
                         "1",
-                        Text("{n} calls", "{n} 次").format(n=calls),
+                        Text("{n} calls", "调用了 {n} 次").format(n=calls),
                     ),
                     CheckResult(
                         Text("result is what fn returned", "result 就是 fn 的返回值"),
@@ -865,7 +865,7 @@ class RunStep(Check):
         model, ((x, y),) = _classifier_inputs(sc, device)
         model.train(sc.training)
         _set_grads(model, _stale_grads(model, sc.seed))
-        optimizer = torch.optim.SGD(model.parameters(), lr=self.lr)
+        optimizer = torch.optim.SGD(model.parameters(), lr=self._lr(sc))
         x0, y0 = x.clone(), y.clone()
         with _outer(sc.outer):
             before = trusted.is_grad_enabled()
@@ -907,23 +907,28 @@ class RunStep(Check):
             no_backward = as_found[2].passed  # the stale .grad is still there
             results += [_nothing_saved(record, "NG-2" if no_backward else None), as_found[0]]
         else:
-            results += self._stepped(record["model"]["params"], model, grads, stale)
+            results += self._stepped(record["model"]["params"], model, grads, stale, self._lr(sc))
         require(ex, _in(sc, results))
         found = trusted.tensor(loss.value, dtype=torch.float64)
         require(ex, _in(sc, [c.values(found, want_loss.detach(), "loss", rtol=1e-4)]))
 
-    def _stepped(self, params: dict, model, grads, stale) -> list[CheckResult]:
+    def _lr(self, sc: Scenario) -> float:
+        """Each call's optimizer has its own learning rate: the step must use the optimizer."""
+        return self.lr * (1.0, 0.5, 2.0, 1.0)[sc.number - 1]
+
+    def _stepped(self, params: dict, model, grads, stale, lr: float) -> list[CheckResult]:
         """Each parameter moved by -lr * its fresh gradient; RG-4 where the stale one was added."""
         results = []
         for (name, p), g in zip(model.named_parameters(), grads, strict=True):
             found = Seen(params.get(name, {"kind": "none"}))
-            want = p.detach() - self.lr * g
-            kept_stale = p.detach() - self.lr * (g + stale[name])
+            want = p.detach() - lr * g
+            kept_stale = p.detach() - lr * (g + stale[name])
             accumulated = found.shape == tuple(p.shape) and bool(
                 trusted.allclose(found.value.double(), kept_stale.double(), rtol=1e-4, atol=1e-6)
             )
             rg4 = "RG-4" if accumulated else None
-            results.append(c.values(found, want, f"model.{name} after the step", rg4, rtol=1e-4))
+            after = Text("model.{n} after the step", "更新后的 model.{n}").format(n=name)
+            results.append(c.values(found, want, after, rg4, rtol=1e-4))
         failed = [r for r in results if not r.passed]
         if len(failed) < 2:
             return results

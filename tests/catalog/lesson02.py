@@ -355,6 +355,21 @@ def run_step(model, inputs, labels, optimizer, train):
 """,
         ),
         Wrong(
+            "its own optimizer with a fixed learning rate",
+            None,
+            """
+def run_step(model, inputs, labels, optimizer, train):
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            sgd.zero_grad()
+            loss.backward()
+            sgd.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
             "returns the loss tensor",
             None,
             """
