@@ -74,6 +74,7 @@ class Scenario:
     stale_grads: bool = False  # the parameters arrive with a non-empty .grad
     train: bool | None = None  # run_step's flag
     x_requires_grad: bool = False
+    short_last: bool = False  # the last batch has fewer rows, as at the end of a data set
 
     def sizes(self, last: int | None = None) -> list[int]:
         """Layer sizes: inputs, hidden widths, outputs (``last`` fixes the outputs)."""
@@ -88,6 +89,8 @@ class Scenario:
         ]
         if self.batches > 1:
             parts.append(Text("{n} batches", "{n} 个批次").format(n=self.batches))
+        if self.short_last:
+            parts.append(Text("the last batch smaller", "最后一个批次较小"))
         if self.train is not None:
             parts.append(f"train={self.train}")
         if self.stale_grads:
@@ -383,15 +386,18 @@ def _classifier_inputs(sc: Scenario, device):
     sizes = sc.sizes()
     model = make_mlp(sc.seed, sizes, sc.dtype, device)
     g = trusted.generator().manual_seed(sc.seed + 1)
-    rows = _ints(sc.seed + 2, (6, 13))[0]
+    full = _ints(sc.seed + 2, (6, 13))[0]
+    rows = [full] * sc.batches
+    if sc.short_last:
+        rows[-1] = full // 2
     batches = [
         (
-            uniform(sc.seed + 100 + k, rows, sizes[0], device="cpu", dtype=_dtype(sc.dtype)).to(
+            uniform(sc.seed + 100 + k, n, sizes[0], device="cpu", dtype=_dtype(sc.dtype)).to(
                 device
             ),
-            trusted.randint(0, sizes[-1], (rows,), generator=g).to(device),
+            trusted.randint(0, sizes[-1], (n,), generator=g).to(device),
         )
-        for k in range(sc.batches)
+        for k, n in enumerate(rows)
     ]
     return model, batches
 
@@ -409,7 +415,16 @@ class Evaluate(Check):
         s = self.seed * 10
         return (
             Scenario(1, s + 1, depth=2, training=True, batches=self.count),
-            Scenario(2, s + 2, 3, "float64", False, batches=self.count + 1, stale_grads=True),
+            Scenario(
+                2,
+                s + 2,
+                3,
+                "float64",
+                False,
+                batches=self.count + 1,
+                stale_grads=True,
+                short_last=True,
+            ),
             Scenario(3, s + 3, depth=1, training=True, outer="no_grad", batches=2),
         )
 

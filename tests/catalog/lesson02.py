@@ -119,6 +119,19 @@ def evaluate(model, batches):
 """,
         ),
         Wrong(
+            "all batches concatenated: a mean over samples, not over batches",
+            None,
+            """
+@torch.no_grad()
+def evaluate(model, batches):
+    inputs = torch.cat([x for x, _ in batches])
+    labels = torch.cat([y for _, y in batches])
+    logits = model(inputs)
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    return loss.item(), (logits.argmax(dim=1) == labels).float().mean().item()
+""",
+        ),
+        Wrong(
             "returns 0-dim tensors instead of floats",
             None,
             """
