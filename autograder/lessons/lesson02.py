@@ -633,7 +633,6 @@ class Counts:
     """One case rebuilt on the CPU: the right count, and what typical wrong counters find."""
 
     result: torch.Tensor
-    args: tuple
     leaves: list
     exact: int  # every packed tensor, element_size() * nelement(), repeats included
     storage: int  # whole storages instead of tensors
@@ -673,7 +672,7 @@ def _counts(op, args, leaves, outer: str) -> Counts:
     tensors = [a for a in args if trusted.isinstance_(a, trusted.tensor_type)]
     # zero is left out: it is also what a counter that never sees a saved tensor finds
     sized = frozenset({size([result]), size(tensors), size(leaves)} - {0})
-    return Counts(result, args, leaves, exact, storage, sum(distinct.values()), sized)
+    return Counts(result, leaves, exact, storage, sum(distinct.values()), sized)
 
 
 MISREAD = {
@@ -697,9 +696,7 @@ class CountSavedBytes(Check):
     device: str | None = None
 
     def _build(self, case: SavedCase, device):
-        g = trusted.generator().manual_seed(self.seed * 100 + case.number)
-        op, args, leaves = case.build(g, device)
-        return op, args, leaves
+        return case.build(trusted.generator().manual_seed(self.seed * 100 + case.number), device)
 
     def _grad_outputs(self, case: SavedCase, result: torch.Tensor) -> torch.Tensor:
         seeded = uniform(self.seed * 100 + case.number + 50, result.numel(), device="cpu")
