@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grader import integrity, limits, records, submission
+from autograder.grader import integrity, limits, records, submission, verdicts
 from autograder.grader.limits import Limits
 from autograder.grader.records import GradeRecord
 
@@ -38,7 +38,14 @@ class Task:
     threads: int = 0  # CPU threads per kernel, so that parallel kernels do not oversubscribe
 
 
-def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
+def _config(
+    task: Task,
+    workdir: Path,
+    observer_dir: Path,
+    incident_dir: Path,
+    cgroup: Path | None,
+    read_flags: dict[str, list[integrity.Flag]],
+):
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute
     from traitlets.config import Config
@@ -46,7 +53,7 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
 
     from autograder.grader.execute import SandboxedExecute
     from autograder.grader.sandbox import Sandbox
-    from autograder.grader.verdicts import JudgeTestCells
+    from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
 
     root = Path(task.course_root)
     config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
@@ -55,7 +62,7 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     config.CourseDirectory.db_url = course.gradebook_url(root, GRADEBOOK_WAIT_S)
     steps = []
     for step in Autograde.class_traits()["autograde_preprocessors"].default():
-        steps += [SandboxedExecute, JudgeTestCells] if step is Execute else [step]
+        steps += [ObserveTestCells, SandboxedExecute, JudgeTestCells] if step is Execute else [step]
     config.Autograde.autograde_preprocessors = steps
     config.SandboxedExecute.timeout = task.limits.cell_timeout_s
     config.SandboxedExecute.memory_bytes = task.limits.memory_bytes
@@ -68,16 +75,19 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     config.SandboxedExecute.feedback_language = course.language(root)
     config.SandboxedExecute.threads = task.threads
     sandbox = Sandbox(task.sandbox_kind, tuple(Path(p) for p in task.hidden_paths))
-    observer_dir = workdir / "observer"
-    config.JudgeTestCells.source_dir = str(root / "source" / task.assignment)
-    config.JudgeTestCells.language = course.language(root)
-    config.JudgeTestCells.cell_timeout = task.limits.cell_timeout_s
-    config.JudgeTestCells.threads = task.threads
-    config.JudgeTestCells.workdir = str(observer_dir)
-    config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
-    config.JudgeTestCells.observer_prefix = task.limits.launcher_argv(
+    config.ObserveTestCells.source_dir = str(root / "source" / task.assignment)
+    config.ObserveTestCells.cell_timeout = task.limits.cell_timeout_s
+    config.ObserveTestCells.threads = task.threads
+    config.ObserveTestCells.workdir = str(observer_dir)
+    config.ObserveTestCells.observer_prefix = task.limits.launcher_argv(
         str(cgroup) if cgroup else ""
     ) + sandbox.wrap([], observer_dir)
+    config.JudgeTestCells.language = course.language(root)
+    config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
+    config.JudgeTestCells.voided = {
+        name: {gid: flag.describe() for flag in found for gid in flag.voids}
+        for name, found in read_flags.items()
+    }
     return config
 
 
@@ -143,16 +153,21 @@ def grade(task: Task) -> list[GradeRecord]:
             (staged / f"{name}.ipynb").unlink(missing_ok=True)
         # The kernel's only writable folder; outside the course, which the sandbox hides.
         scratch = Path(tempfile.mkdtemp(prefix="course-kernel-"))
+        # The observer's own scratch: the kernel, which runs learner code first, cannot see it.
+        observer_scratch = Path(tempfile.mkdtemp(prefix="course-observer-"))
         incident_dir = root / "grading" / "incidents" / task.student / task.assignment
         shutil.rmtree(incident_dir, ignore_errors=True)
         put_interpreter_bin_on_path()
         cgroup = limits.make_pids_cgroup(task.limits.processes)
         try:
-            api = NbGraderAPI(config=_config(task, scratch, incident_dir, cgroup))
+            config = _config(task, scratch, observer_scratch, incident_dir, cgroup, flags)
+            api = NbGraderAPI(config=config)
             outcome = api.autograde(task.assignment, task.student, force=True, create=True)
         finally:
+            verdicts.stop_observers()
             limits.remove_pids_cgroup(cgroup)
             shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(observer_scratch, ignore_errors=True)
             shutil.rmtree(staged, ignore_errors=True)
         for name in gradable:
             if not outcome["success"]:
