@@ -22,6 +22,7 @@ from autograder.common import protocol
 from autograder.common.exercise import NotAttempted
 from autograder.common.misconceptions import lookup
 from autograder.common.result import CheckFailed
+from autograder.grader import policy
 from autograder.grader.judge import judge_cell
 from autograder.kernel.device import course_device
 from autograder.kernel.observer import observe_cell
@@ -134,6 +135,14 @@ def test_correct_alternative_earns_the_points(lesson, grade_id, right, device):
     run(_test_source(lesson, grade_id), namespace)
     verdict = _split_verdict(right.code, _test_source(lesson, grade_id))
     assert verdict.passed, verdict.feedback
+
+
+@pytest.mark.parametrize(("lesson", "grade_id", "right"), RIGHT)
+def test_correct_alternative_respects_the_learner_code_policy(lesson, grade_id, right):
+    tree = policy.parse(right.code)
+    assert tree is not None
+    found = policy.violations(tree, policy.imported_names([tree]))
+    assert not found, [v.describe() for v in found]
 
 
 @pytest.mark.parametrize(("lesson", "grade_id", "wrong"), WRONG)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from autograder.common import compare as c
@@ -51,19 +50,33 @@ def _tensors_in(tree) -> list[torch.Tensor]:
     return [leaf for leaf in tree_leaves(tree) if trusted.isinstance_(leaf, trusted.tensor_type)]
 
 
-class _OpsReading(TorchDispatchMode):
-    """Names the operations that read one of the watched tensors (matched by storage)."""
+class _GraphFrom(TorchFunctionMode):
+    """Names the torch functions called on the watched tensors that recorded a graph (or raised).
+
+    Reading attributes such as ``requires_grad`` calls nothing here, and printing a
+    tensor records no graph; running the operation whose result is to be predicted
+    does one or the other.
+    """
 
     def __init__(self, watched: list[torch.Tensor]):
         super().__init__()
         self.storages = {int(t.untyped_storage().data_ptr()) for t in watched}
         self.ops: list[str] = []
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        tensors = _tensors_in((args, kwargs or {}))
-        if any(int(t.untyped_storage().data_ptr()) in self.storages for t in tensors):
-            self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = _tensors_in((args, kwargs))
+        reads = any(int(t.untyped_storage().data_ptr()) in self.storages for t in tensors)
+        name = str(getattr(func, "__name__", "?"))
+        try:
+            out = func(*args, **kwargs)
+        except Exception:
+            if reads:
+                self.ops.append(name)
+            raise
+        if reads and any(t.grad_fn is not None for t in _tensors_in(out)):
+            self.ops.append(name)
+        return out
 
 
 _CONVERSIONS = frozenset("to cuda cpu double float half bfloat16 type".split())
@@ -218,7 +231,7 @@ class OutputRequiresGrad(Check):
         answers = []
         for flags in _flag_cases(self.seed):
             inputs = _flag_inputs(flags, device)
-            spy = _OpsReading(inputs)
+            spy = _GraphFrom(inputs)
             with spy:
                 out = call(fn, *inputs)
             answers.append(

@@ -637,6 +637,17 @@ def output_requires_grad(*inputs):
 """,
         ),
         Right(
+            "prints each input while deciding",
+            """
+def output_requires_grad(*inputs):
+    result = False
+    for t in inputs:
+        print(t)
+        result = result or t.requires_grad
+    return result
+""",
+        ),
+        Right(
             "counts the inputs that require grad",
             """
 def output_requires_grad(*inputs):
