@@ -39,7 +39,7 @@ def _at(name: str, case: str) -> str:
 def _caller_unchanged(passed: bool, name: str, found: str | Text) -> CheckResult:
     """The caller's tensor or model must come back as it was handed over."""
     return CheckResult(
-        Text("the caller's {name} is left as it was", "调用者的 {name} 保持原样").format(name=name),
+        Text("the caller's {name}: left as it was", "调用者的 {name}：保持原样").format(name=name),
         passed,
         Text("unchanged", "不变"),
         found,
@@ -47,6 +47,7 @@ def _caller_unchanged(passed: bool, name: str, found: str | Text) -> CheckResult
 
 
 def _tensors_in(tree) -> list[torch.Tensor]:
+    """Every tensor inside nested arguments or results (lists, tuples, dicts)."""
     return [leaf for leaf in tree_leaves(tree) if trusted.isinstance_(leaf, trusted.tensor_type)]
 
 
