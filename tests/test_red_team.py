@@ -205,7 +205,8 @@ def test_forging_the_verdict_earns_nothing_and_is_flagged(graded, name):
     root, _ = graded
     assert not any(_scores(root, name).values()), _scores(root, name)
     (record,) = [r for r in records.load(root, LESSON) if r.student == name]
-    assert record.status == "flagged", record.reason
+    # breaking the kernel's own machinery may also make a cell hang or the kernel die
+    assert record.status in ("flagged", "timed out", "crashed"), record.reason
     fragment = {**VERDICT_CHANNEL, **CHECK_PROCESS}[name][1]
     assert any(f["kind"] == FORBIDDEN and fragment in f["detail"] for f in record.flags), (
         record.flags
