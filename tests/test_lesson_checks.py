@@ -137,12 +137,20 @@ def test_correct_alternative_earns_the_points(lesson, grade_id, right, device):
     assert verdict.passed, verdict.feedback
 
 
+def _policy_violations(code: str) -> list[str]:
+    tree = policy.parse(code)
+    assert tree is not None
+    return [v.describe() for v in policy.violations(tree, policy.imported_names([tree]))]
+
+
 @pytest.mark.parametrize(("lesson", "grade_id", "right"), RIGHT)
 def test_correct_alternative_respects_the_learner_code_policy(lesson, grade_id, right):
-    tree = policy.parse(right.code)
-    assert tree is not None
-    found = policy.violations(tree, policy.imported_names([tree]))
-    assert not found, [v.describe() for v in found]
+    assert not _policy_violations(right.code)
+
+
+@pytest.mark.parametrize(("lesson", "exercise"), EXERCISES)
+def test_reference_solution_respects_the_learner_code_policy(lesson, exercise):
+    assert not _policy_violations(CELLS[lesson][_grade_id(exercise)].source)
 
 
 @pytest.mark.parametrize(("lesson", "grade_id", "wrong"), WRONG)
