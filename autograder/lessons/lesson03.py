@@ -45,6 +45,9 @@ _TRAIN = Text("training mode", "训练模式")
 _MIXED = Text("a mix of modes", "混合模式")
 _UNCHANGED = Text("unchanged", "不变")
 _CHANGED = Text("changed", "已改变")
+_IDENTITY = Text(
+    "; with training=False, Dropout returns x", "；training=False 时 Dropout 原样返回 x"
+)
 _CALLERS = Text("{name} (the caller's tensor)", "{name}（调用者的张量）")
 _FLOAT_LOSS = Text("the returned loss is a Python float", "返回的损失是 Python float")
 
@@ -268,7 +271,7 @@ def _explain(message: str) -> Text | None:
             "BatchNorm 在训练模式下处理了只有一个样本的批次：训练模式需要批次统计量，"
             "评估模式使用滑动平均统计量",
         )
-    if "cannot be multiplied" in message or "size of tensor" in message:
+    if any(part in message for part in ("cannot be multiplied", "size of tensor", "shape of")):
         return Text(
             "a tensor had a size the model does not take: does your code assume the sizes "
             "of the example in the prompt?",
@@ -433,6 +436,30 @@ def _observe_module(model: torch.nn.Module) -> dict:
     }
 
 
+def _adds_up(found: Seen, want: torch.Tensor, with_stale: torch.Tensor) -> bool:
+    """The found values are what the stale .grad plus this batch's gradient would give."""
+    return (
+        found.is_tensor
+        and found.shape == tuple(want.shape)
+        and bool(trusted.allclose(found.value.to(want.dtype), with_stale, rtol=1e-4, atol=1e-6))
+    )
+
+
+def _stale(fix: str) -> CheckResult:
+    """Why the values are off when the stale .grad was left in: backward() adds to it."""
+    return CheckResult(
+        Text("the gradients are this loss's alone", "梯度只来自这次的损失"),
+        False,
+        Text(
+            "the .grad of an earlier step cleared first ({fix})", "先清掉之前留下的 .grad（{fix}）"
+        ).format(fix=fix),
+        Text(
+            "the earlier .grad plus this loss's gradient: backward() adds to .grad",
+            "之前的 .grad 加上这次损失的梯度：backward() 会累加到 .grad 上",
+        ),
+    )
+
+
 # Exercise 1 (EV-3) -------------------------------------------------------------------------
 
 
@@ -493,25 +520,18 @@ class DropoutByHand(Check):
         ex, p = self.heading, self.p
         cases = _dropout_cases(self.seed, p)
         for k, (shape, dtype, training), seen in _observed(ex, cases, obs["calls"]):
-            prefix = _case_text(
-                k + 1,
-                Text(
-                    "x of shape {s}, {d}, training={t}", "x 的形状为 {s}，{d}，training={t}"
-                ).format(s=shape, d=dtype, t=training),
-            )
+            what = Text(
+                "x of shape {s}, {d}, training={t}", "x 的形状为 {s}，{d}，training={t}"
+            ).format(s=shape, d=dtype, t=training)
+            prefix = _case_text(k + 1, what if training else _join(what, _IDENTITY))
             out = _returned(ex, seen["call"], "dropout_by_hand")
             x, u = _dropout_inputs(self.seed, k, shape, dtype, "cpu")
             require(ex, _in_case(prefix, [c.is_tensor(out, "out")]))
             if training:
                 want = torch.where(u < p, trusted.zeros((), dtype=x.dtype), x / (1 - p))
                 ev3 = out.shape == tuple(shape) and _keep_probability(out.value, x, u, p)
-                name = "out"
             else:
                 want, ev3 = x, False
-                name = Text(
-                    "out with training=False (Dropout is the identity in evaluation mode)",
-                    "training=False 时的 out（评估模式下 Dropout 原样返回输入）",
-                )
             mid = "EV-3" if ev3 else None
             require(
                 ex,
@@ -521,7 +541,7 @@ class DropoutByHand(Check):
                         c.shape(out, tuple(shape), "out"),
                         c.dtype(out, x.dtype, "out"),
                         c.on_device(out, obs["device"], "out"),
-                        c.values(out, want, name, misconception=mid),
+                        c.values(out, want, "out", misconception=mid),
                         c.values(Seen(seen["x"]), x, _CALLERS.format(name="x")),
                         c.values(Seen(seen["u"]), u, _CALLERS.format(name="u")),
                     ],
@@ -645,23 +665,15 @@ class EvalGrads(Check):
             wanted = trusted.autograd_grad(_mse(model(x), target), list(model.parameters()))
             model.train(mode == "train")
             olds = _stale_grad_values(self.seed + k, model) if stale else [None] * len(names)
+            summed = []
             for name, want, old in zip(names, wanted, olds, strict=True):
                 found = grads.item(name)
-                summed = (
-                    old is not None
-                    and not ran_train
-                    and found.shape == tuple(want.shape)
-                    and bool(trusted.allclose(found.value.to(want.dtype), want + old, rtol=1e-4))
+                summed.append(
+                    old is not None and not ran_train and _adds_up(found, want, want + old)
                 )
-                results.append(
-                    c.values(
-                        found,
-                        want,
-                        f"grads[{name!r}]",
-                        misconception="RG-4" if summed else mid,
-                        rtol=1e-4,
-                    )
-                )
+                results.append(c.values(found, want, f"grads[{name!r}]", mid, rtol=1e-4))
+            if all(summed):
+                results.append(_stale("model.zero_grad()"))
             first = grads.item(names[0])
             results += [
                 c.dtype(first, net.torch_dtype, f"grads[{names[0]!r}]"),
@@ -992,25 +1004,14 @@ class FinetuneHead(Check):
             olds = _stale_grad_values(self.seed + k, head, sum(1 for _ in backbone.parameters()))
             found_params = seen["head"]["params"]
             results = [c.values(trusted.tensor(loss.value), loss_ref.detach(), "loss", rtol=1e-4)]
+            summed = []
             for (name, p), g, old in zip(params, grads, olds, strict=True):
                 found = Seen(snapshot(found_params.get(name)))
                 want = p.detach() - self.lr * g
-                summed = (
-                    found.is_tensor
-                    and found.shape == tuple(want.shape)
-                    and bool(
-                        trusted.allclose(found.value, want - self.lr * old, rtol=1e-4, atol=1e-6)
-                    )
-                )
-                results.append(
-                    c.values(
-                        found,
-                        want,
-                        f"head.{name}",
-                        misconception="RG-4" if summed else None,
-                        rtol=1e-4,
-                    )
-                )
+                summed.append(_adds_up(found, want, want - self.lr * old))
+                results.append(c.values(found, want, f"head.{name}", rtol=1e-4))
+            if all(summed):
+                results.append(_stale("optimizer.zero_grad()"))
             require(ex, _in_case(prefix, results))
 
 

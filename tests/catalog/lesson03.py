@@ -136,7 +136,7 @@ def eval_grads(model, x, target):
         ),
         Wrong(
             "forgets zero_grad while .grad holds an earlier step",
-            "RG-4",
+            None,
             """
 def eval_grads(model, x, target):
     was_training = model.training
@@ -345,7 +345,7 @@ def finetune_head(backbone, head, x, target, lr):
         ),
         Wrong(
             "forgets zero_grad while .grad holds an earlier step",
-            "RG-4",
+            None,
             """
 def finetune_head(backbone, head, x, target, lr):
     backbone.eval()
