@@ -556,12 +556,18 @@ def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> Non
 # Exercise 2 (EV-1) -------------------------------------------------------------------------
 
 
-def _eval_grads_cases(size: int) -> list[tuple[Net, str, bool, int]]:
+def _width(seed: int, base: int) -> int:
+    """A layer width that changes with the seed, so hidden tests use other models too."""
+    return base + seed % 5
+
+
+def _eval_grads_cases(seed: int, size: int) -> list[tuple[Net, str, bool, int]]:
     """(model shape, mode it arrives in, stale .grad, batch size) for each call."""
+    w = _width(seed, 10)
     return [
         (Net(4, 16, 2), "eval", True, size),
-        (Net(6, 12, 3, blocks=2, p=0.3, nested=True, dtype="float64"), "train", True, size + 3),
-        (Net(3, 8, 1, p=0.2), "train", False, size + 1),
+        (Net(6, w, 3, blocks=2, p=0.3, nested=True, dtype="float64"), "train", True, size + 3),
+        (Net(3, w - 2, 1, p=0.2), "train", False, size + 1),
     ]
 
 
@@ -585,7 +591,7 @@ class EvalGrads(Check):
     def observe(self, fn) -> dict:
         device = resolve_device(self.device)
         cases = []
-        for k, (net, mode, stale, rows) in enumerate(_eval_grads_cases(self.size)):
+        for k, (net, mode, stale, rows) in enumerate(_eval_grads_cases(self.seed, self.size)):
             model, x, target = _model_case(self.seed, k, net, mode, rows, device)
             if stale:
                 _stale_grads(self.seed + k, model)
@@ -607,7 +613,7 @@ class EvalGrads(Check):
 
     def judge(self, obs: dict) -> None:
         ex = self.heading
-        cases = _eval_grads_cases(self.size)
+        cases = _eval_grads_cases(self.seed, self.size)
         for k, (net, mode, stale, rows), seen in _observed(ex, cases, obs["cases"]):
             prefix = _case_text(k + 1, _arrives(mode))
             grads = _returned(ex, seen["call"], "eval_grads")
@@ -630,7 +636,6 @@ class EvalGrads(Check):
                             else Text("a dict with keys {k}", "键为 {k} 的字典").format(
                                 k=sorted(grads.data["items"])[:6]
                             ),
-                            "EV-1" if grads.kind == "none" else None,
                         )
                     ],
                 ),
@@ -722,14 +727,15 @@ def check_eval_grads(fn, seed: int = 0, size: int = 8, device=None) -> None:
 # Exercise 3 (EV-2, EV-4, EV-5, EV-6) --------------------------------------------------------
 
 
-def _validate_cases(batches: int, size: int) -> list[tuple[Net, str, bool, list[int]]]:
+def _validate_cases(seed: int, batches: int, size: int) -> list[tuple[Net, str, bool, list[int]]]:
     """(model shape, mode it arrives in, called under an outer no_grad, batch sizes)."""
     uneven = [size + 2] * (batches - 1) + [3]
+    w = _width(seed, 8)
     return [
         (Net(4, 16, 2), "train", False, [size] * batches),
-        (Net(5, 10, 3, blocks=2, p=0.3, nested=True), "eval", False, uneven),
-        (Net(4, 8, 2, p=0.2, dtype="float64"), "train", False, [size + 1] * batches + [1]),
-        (Net(3, 6, 1, blocks=2, p=0.4), "train", True, [size] * batches),
+        (Net(5, w, 3, blocks=2, p=0.3, nested=True), "eval", False, uneven),
+        (Net(4, w, 2, p=0.2, dtype="float64"), "train", False, [size + 1] * batches + [1]),
+        (Net(3, w - 2, 1, blocks=2, p=0.4), "train", True, [size] * batches),
     ]
 
 
@@ -769,7 +775,9 @@ class Validate(Check):
     def observe(self, fn) -> dict:
         device = resolve_device(self.device)
         cases = []
-        for k, (net, mode, outer, sizes) in enumerate(_validate_cases(self.batches, self.size)):
+        for k, (net, mode, outer, sizes) in enumerate(
+            _validate_cases(self.seed, self.batches, self.size)
+        ):
             model = make_net(self.seed + 7 * k, net, device)
             _set_mode(model, mode)
             data = _validation_data(self.seed, k, net, sizes, device)
@@ -789,7 +797,7 @@ class Validate(Check):
 
     def judge(self, obs: dict) -> None:
         ex = self.heading
-        cases = _validate_cases(self.batches, self.size)
+        cases = _validate_cases(self.seed, self.batches, self.size)
         for k, (net, mode, outer, sizes), seen in _observed(ex, cases, obs["cases"]):
             what = _arrives(mode)
             if outer:
@@ -880,12 +888,16 @@ def _dropout_count(model: torch.nn.Module) -> int:
 # Exercise 4 (EV-2) -------------------------------------------------------------------------
 
 
-def _finetune_cases(size: int) -> list[tuple[Net, int, str, str, int]]:
-    """(backbone shape, head outputs, backbone's mode, head's mode, batch size)."""
+def _finetune_cases(seed: int, size: int) -> list[tuple[Net, int, str, str, int]]:
+    """(backbone shape, head outputs, backbone's mode, head's mode, batch size).
+
+    The backbone's shape is a ``Net`` whose ``n_out`` is unused: the head sets the outputs.
+    """
+    w = _width(seed, 8)
     return [
         (Net(5, 12, 0, p=0.3), 3, "train", "train", size),
-        (Net(6, 10, 0, blocks=2, p=0.5), 2, "eval", "eval", size + 4),
-        (Net(4, 8, 0, p=0.2, dtype="float64"), 4, "train", "eval", size + 2),
+        (Net(6, w, 0, blocks=2, p=0.5), 2, "eval", "eval", size + 4),
+        (Net(4, w - 1, 0, p=0.2, dtype="float64"), 4, "train", "eval", size + 2),
     ]
 
 
@@ -913,7 +925,7 @@ class FinetuneHead(Check):
     def observe(self, fn) -> dict:
         device = resolve_device(self.device)
         cases = []
-        for k, case in enumerate(_finetune_cases(self.size)):
+        for k, case in enumerate(_finetune_cases(self.seed, self.size)):
             net, head_out, backbone_mode, head_mode, rows = case
             backbone, head, x, target = _finetune_inputs(self.seed, k, net, head_out, rows, device)
             backbone.train(backbone_mode == "train")
@@ -935,7 +947,7 @@ class FinetuneHead(Check):
 
     def judge(self, obs: dict) -> None:
         ex = self.heading
-        for k, case, seen in _observed(ex, _finetune_cases(self.size), obs["cases"]):
+        for k, case, seen in _observed(ex, _finetune_cases(self.seed, self.size), obs["cases"]):
             net, head_out, backbone_mode, head_mode, rows = case
             prefix = _case_text(
                 k + 1,
@@ -1022,13 +1034,14 @@ def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, devi
 # Exercise 5 (EV-2, EV-6) -------------------------------------------------------------------
 
 
-def _mc_cases(size: int) -> list[tuple[Net, str, bool, int]]:
+def _mc_cases(seed: int, size: int) -> list[tuple[Net, str, bool, int]]:
     """(model shape, mode it arrives in, called under an outer no_grad, batch size)."""
+    w = _width(seed, 8)
     return [
         (Net(4, 16, 2), "eval", False, size),
-        (Net(6, 12, 3, blocks=2, p=0.3, nested=True, dtype="float64"), "train", False, size + 3),
-        (Net(5, 10, 2, blocks=2, p=0.2), "mixed", False, size + 1),
-        (Net(3, 8, 1, p=0.4), "train", True, size),
+        (Net(6, w, 3, blocks=2, p=0.3, nested=True, dtype="float64"), "train", False, size + 3),
+        (Net(5, w + 2, 2, blocks=2, p=0.2), "mixed", False, size + 1),
+        (Net(3, w - 1, 1, p=0.4), "train", True, size),
     ]
 
 
@@ -1045,7 +1058,7 @@ class McDropoutPredict(Check):
     def observe(self, fn) -> dict:
         device = resolve_device(self.device)
         cases = []
-        for k, (net, mode, outer, rows) in enumerate(_mc_cases(self.size)):
+        for k, (net, mode, outer, rows) in enumerate(_mc_cases(self.seed, self.size)):
             model, x, _ = _model_case(self.seed, k, net, mode, rows, device)
             with _Spy(masks=True) as spy, trusted.no_grad() if outer else contextlib.nullcontext():
                 out, kept = saved_bytes(call, fn, model, x, self.samples)
@@ -1065,7 +1078,9 @@ class McDropoutPredict(Check):
 
     def judge(self, obs: dict) -> None:
         ex = self.heading
-        for k, (net, mode, outer, rows), seen in _observed(ex, _mc_cases(self.size), obs["cases"]):
+        for k, (net, mode, outer, rows), seen in _observed(
+            ex, _mc_cases(self.seed, self.size), obs["cases"]
+        ):
             what = _arrives(mode)
             if outer:
                 what = _join(
