@@ -262,7 +262,7 @@ def _explain(message: str) -> Text | None:
             "the loss has no graph: it was computed under torch.no_grad() or from tensors "
             "that do not require grad, so backward() has nothing to go back through",
             "损失没有计算图：它是在 torch.no_grad() 下、或由不需要梯度的张量算出来的，"
-            "所以 backward() 无路可走",
+            "所以 backward() 无法沿计算图反向传播",
         )
     if "more than 1 value per channel when training" in message:
         return Text(
@@ -273,9 +273,9 @@ def _explain(message: str) -> Text | None:
         )
     if any(part in message for part in ("cannot be multiplied", "size of tensor", "shape of")):
         return Text(
-            "a tensor had a size the model does not take: does your code assume the sizes "
-            "of the example in the prompt?",
-            "某个张量的尺寸与模型不符：你的代码是不是假定了题目示例中的尺寸？",
+            "a tensor had a shape your code does not expect: does it assume the sizes of "
+            "the example in the prompt?",
+            "某个张量的形状与你的代码所假定的不符：代码是不是假定了题目示例中的尺寸？",
         )
     if "same device" in message:
         return Text(
@@ -304,8 +304,9 @@ def _explain(message: str) -> Text | None:
     return None
 
 
-def _returned(ex: Text, record: dict, name: str, classify=lambda message: None) -> Seen:
-    return returned(ex, record, name, classify=classify, explain=_explain)
+def _returned(ex: Text, record: dict, name: str) -> Seen:
+    """The value the learner's function returned, or feedback that explains its error."""
+    return returned(ex, record, name, explain=_explain)
 
 
 def _case_text(k: int, what: Text) -> Text:
@@ -400,11 +401,22 @@ def _params_unchanged(found: dict, model: torch.nn.Module, what: Text) -> CheckR
 
 
 def _mode_after(found: list[bool], wanted: list[bool], what: Text, mid=None) -> CheckResult:
-    return CheckResult(what, found == wanted, _mode_name(wanted), _mode_name(found), mid)
+    """Each module's training flag after the call, against the one it arrived with."""
+    differ = sum(a != b for a, b in zip(found, wanted, strict=False))
+    shown = Text(
+        "{mode}: {n} of {total} modules are not in the mode they had",
+        "{mode}：{total} 个模块中有 {n} 个不在原来的模式",
+    ).format(mode=_mode_name(found), n=differ, total=trusted.len_(wanted))
+    return CheckResult(what, found == wanted, _mode_name(wanted), shown, mid)
 
 
 def _no_graph(events: list[dict], kept: int, mid: str | None) -> CheckResult:
-    grad_on = any(e["grad"] for e in events)
+    """No bytes saved, and grad mode off in the model's Dropout and BatchNorm calls.
+
+    A loss module called afterwards with grad mode on records nothing from
+    outputs that do not require grad, so only the model's own layers count.
+    """
+    grad_on = any(e["grad"] for e in events if e["role"] != "outer")
     return CheckResult(
         Text(
             "autograd recorded no graph during the forward passes",

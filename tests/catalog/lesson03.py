@@ -707,6 +707,20 @@ def validate(model, batches):
     return float(losses.mean())
 """,
         ),
+        Right(
+            "an MSELoss module applied after the no_grad block",
+            """
+def validate(model, batches):
+    criterion = torch.nn.MSELoss()
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        outputs = [model(x) for x, _ in batches]
+    model.train(was_training)
+    losses = [criterion(out, y).item() for out, (_, y) in zip(outputs, batches)]
+    return sum(losses) / len(losses)
+""",
+        ),
     ],
     "ex4_finetune_head": [
         Right(
