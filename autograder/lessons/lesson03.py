@@ -682,15 +682,14 @@ class EvalGrads(Check):
             wanted = trusted.autograd_grad(_mse(model(x), target), list(model.parameters()))
             model.train(mode == "train")
             olds = _stale_grad_values(self.seed + k, model) if stale else [None] * len(names)
-            summed = []
+            summed, compared = [], []
             for name, want, old in zip(names, wanted, olds, strict=True):
                 found = grads.item(name)
                 summed.append(
                     old is not None and not ran_train and _adds_up(found, want, want + old)
                 )
-                results.append(c.values(found, want, f"grads[{name!r}]", mid, rtol=1e-4))
-            if all(summed):
-                results.append(_stale("model.zero_grad()"))
+                compared.append(c.values(found, want, f"grads[{name!r}]", mid, rtol=1e-4))
+            results += [_stale("model.zero_grad()")] if all(summed) else compared
             first = grads.item(names[0])
             results += [
                 c.dtype(first, net.torch_dtype, f"grads[{names[0]!r}]"),
@@ -1028,14 +1027,13 @@ class FinetuneHead(Check):
             olds = _stale_grad_values(self.seed + k, head, sum(1 for _ in backbone.parameters()))
             found_params = seen["head"]["params"]
             results = [c.values(trusted.tensor(loss.value), loss_ref.detach(), "loss", rtol=1e-4)]
-            summed = []
+            summed, compared = [], []
             for (name, p), g, old in zip(params, grads, olds, strict=True):
                 found = Seen(snapshot(found_params.get(name)))
                 want = p.detach() - self.lr * g
                 summed.append(_adds_up(found, want, want - self.lr * old))
-                results.append(c.values(found, want, f"head.{name}", rtol=1e-4))
-            if all(summed):
-                results.append(_stale("optimizer.zero_grad()"))
+                compared.append(c.values(found, want, f"head.{name}", rtol=1e-4))
+            results += [_stale("optimizer.zero_grad()")] if all(summed) else compared
             require(ex, _in_case(prefix, results))
 
 
