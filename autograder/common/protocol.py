@@ -118,8 +118,14 @@ def returned(
     record: dict,
     name: str,
     classify: Callable[[str], str | None] = lambda message: None,
+    explain: Callable[[str], Text | None] = lambda message: None,
 ) -> Seen:
-    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception."""
+    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception.
+
+    ``classify`` names the misconception an error message is evidence of, if any;
+    ``explain`` gives one line, in the learner's language, on what the quoted
+    PyTorch error means.
+    """
     if record.get("raised") is None:
         return Seen(record.get("value", {"kind": "none"}))
     if record.get("not_implemented"):
@@ -129,6 +135,9 @@ def returned(
     found = Text("it raised {kind}: “{msg}”", "抛出了 {kind}：“{msg}”").format(
         kind=record["raised"], msg=message
     )
+    note = explain(message)
+    if note is not None:
+        found = Text(f"{found.en} — {note.en}", f"{found.zh}——{note.zh}")
     raise CheckFailed(ex, [CheckResult(what, False, NO_EXCEPTION, found, classify(message))])
 
 
