@@ -3,6 +3,7 @@
 #   make test   - lint and run every test
 #   make build  - regenerate notebooks/ from solutions/ with nbgrader
 #   make gpu-check - run the solution notebooks and the CUDA tests on a machine with a GPU
+#   make system-packages - once, on Debian/Ubuntu: bubblewrap (grading sandbox), Chromium (browser test)
 
 # CPython versions for which every pinned dependency ships wheels (requires-python in
 # pyproject.toml says the same). The newest one on PATH is used; `make PYTHON=/path/to/python`
@@ -18,7 +19,7 @@ BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup lab test build gpu-check benchmark
+.PHONY: setup lab test build gpu-check benchmark system-packages
 
 # An existing .venv is kept (e.g. one where PyTorch's CPU-only build was installed first).
 $(STAMP): pyproject.toml
@@ -53,3 +54,11 @@ build: setup
 
 gpu-check: setup
 	bash scripts/gpu_check.sh
+
+# Not Python packages: the grading sandbox needs bubblewrap, the browser test Debian's Chromium.
+SYSTEM_PACKAGES := bubblewrap chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+system-packages:
+	$(SUDO) apt-get update -q
+	$(SUDO) apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES)
