@@ -15,8 +15,12 @@ import nbformat
 
 from autograder import bilingual
 
-CODE_STUB = "# YOUR CODE HERE / 在这里写代码\nraise NotImplementedError()"
-TEXT_STUB = "YOUR ANSWER HERE / 在这里写下你的回答"
+# What a learner finds in a solution cell, in the notebook's language.
+CODE_STUBS = {
+    "en": "# YOUR CODE HERE\nraise NotImplementedError()",
+    "zh": "# 在这里写代码\nraise NotImplementedError()",
+}
+TEXT_STUBS = {"en": "YOUR ANSWER HERE", "zh": "在这里写下你的回答"}
 CELL_TIMEOUT_S = 120
 
 _CONFIG_TEMPLATE = """\
@@ -65,8 +69,8 @@ def create(
     (root / "nbgrader_config.py").write_text(
         _CONFIG_TEMPLATE.format(
             lang=lang,
-            code_stub=CODE_STUB,
-            text_stub=TEXT_STUB,
+            code_stub=CODE_STUBS[lang],
+            text_stub=TEXT_STUBS[lang],
             timeout=CELL_TIMEOUT_S,
             exchange=str(exchange.resolve()),
         ),

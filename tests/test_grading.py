@@ -21,9 +21,9 @@ pytestmark = pytest.mark.notebooks
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 
 
-def _catalogue(lesson: str) -> dict[str, dict[str, str]]:
+def _catalogue(lesson: str) -> dict[str, list]:
     number = lesson.split("_", 1)[0]
-    return importlib.import_module(f"catalog.lesson{number}").WRONG_ANSWERS
+    return importlib.import_module(f"catalog.lesson{number}").WRONG
 
 
 def _solutions(lesson: str) -> dict[str, str]:
@@ -38,18 +38,29 @@ def _solutions(lesson: str) -> dict[str, str]:
 def _wrong_submissions(lesson: str) -> dict[str, dict[str, str]]:
     """Student name -> answers: the k-th wrong answer of every exercise, solutions elsewhere."""
     wrong = _catalogue(lesson)
-    rounds = max(len(by_id) for by_id in wrong.values())
     students = {}
-    for k in range(rounds):
+    for k in range(ROUNDS):
         answers = dict(_solutions(lesson))
-        for grade_id, by_id in wrong.items():
-            ids = list(by_id)
-            answers[grade_id] = by_id[ids[min(k, len(ids) - 1)]]
+        for grade_id, entries in wrong.items():
+            answers[grade_id] = _kth(entries, k).code
         students[f"wrong{k}_en"] = answers
     return students
 
 
-ROUNDS = max(len(by_id) for lesson in LESSONS for by_id in _catalogue(lesson).values())
+def _by_id(entries: list) -> list:
+    """One wrong answer per misconception ID, in catalogue order."""
+    return list({w.misconception: w for w in reversed(entries) if w.misconception}.values())[::-1]
+
+
+def _kth(entries: list, k: int):
+    """The k-th round's wrong answer of an exercise: each misconception ID gets a round."""
+    chosen = _by_id(entries) or entries
+    return chosen[k % len(chosen)]
+
+
+# Rounds graded by real nbgrader: enough for every misconception ID of every exercise to
+# be graded once; the whole catalogue is judged in-process by test_lesson_checks.
+ROUNDS = max(len(_by_id(e)) for lesson in LESSONS for e in _catalogue(lesson).values())
 STUDENTS = {
     "en": ["solution_en", "solution_zh", "blank_en", *(f"wrong{k}_en" for k in range(ROUNDS))],
     "zh": ["solution_en", "blank_zh", "wrong0_en"],
@@ -116,11 +127,11 @@ def test_each_wrong_answer_loses_its_points_and_is_named(graded, lesson):
     for k, student in enumerate(_wrong_submissions(lesson)):
         got = scores(graded["en"], lesson, student)
         outputs = autograded_outputs(graded["en"], lesson, student)
-        for grade_id, by_id in wrong.items():
-            ids = list(by_id)
-            misconception = ids[min(k, len(ids) - 1)]
-            assert got[f"{grade_id}_tests"][0] == 0, (grade_id, misconception)
-            assert misconception in outputs[f"{grade_id}_tests"], (grade_id, misconception)
+        for grade_id, entries in wrong.items():
+            answer = _kth(entries, k)
+            assert got[f"{grade_id}_tests"][0] == 0, (grade_id, answer.name)
+            if answer.misconception:
+                assert answer.misconception in outputs[f"{grade_id}_tests"], (grade_id, answer.name)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

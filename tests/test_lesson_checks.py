@@ -22,7 +22,9 @@ from autograder.common import protocol
 from autograder.common.exercise import NotAttempted
 from autograder.common.misconceptions import lookup
 from autograder.common.result import CheckFailed
+from autograder.grader import policy
 from autograder.grader.judge import judge_cell
+from autograder.kernel.device import course_device
 from autograder.kernel.observer import observe_cell
 
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
@@ -110,6 +112,8 @@ def test_an_unfinished_stub_is_reported_as_not_attempted(lesson, exercise):
 
 @pytest.mark.parametrize(("lesson", "grade_id", "wrong"), WRONG)
 def test_wrong_answer_fails_and_names_its_misconception(lesson, grade_id, wrong, device):
+    if wrong.device and wrong.device != device:
+        pytest.skip(f"this mistake shows only on {wrong.device}")
     namespace = run(wrong.code)
     with pytest.raises(CheckFailed) as failure:
         run(_test_source(lesson, grade_id), namespace)
@@ -133,11 +137,29 @@ def test_correct_alternative_earns_the_points(lesson, grade_id, right, device):
     assert verdict.passed, verdict.feedback
 
 
+def _policy_violations(code: str) -> list[str]:
+    tree = policy.parse(code)
+    assert tree is not None
+    return [v.describe() for v in policy.violations(tree, policy.imported_names([tree]))]
+
+
+@pytest.mark.parametrize(("lesson", "grade_id", "right"), RIGHT)
+def test_correct_alternative_respects_the_learner_code_policy(lesson, grade_id, right):
+    assert not _policy_violations(right.code)
+
+
+@pytest.mark.parametrize(("lesson", "exercise"), EXERCISES)
+def test_reference_solution_respects_the_learner_code_policy(lesson, exercise):
+    assert not _policy_violations(CELLS[lesson][_grade_id(exercise)].source)
+
+
 @pytest.mark.parametrize(("lesson", "grade_id", "wrong"), WRONG)
 def test_feedback_is_in_chinese_when_the_learner_chose_chinese(
     lesson, grade_id, wrong, monkeypatch
 ):
     monkeypatch.setenv("COURSE_LANG", "zh")
+    if wrong.device and wrong.device != course_device().type:
+        pytest.skip(f"this mistake shows only on {wrong.device}")
     namespace = run(wrong.code)
     with pytest.raises(CheckFailed) as failure:
         run(_test_source(lesson, grade_id), namespace)

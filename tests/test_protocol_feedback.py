@@ -23,7 +23,13 @@ def _raises(message: str):
 
 def test_an_explanation_follows_the_quoted_pytorch_text_in_each_language():
     with pytest.raises(CheckFailed) as failure:
-        returned(EX, _raises("element 0 of tensors"), "f", classify=lambda m: ("NG-5", WHY))
+        returned(
+            EX,
+            _raises("element 0 of tensors"),
+            "f",
+            classify=lambda m: "NG-5",
+            explain=lambda m: WHY,
+        )
     assert failure.value.misconceptions == ["NG-5"]
     assert "“element 0 of tensors” — this is why" in failure.value.feedback("en")
     assert "“element 0 of tensors”——原因在这里" in failure.value.feedback("zh")

@@ -35,8 +35,6 @@ NOT_ATTEMPTED = Text(
     "尚未作答：函数仍然抛出 NotImplementedError",
 )
 NO_EXCEPTION = Text("no exception", "不抛出异常")
-RAISED = Text("it raised {kind}: “{msg}”", "抛出了 {kind}：“{msg}”")
-RAISED_BECAUSE = Text("it raised {kind}: “{msg}” — {why}", "抛出了 {kind}：“{msg}”——{why}")
 PASSED = Text("✓ {ex}: all checks passed", "✓ {ex}：全部检查通过")
 
 
@@ -115,29 +113,32 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Call:
         return Call(error=error)
 
 
-Diagnosis = str | None | tuple[str | None, Text]
-"""What ``classify`` says of an exception's message: a misconception ID (or None), or an
-(ID or None, explanation) pair whose explanation follows the quoted PyTorch text."""
-
-
 def returned(
     ex: Text,
     record: dict,
-    name: str | Text,
-    classify: Callable[[str], Diagnosis] = lambda message: None,
+    name: str,
+    classify: Callable[[str], str | None] = lambda message: None,
+    explain: Callable[[str], Text | None] = lambda message: None,
 ) -> Seen:
-    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception."""
+    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception.
+
+    ``classify`` names the misconception an error message is evidence of, if any;
+    ``explain`` gives one line, in the learner's language, on what the quoted
+    PyTorch error means.
+    """
     if record.get("raised") is None:
         return Seen(record.get("value", {"kind": "none"}))
     if record.get("not_implemented"):
         raise NotAttempted(ex, [CheckResult(NOT_ATTEMPTED, False, "—", "NotImplementedError")])
     message = record.get("message", "")
-    diagnosis = classify(message)
-    misconception, why = diagnosis if isinstance(diagnosis, tuple) else (diagnosis, None)
     what = Text("calling {name}(...)", "调用 {name}(...)").format(name=name)
-    found = RAISED if why is None else RAISED_BECAUSE
-    found = found.format(kind=record["raised"], msg=message, why=why or "")
-    raise CheckFailed(ex, [CheckResult(what, False, NO_EXCEPTION, found, misconception)])
+    found = Text("it raised {kind}: “{msg}”", "抛出了 {kind}：“{msg}”").format(
+        kind=record["raised"], msg=message
+    )
+    note = explain(message)
+    if note is not None:
+        found = Text(f"{found.en} — {note.en}", f"{found.zh}——{note.zh}")
+    raise CheckFailed(ex, [CheckResult(what, False, NO_EXCEPTION, found, classify(message))])
 
 
 def global_state() -> dict:

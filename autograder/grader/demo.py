@@ -8,9 +8,10 @@ itself: every submission comes with what grading must conclude about it, in
 from __future__ import annotations
 
 import copy
-import importlib.util
+import importlib
 import json
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -34,13 +35,15 @@ class Expectation:
     reason: str = ""  # a fragment the reason must contain
 
 
-def _catalogue(assignment: str) -> dict[str, dict[str, str]]:
+def _catalogue(assignment: str) -> dict[str, list]:
+    """The lesson's catalogued wrong answers (tests/catalog), by solution cell."""
     number = assignment.split("_", 1)[0]
-    path = REPO / "tests" / "catalog" / f"lesson{number}.py"
-    spec = importlib.util.spec_from_file_location(f"demo_catalog_{number}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.WRONG_ANSWERS
+    tests = str(REPO / "tests")
+    sys.path.insert(0, tests)
+    try:
+        return importlib.import_module(f"catalog.lesson{number}").WRONG
+    finally:
+        sys.path.remove(tests)
 
 
 def _cells(nb) -> dict[str, nbformat.NotebookNode]:
@@ -105,14 +108,13 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     for k in range(1, len(exercises)):
         partial = {gid: solutions[gid] for gid in exercises[:k]}
         demo[f"partial_{k}"] = (_with(learner, partial), Expectation(lost=tests[k:]))
-    for gid, by_id in wrong.items():
-        for misconception, code in by_id.items():
-            answers = {**solutions, gid: code}
-            demo[f"wrong_{gid}_{misconception}"] = (
-                _with(learner, answers),
+    for gid, answers in wrong.items():
+        for k, answer in enumerate(answers):
+            demo[f"wrong_{gid}_{k}"] = (
+                _with(learner, {**solutions, gid: answer.code}),
                 Expectation(lost=[f"{gid}_tests"], reason=""),
             )
-    all_wrong = {**solutions, **{gid: next(iter(by.values())) for gid, by in wrong.items()}}
+    all_wrong = {**solutions, **{gid: answers[0].code for gid, answers in wrong.items()}}
     demo["wrong_everywhere"] = (
         _with(learner, all_wrong),
         Expectation(lost=[f"{gid}_tests" for gid in wrong]),
@@ -123,9 +125,11 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
             label, "timed out"
         )
         reason = "" if kind == "graded" else f"{kind} in {gid}"
+        forbidden = ["forbidden construct"] if label in ("os_exit", "segfault") else []
+        later = tests[exercises.index(gid) :] if forbidden else [f"{gid}_tests"]
         demo[f"red_{label}"] = (
             _with(learner, {**solutions, gid: code}),
-            Expectation(status=kind, lost=[f"{gid}_tests"], reason=reason),
+            Expectation(status=kind, lost=later, flags=forbidden, reason=reason),
         )
     stripped = copy.deepcopy(solved)
     deleted = [
@@ -149,15 +153,16 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
         bare,
         Expectation("flagged", [tests[3]], ["metadata-stripped test cell"], "metadata-stripped"),
     )
+    forbidden = ["forbidden construct"]
     demo["red_monkeypatch"] = (
         _insert_after_setup(solved, "torch.allclose = lambda *args, **kwargs: True"),
-        Expectation("flagged", list(tests), ["reassigns a protected function"], "torch.allclose"),
+        Expectation("flagged", list(tests), forbidden, "changes torch.allclose"),
     )
     demo["red_hidden_monkeypatch"] = (
         _insert_after_setup(
             solved, "setattr(__import__('tor' + 'ch'), 'allclose', lambda *a, **k: True)"
         ),
-        Expectation("flagged", list(tests), ["reassigns a protected function"], "torch.allclose"),
+        Expectation("flagged", list(tests), forbidden, "__import__"),
     )
     trick = (
         "class AlwaysYes:\n    def __eq__(self, other):\n        return True\n\n"
@@ -165,7 +170,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
     demo["red_eq_trick"] = (
         _insert_after_setup(solved, trick),
-        Expectation("flagged", list(tests), ["object that always says yes"], "AlwaysYes"),
+        Expectation("flagged", list(tests), forbidden, "def __eq__"),
     )
     reader = (
         "import glob\n"
@@ -173,7 +178,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
     demo["red_read_sources"] = (
         _insert_after_setup(solved, reader),
-        Expectation("flagged", list(tests), ["names course files"], "course files"),
+        Expectation("flagged", list(tests), forbidden, "import glob"),
     )
 
     submitted = course_root / "submitted"

@@ -27,7 +27,7 @@ from autograder.common.exercise import Exercise, NotAttempted
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
 from autograder.common.observation import Seen, snapshot
-from autograder.common.protocol import Check, Diagnosis, call, returned, verdict
+from autograder.common.protocol import Check, call, returned, verdict
 from autograder.common.result import CheckFailed, CheckResult, require
 from autograder.kernel.measure import AliveSavedBytes, saved_bytes
 from autograder.kernel.selfcheck import run_self_check
@@ -297,9 +297,19 @@ def _returned(
     classify=None,
     title: Text | None = None,
 ) -> Seen:
-    """protocol.returned, with the call's scenario (and ``title``, if given) in the feedback."""
+    """protocol.returned, with the call's scenario (and ``title``, if given) in the feedback.
+
+    ``classify`` gives (misconception ID or None, explanation or None) for a message.
+    """
+    diagnose = classify or _explain
     try:
-        return returned(ex, record, name, classify or _explain)
+        return returned(
+            ex,
+            record,
+            name,
+            classify=lambda message: diagnose(message)[0],
+            explain=lambda message: diagnose(message)[1],
+        )
     except NotAttempted:
         raise
     except CheckFailed as failure:
@@ -358,6 +368,9 @@ UNPACK = Text(
 )
 
 
+Diagnosis = tuple[str | None, Text | None]
+
+
 def _explain(message: str, in_inference_with_grad: bool = False) -> Diagnosis:
     """A misconception ID where the message is evidence of one, and a one-line explanation."""
     if "Inference tensors cannot be saved for backward" in message:
@@ -376,7 +389,7 @@ def _explain(message: str, in_inference_with_grad: bool = False) -> Diagnosis:
         return None, DTYPE_MIX
     if "shape" in message or "size of tensor" in message:
         return None, SHAPE_MIX
-    return None
+    return None, None
 
 
 # Exercise 1 (NG-1, NG-3) -------------------------------------------------------------------

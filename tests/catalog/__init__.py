@@ -5,6 +5,8 @@ Each ``catalog.lessonNN`` module has two dicts keyed by the solution cell's grad
 - ``WRONG``: answers that must lose the exercise's points. ``misconception`` is the ID
   the feedback must name, or None where no misconception explains the mistake (a
   hard-coded shape, a forgotten argument): then the feedback must name no ID.
+  ``device`` is set where the mistake can only show on that kind of device (``"cuda"``
+  for an ignored device argument): elsewhere the answer behaves like a right one.
 - ``RIGHT``: correct answers written in other styles than the official solution; each
   must earn full marks.
 
@@ -23,6 +25,7 @@ class Wrong:
     name: str
     misconception: str | None
     code: str
+    device: str | None = None  # the device type the mistake needs to show; None: any
 
 
 @dataclass(frozen=True)
