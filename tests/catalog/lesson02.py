@@ -132,6 +132,23 @@ def evaluate(model, batches):
 """,
         ),
         Wrong(
+            "accumulates into a tensor made on the CPU (only shows on a GPU)",
+            None,
+            """
+@torch.no_grad()
+def evaluate(model, batches):
+    totals = torch.zeros(2)
+    for inputs, labels in batches:
+        logits = model(inputs)
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        accuracy = (logits.argmax(dim=1) == labels).to(loss.dtype).mean()
+        totals += torch.stack([loss, accuracy])
+    mean_loss, accuracy = (totals / len(batches)).tolist()
+    return mean_loss, accuracy
+""",
+            device="cuda",
+        ),
+        Wrong(
             "returns 0-dim tensors instead of floats",
             None,
             """
@@ -250,6 +267,24 @@ def count_saved_bytes(fn, *args):
         result = fn(*args)
     return result, sum(seen.values())
 """,
+        ),
+        Wrong(
+            "offloads saved tensors to the CPU and never brings them back (only shows on a GPU)",
+            None,
+            """
+def count_saved_bytes(fn, *args):
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        total += saved.element_size() * saved.nelement()
+        return saved.detach().cpu()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+        result = fn(*args)
+    return result, total
+""",
+            device="cuda",
         ),
         Wrong(
             "turns grad mode on to have something to count",
@@ -454,6 +489,16 @@ def frozen_features(backbone, x):
 """,
         ),
         Wrong(
+            "features moved to the CPU to save GPU memory (only shows on a GPU)",
+            None,
+            """
+def frozen_features(backbone, x):
+    with torch.no_grad():
+        return backbone(x).cpu()
+""",
+            device="cuda",
+        ),
+        Wrong(
             "hard-coded first two layers",
             None,
             """
@@ -529,6 +574,18 @@ def input_saliency(model, x):
         (saliency,) = torch.autograd.grad(model(x).sum(), x)
     return saliency.abs()
 """,
+        ),
+        Wrong(
+            "saliency returned on the CPU, ready for plotting (only shows on a GPU)",
+            None,
+            """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf = x.clone().requires_grad_()
+        (saliency,) = torch.autograd.grad(model(leaf).sum(), leaf)
+    return saliency.cpu()
+""",
+            device="cuda",
         ),
         Wrong(
             "puts the model in eval mode for the saliency",
