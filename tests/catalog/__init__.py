@@ -18,11 +18,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Wrong:
-    """A wrong answer, what it gets wrong, and the misconception ID it must be named by."""
+    """A wrong answer, what it gets wrong, and the misconception ID it must be named by.
+
+    ``devices`` lists the device types on which the answer is wrong. Most answers are
+    wrong everywhere; a few are wrong for a reason only one device shows (on CUDA,
+    ``.cpu()`` copies, so ``output.detach().cpu()`` is a right answer there).
+    """
 
     name: str
     misconception: str | None
     code: str
+    devices: tuple[str, ...] = ("cpu", "cuda")
 
 
 @dataclass(frozen=True)
