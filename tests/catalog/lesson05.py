@@ -642,7 +642,7 @@ def train_and_log(model, layer_name, batches, lr):
     log = []
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     for x, y in batches:
-        handle = layer.register_forward_hook(lambda m, i, o: log.append(float(o.mean())))
+        handle = layer.register_forward_hook(lambda m, i, o: log.append(float(o.detach().mean())))
         try:
             optimizer.zero_grad(set_to_none=False)
             torch.nn.functional.mse_loss(model(x), y).backward()
