@@ -11,6 +11,7 @@ import copy
 import importlib.util
 import json
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -34,13 +35,32 @@ class Expectation:
     reason: str = ""  # a fragment the reason must contain
 
 
+def _catalog_package():
+    """The answer catalogues' package (tests/catalog), importable as ``catalog``."""
+    if "catalog" not in sys.modules:
+        folder = REPO / "tests" / "catalog"
+        spec = importlib.util.spec_from_file_location(
+            "catalog", folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["catalog"] = package
+        spec.loader.exec_module(package)
+    return sys.modules["catalog"]
+
+
 def _catalogue(assignment: str) -> dict[str, dict[str, str]]:
-    number = assignment.split("_", 1)[0]
-    path = REPO / "tests" / "catalog" / f"lesson{number}.py"
-    spec = importlib.util.spec_from_file_location(f"demo_catalog_{number}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.WRONG_ANSWERS
+    """One catalogued wrong answer per exercise and misconception ID (or none), by grade_id.
+
+    Only answers that are wrong on every device: the demo class may be graded on a GPU.
+    """
+    _catalog_package()
+    module = importlib.import_module(f"catalog.lesson{assignment.split('_', 1)[0]}")
+    wrong: dict[str, dict[str, str]] = {}
+    for gid, answers in module.WRONG.items():
+        for answer in answers:
+            if {"cpu", "cuda"} <= set(answer.devices):
+                wrong.setdefault(gid, {}).setdefault(answer.misconception or "no-id", answer.code)
+    return wrong
 
 
 def _cells(nb) -> dict[str, nbformat.NotebookNode]:
