@@ -135,6 +135,8 @@ def test_wrong_answer_fails_and_names_its_misconception(lesson, grade_id, wrong,
 
 @pytest.mark.parametrize(("lesson", "grade_id", "right"), RIGHT)
 def test_correct_alternative_earns_the_points(lesson, grade_id, right, device):
+    if torch.device(device).type not in right.devices:
+        pytest.skip(f"this answer is wrong on {device}; it is right on {', '.join(right.devices)}")
     namespace = run(right.code)
     run(_test_source(lesson, grade_id), namespace)
     verdict = _split_verdict(right.code, _test_source(lesson, grade_id))
@@ -162,7 +164,8 @@ def test_catalogues_are_as_large_as_the_definition_of_done_asks(lesson):
     for exercise in _checks(lesson).EXERCISES:
         grade_id = _grade_id(exercise)
         assert len(catalogue.WRONG.get(grade_id, [])) >= MIN_WRONG, grade_id
-        assert len(catalogue.RIGHT.get(grade_id, [])) >= MIN_RIGHT, grade_id
+        everywhere = [r for r in catalogue.RIGHT.get(grade_id, []) if len(r.devices) > 1]
+        assert len(everywhere) >= MIN_RIGHT, grade_id
 
 
 def test_a_crashing_answer_becomes_feedback_not_a_traceback():

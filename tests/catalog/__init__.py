@@ -33,7 +33,8 @@ class Wrong:
 
 @dataclass(frozen=True)
 class Right:
-    """A correct answer in another style than the official solution."""
+    """A correct answer in another style than the official solution (on ``devices``)."""
 
     name: str
     code: str
+    devices: tuple[str, ...] = ("cpu", "cuda")

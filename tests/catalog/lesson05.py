@@ -498,6 +498,27 @@ def forward_counting_saved(model, x):
 RIGHT: dict[str, list[Right]] = {
     "ex1_extract_features": [
         Right(
+            "detach().cpu() in the hook: on CUDA, .cpu() copies (the same code is wrong on CPU)",
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = []
+    for name in names:
+        def hook(module, inputs, output, name=name):
+            features[name] = output.detach().cpu()
+        handles.append(modules[name].register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+            devices=("cuda",),
+        ),
+        Right(
             "a context manager that removes the hooks, clone() then cpu()",
             """
 from contextlib import contextmanager
