@@ -155,6 +155,7 @@ class ExtractFeatures(Check):
                 feature = found.get(name)
                 aliases[name] = bool(
                     trusted.type_(feature) in (torch.Tensor, nn.Parameter)
+                    and feature.device == tap.device
                     and feature.untyped_storage().data_ptr() == tap.untyped_storage().data_ptr()
                 )
                 with trusted.inference_mode(tap.is_inference()):
