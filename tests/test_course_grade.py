@@ -245,7 +245,7 @@ def test_grading_runs_on_a_dask_cluster(tmp_path):
                 )
             )
         time.sleep(3)
-        students = ["solution", "blank", "wrong_ex4_per_batch_grads_0"]
+        students = ["solution", "blank", "wrong_ex4_per_batch_grads_RG-4"]
         args = [arg for s in students for arg in ("--student", s)]
         result = course_grade(
             "grade", str(root), LESSON, "--scheduler", address, *args, timeout=600
@@ -292,7 +292,7 @@ def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(tmp_path
     root = tmp_path / "course"
     assert course_grade("create", str(root), "--lang", "zh").returncode == 0
     assert course_grade("demo-class", str(root), LESSON).returncode == 0
-    student = "wrong_ex1_product_grads_0"
+    student = "wrong_ex1_product_grads_RG-1"
     path = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:

@@ -47,14 +47,20 @@ def _wrong_submissions(lesson: str) -> dict[str, dict[str, str]]:
     return students
 
 
+def _everywhere(entries: list) -> list:
+    """The wrong answers that are wrong on every device (grading may run on a GPU)."""
+    return [w for w in entries if {"cpu", "cuda"} <= set(w.devices)]
+
+
 def _by_id(entries: list) -> list:
     """One wrong answer per misconception ID, in catalogue order."""
-    return list({w.misconception: w for w in reversed(entries) if w.misconception}.values())[::-1]
+    named = [w for w in _everywhere(entries) if w.misconception]
+    return list({w.misconception: w for w in reversed(named)}.values())[::-1]
 
 
 def _kth(entries: list, k: int):
     """The k-th round's wrong answer of an exercise: each misconception ID gets a round."""
-    chosen = _by_id(entries) or entries
+    chosen = _by_id(entries) or _everywhere(entries)
     return chosen[k % len(chosen)]
 
 

@@ -33,6 +33,10 @@ def _ev(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"EV-{number}", "03_eval_vs_no_grad", belief, section)
 
 
+def _hk(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"HK-{number}", "05_hooks", belief, section)
+
+
 CATALOGUE: dict[str, Misconception] = {
     m.id: m
     for m in (
@@ -181,6 +185,48 @@ CATALOGUE: dict[str, Misconception] = {
                 "测试时只调用 model.eval() 就足以节省内存",
             ),
             Text("§6 A correct validation routine", "§6 正确的验证流程"),
+        ),
+        _hk(
+            1,
+            Text(
+                "storing a hook's output costs nothing extra",
+                "保存钩子拿到的输出不会额外占用内存",
+            ),
+            Text("§4 What a stored output keeps alive", "§4 保存的输出让什么一直存活"),
+        ),
+        _hk(
+            2,
+            Text(
+                ".cpu() always makes a copy",
+                ".cpu() 总会复制一份数据",
+            ),
+            Text(
+                "§5 .cpu().numpy() can be the live tensor", "§5 .cpu().numpy() 可能就是那个活张量"
+            ),
+        ),
+        _hk(
+            3,
+            Text(
+                "hooks go away by themselves",
+                "钩子会自己消失",
+            ),
+            Text("§3 Handles, remove() and a context manager", "§3 句柄、remove() 与上下文管理器"),
+        ),
+        _hk(
+            4,
+            Text(
+                "a tensor hook's return value is ignored",
+                "张量钩子的返回值会被忽略",
+            ),
+            Text("§1 Tensor hooks: inspect or replace a gradient", "§1 张量钩子：查看或替换梯度"),
+        ),
+        _hk(
+            5,
+            Text(
+                "a forward hook can change the output only by mutating it",
+                "前向钩子只能通过原地修改来改变输出",
+            ),
+            Text("§2 Module hooks: before and after forward", "§2 模块钩子：forward 之前与之后"),
         ),
     )
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.util
 import json
 import shutil
 import sys
@@ -35,15 +36,32 @@ class Expectation:
     reason: str = ""  # a fragment the reason must contain
 
 
-def _catalogue(assignment: str) -> dict[str, list]:
-    """The lesson's catalogued wrong answers (tests/catalog), by solution cell."""
-    number = assignment.split("_", 1)[0]
-    tests = str(REPO / "tests")
-    sys.path.insert(0, tests)
-    try:
-        return importlib.import_module(f"catalog.lesson{number}").WRONG
-    finally:
-        sys.path.remove(tests)
+def _catalog_package():
+    """The answer catalogues' package (tests/catalog), importable as ``catalog``."""
+    if "catalog" not in sys.modules:
+        folder = REPO / "tests" / "catalog"
+        spec = importlib.util.spec_from_file_location(
+            "catalog", folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["catalog"] = package
+        spec.loader.exec_module(package)
+    return sys.modules["catalog"]
+
+
+def _catalogue(assignment: str) -> dict[str, dict[str, str]]:
+    """One catalogued wrong answer per exercise and misconception ID (or none), by grade_id.
+
+    Only answers that are wrong on every device: the demo class may be graded on a GPU.
+    """
+    _catalog_package()
+    module = importlib.import_module(f"catalog.lesson{assignment.split('_', 1)[0]}")
+    wrong: dict[str, dict[str, str]] = {}
+    for gid, answers in module.WRONG.items():
+        for answer in answers:
+            if {"cpu", "cuda"} <= set(answer.devices):
+                wrong.setdefault(gid, {}).setdefault(answer.misconception or "no-id", answer.code)
+    return wrong
 
 
 def _cells(nb) -> dict[str, nbformat.NotebookNode]:
@@ -108,13 +126,13 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     for k in range(1, len(exercises)):
         partial = {gid: solutions[gid] for gid in exercises[:k]}
         demo[f"partial_{k}"] = (_with(learner, partial), Expectation(lost=tests[k:]))
-    for gid, answers in wrong.items():
-        for k, answer in enumerate(answers):
-            demo[f"wrong_{gid}_{k}"] = (
-                _with(learner, {**solutions, gid: answer.code}),
+    for gid, by_id in wrong.items():
+        for misconception, code in by_id.items():
+            demo[f"wrong_{gid}_{misconception}"] = (
+                _with(learner, {**solutions, gid: code}),
                 Expectation(lost=[f"{gid}_tests"], reason=""),
             )
-    all_wrong = {**solutions, **{gid: answers[0].code for gid, answers in wrong.items()}}
+    all_wrong = {**solutions, **{gid: next(iter(by.values())) for gid, by in wrong.items()}}
     demo["wrong_everywhere"] = (
         _with(learner, all_wrong),
         Expectation(lost=[f"{gid}_tests" for gid in wrong]),

@@ -101,7 +101,7 @@ def product_grads(a, b):
     (c ** 2).sum().backward()
     return a.grad, b.grad, c.grad
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
     ],
     "ex2_output_requires_grad": [
@@ -230,7 +230,7 @@ def make_trainable(values, device):
     t = torch.tensor(values, dtype=torch.float32, requires_grad=True)
     return t.to(device)
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
         Wrong(
             "uses the global DEVICE instead of the argument",
@@ -240,7 +240,7 @@ def make_trainable(values, device):
 def make_trainable(values, device):
     return torch.tensor(values, dtype=torch.float32, device=DEVICE, requires_grad=True)
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
     ],
     "ex4_per_batch_grads": [
@@ -554,7 +554,7 @@ def to_device(batch, model, device, dtype):
 def to_device(batch, model, device, dtype):
     return batch.to(dtype), model.to(dtype)
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
         Wrong(
             "uses the global DEVICE instead of the argument",
@@ -566,7 +566,7 @@ def to_device(batch, model, device, dtype):
     model.to(DEVICE, dtype)
     return batch, model
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
     ],
 }
