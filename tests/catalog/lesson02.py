@@ -146,7 +146,7 @@ def evaluate(model, batches):
     mean_loss, accuracy = (totals / len(batches)).tolist()
     return mean_loss, accuracy
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
         Wrong(
             "returns 0-dim tensors instead of floats",
@@ -284,7 +284,7 @@ def count_saved_bytes(fn, *args):
         result = fn(*args)
     return result, total
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
         Wrong(
             "turns grad mode on to have something to count",
@@ -496,7 +496,7 @@ def frozen_features(backbone, x):
     with torch.no_grad():
         return backbone(x).cpu()
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
         Wrong(
             "hard-coded first two layers",
@@ -585,7 +585,7 @@ def input_saliency(model, x):
         (saliency,) = torch.autograd.grad(model(leaf).sum(), leaf)
     return saliency.cpu()
 """,
-            device="cuda",
+            devices=("cuda",),
         ),
         Wrong(
             "puts the model in eval mode for the saliency",
