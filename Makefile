@@ -28,11 +28,13 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # enabling those, chosen with `make lab LAB_SETUP=classroom`.
 LAB_SETUP ?= self-study
 LAB_CONFIG := $(CURDIR)/jupyter-config/$(LAB_SETUP)
+# The folder it serves; tests serve a copy so that autosave never touches notebooks/.
+LAB_ROOT ?= notebooks
 
 lab: setup
 	@test -d "$(LAB_CONFIG)" || { echo "No Jupyter set-up $(LAB_CONFIG)"; exit 2; }
 	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(LAB_ROOT) $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: setup
 	$(BIN)/ruff check .

@@ -37,26 +37,33 @@ class Lab:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
 
-def get(url: str, data: bytes | None = None, timeout: float = 10) -> tuple[int, str]:
-    """GET (or POST ``data``) and return the status and body; HTTP errors are results too."""
+def get(
+    url: str, data: bytes | None = None, timeout: float = 10, method: str | None = None
+) -> tuple[int, str]:
+    """GET (or POST ``data``, or ``method``); return the status and body, HTTP errors too."""
+    request = urllib.request.Request(url, data=data, method=method)
     try:
-        with urllib.request.urlopen(url, data=data, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read().decode("utf-8")
     except urllib.error.HTTPError as error:
         return error.code, ""
 
 
 @contextlib.contextmanager
-def running_lab(workdir: Path) -> Iterator[Lab]:
-    """Start `make lab` with a fresh HOME under ``workdir``; stop its process group at the end."""
+def running_lab(workdir: Path, root: Path | None = None) -> Iterator[Lab]:
+    """Start `make lab` with a fresh HOME under ``workdir``; stop its process group at the end.
+
+    It serves ``root`` instead of notebooks/ when given.
+    """
     port = free_port()
     home = workdir / "home"
     home.mkdir(parents=True, exist_ok=True)
     log = workdir / "lab-terminal.log"
     args = f"--no-browser --port={port} --IdentityProvider.token={TOKEN}"
+    variables = [f"LAB_ARGS={args}", *([f"LAB_ROOT={root}"] if root else [])]
     with open(log, "wb") as terminal:
         process = subprocess.Popen(
-            ["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"],
+            ["make", "--no-print-directory", "lab", *variables],
             cwd=REPO,
             env=dict(os.environ, HOME=str(home), JUPYTER_RUNTIME_DIR=str(home / "runtime")),
             stdin=subprocess.DEVNULL,
