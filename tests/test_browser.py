@@ -179,6 +179,9 @@ def test_run_all_reaches_the_self_check(page, lab, lang, name, record_property):
         page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
         _wait_for_kernel_connected(lab, path, 120)
         _wait_for_kernel_idle(page, 60)
+        # Self-study: no nbgrader menu or course panels, the Validate button in the toolbar.
+        assert page.locator("#jp-MainMenu .lm-MenuBar-item", has_text="Nbgrader").count() == 0
+        assert page.locator(".jp-NotebookPanel-toolbar .validate-button").count() == 1
 
         seconds = _run_all(page)
         record_property("run_all_seconds", round(seconds, 1))
@@ -206,6 +209,7 @@ def test_run_all_reaches_the_self_check(page, lab, lang, name, record_property):
 
         dialog = _validate(page)
         assert dialog.strip(), "Validate answered with an empty dialog"
+        print(f"Validate {path}: a dialog of {len(dialog.splitlines())} lines")
         for noise in ("Traceback", "[E "):
             assert noise not in lab.terminal(), noise
     _shut_down_kernels(lab)
