@@ -41,8 +41,19 @@ setup: $(STAMP)
 # Jupyter refuses to run as root unless told; containers and CI often are root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# The Jupyter set-up `make lab` serves, a folder of jupyter-config/ put first on Jupyter's
+# config path: self-study (default) shows only what works without a course (Validate, not
+# nbgrader's Assignments, Courses or Formgrader). A classroom set-up would be a sibling folder
+# enabling those, chosen with `make lab LAB_SETUP=classroom`.
+LAB_SETUP ?= self-study
+LAB_CONFIG := $(CURDIR)/jupyter-config/$(LAB_SETUP)
+# The folder it serves; tests serve a copy so that autosave never touches notebooks/.
+LAB_ROOT ?= notebooks
+
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
+	@test -d "$(LAB_CONFIG)" || { echo "No Jupyter set-up $(LAB_CONFIG)"; exit 2; }
+	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: setup
 	$(BIN)/ruff check .

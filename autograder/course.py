@@ -22,6 +22,10 @@ CODE_STUBS = {
 }
 TEXT_STUBS = {"en": "YOUR ANSWER HERE", "zh": "在这里写下你的回答"}
 CELL_TIMEOUT_S = 120
+# JupyterLab and nbclient run a cell with this tag without stopping at its error, so
+# Run All passes an unanswered exercise's failing test and reaches the self-check;
+# nbgrader still reads the error as zero points.
+RUN_ALL_CONTINUES_TAG = "raises-exception"
 
 _CONFIG_TEMPLATE = """\
 # nbgrader configuration of the autograd course ({lang}); written by autograder.course.
@@ -45,6 +49,21 @@ def lesson_sources(solutions: Path) -> list[Path]:
     if missing:
         raise CourseError(f"Lesson folders without their notebook: {missing}")
     return found
+
+
+def is_test_cell(cell) -> bool:
+    """An autograded test cell: nbgrader grades it, and it is code, not a written answer."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def let_run_all_continue(nb):
+    """Tag every test cell so that Run All goes on past a failing one; return ``nb``."""
+    for cell in filter(is_test_cell, nb.cells):
+        tags = cell.metadata.setdefault("tags", [])
+        if RUN_ALL_CONTINUES_TAG not in tags:
+            tags.append(RUN_ALL_CONTINUES_TAG)
+    return nb
 
 
 def put_interpreter_bin_on_path() -> None:
@@ -81,7 +100,8 @@ def create(
         assignment = source.parent.name
         target = root / "source" / assignment / source.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(bilingual.split(bilingual.read(source), lang), str(target))
+        learner = let_run_all_continue(bilingual.split(bilingual.read(source), lang))
+        nbformat.write(learner, str(target))
         assignments.append(assignment)
         if generate:
             generate_assignment(root, assignment)

@@ -82,6 +82,18 @@ def test_learner_notebooks_hold_no_solutions_or_hidden_tests(lesson):
         assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_run_all_goes_past_every_test_cell(lang):
+    """An unanswered exercise's test raises; the tag keeps Run All going to the self-check."""
+    notebooks = sorted((NOTEBOOKS / lang).glob("*.ipynb"))
+    assert notebooks
+    for path in notebooks:
+        tests = [c for c in bilingual.read(path).cells if course.is_test_cell(c)]
+        assert tests, f"{path.name} has no test cells"
+        for cell in tests:
+            assert "raises-exception" in cell.metadata.get("tags", []), (path.name, cell.id)
+
+
 def test_learner_notebooks_are_up_to_date(tmp_path):
     """Fails when someone edits solutions/ and forgets `make build`."""
     build.build(SOLUTIONS, tmp_path)
