@@ -9,12 +9,17 @@ and not on the short allow-list of names and units the Chinese text keeps in Eng
 from __future__ import annotations
 
 import ast
+import keyword
 import io
 import re
 import tokenize
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ALLOWED = {
+    *keyword.kwlist,
+    "copy",  # the keyword argument of .to()
+    "offset",  # matplotlib's textcoords="offset points"
+    "points",
     "True",
     "False",
     "None",
