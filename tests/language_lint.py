@@ -9,8 +9,8 @@ and not on the short allow-list of names and units the Chinese text keeps in Eng
 from __future__ import annotations
 
 import ast
-import keyword
 import io
+import keyword
 import re
 import tokenize
 
