@@ -1,0 +1,64 @@
+"""The CPU model of a GPU queue behaves like a CUDA stream in the ways lesson 06 relies on."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+from autograder.kernel.async_device import ModelGPU
+
+
+def test_launch_returns_before_the_work_is_done_and_synchronize_waits():
+    gpu = ModelGPU()
+    started = time.perf_counter()
+    gpu.launch(lambda x: x * 2, torch.ones(3), ms=80)
+    launched = time.perf_counter() - started
+    gpu.synchronize()
+    finished = time.perf_counter() - started
+    assert launched < 0.04 and finished >= 0.08
+
+
+def test_work_runs_in_the_order_it_was_launched():
+    gpu = ModelGPU()
+    order = []
+    a = gpu.launch(lambda x: order.append("a") or x + 1, torch.zeros(2), ms=30, name="a")
+    b = gpu.launch(lambda x: order.append("b") or x * 10, a, ms=1, name="b")
+    gpu.synchronize()
+    assert order == ["a", "b"] and b.value.tolist() == [10.0, 10.0]
+    assert gpu.spans[0].end <= gpu.spans[1].start
+
+
+def test_events_measure_the_queue_time_between_them():
+    gpu = ModelGPU()
+    start, end = gpu.event(), gpu.event()
+    start.record()
+    gpu.launch(torch.clone, torch.ones(1), ms=50)
+    end.record()
+    with pytest.raises(RuntimeError):
+        start.elapsed_time(end)  # not reached yet: like CUDA, an error
+    end.synchronize()
+    assert 45 <= start.elapsed_time(end) < 500
+
+
+def test_a_non_blocking_copy_read_before_synchronize_is_stale():
+    gpu = ModelGPU()
+    y = gpu.launch(lambda x: x + 7, torch.ones(4), ms=60)
+    early = gpu.to_host(y, non_blocking=True)
+    seen_early = early.clone()
+    gpu.synchronize()
+    assert seen_early.tolist() == [0.0] * 4 and early.tolist() == [8.0] * 4
+    assert gpu.to_host(y).tolist() == [8.0] * 4  # a blocking copy waits itself
+
+
+def test_item_waits_and_the_first_call_of_a_kernel_costs_more():
+    gpu = ModelGPU(first_call_ms=60)
+    x = torch.ones(1)
+    gpu.launch(torch.clone, x, ms=1, name="k")
+    gpu.synchronize()
+    first = gpu.spans[-1].end - gpu.spans[-1].start
+    y = gpu.launch(lambda t: t * 3, x, ms=1, name="k")
+    assert y.item() == 3.0
+    second = gpu.spans[-1].end - gpu.spans[-1].start
+    assert first >= 0.06 > second
