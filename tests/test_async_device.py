@@ -62,3 +62,28 @@ def test_item_waits_and_the_first_call_of_a_kernel_costs_more():
     assert y.item() == 3.0
     second = gpu.spans[-1].end - gpu.spans[-1].start
     assert first >= 0.06 > second
+
+
+def test_an_error_in_queued_work_shows_at_the_next_synchronization_unless_blocking():
+    def bad(x):
+        return x[10]  # index out of range, on the worker
+
+    gpu = ModelGPU()
+    gpu.launch(bad, torch.ones(2), ms=1)  # returns: nothing has run yet
+    with pytest.raises(RuntimeError, match="launched earlier"):
+        gpu.synchronize()
+    with pytest.raises(RuntimeError, match="launched earlier"):
+        ModelGPU(blocking=True).launch(bad, torch.ones(2), ms=1)
+
+
+def test_only_a_pinned_non_blocking_copy_lets_the_host_go_on():
+    gpu = ModelGPU()
+    x = torch.ones(3)
+    timings = {}
+    for pinned, non_blocking in ((False, True), (True, True)):
+        started = time.perf_counter()
+        y = gpu.to_device(x, pinned=pinned, non_blocking=non_blocking, ms=40)
+        timings[pinned] = time.perf_counter() - started
+        gpu.synchronize()
+        assert y.value.tolist() == [1.0] * 3
+    assert timings[False] >= 0.08 and timings[True] < 0.03

@@ -86,8 +86,10 @@ class ModelEvent:
 class ModelGPU:
     """The queue and its worker. ``first_call_ms`` models a one-time cost per kernel name."""
 
-    def __init__(self, launch_us: float = 20.0, first_call_ms: float = 0.0):
+    def __init__(self, launch_us: float = 20.0, first_call_ms: float = 0.0, blocking=False):
         self.launch_s = launch_us / 1e6
+        self.blocking = blocking  # like CUDA_LAUNCH_BLOCKING=1: each launch waits for its work
+        self.error: Exception | None = None
         self.first_call_s = first_call_ms / 1000.0
         self.spans: list[Span] = []
         self.host_calls: list[Span] = []
@@ -100,7 +102,10 @@ class ModelGPU:
             job, span = self._queue.get()
             if span is not None:
                 span.start = time.perf_counter()
-            job()
+            try:
+                job()
+            except Exception as error:  # reported at the next synchronization, as on a GPU
+                self.error = self.error or error
             if span is not None:
                 span.end = time.perf_counter()
             self._queue.task_done()
@@ -130,6 +135,8 @@ class ModelGPU:
         self._put(job, span)
         self.spans.append(span)
         self._host(f"launch {name}", started)
+        if self.blocking:
+            self.synchronize()
         return out
 
     def _wait_launch(self, started: float) -> None:
@@ -137,9 +144,19 @@ class ModelGPU:
         while time.perf_counter() - started < self.launch_s:
             pass
 
-    def to_device(self, host: torch.Tensor) -> ModelTensor:
-        """Copy host data onto the model device (queued like any other work)."""
-        return self.launch(torch.clone, host, ms=0.05, name="copy H2D")
+    def to_device(
+        self, host: torch.Tensor, pinned: bool, non_blocking: bool, ms: float
+    ) -> ModelTensor:
+        """A host-to-device copy taking ``ms``. Only pinned memory lets the host go on at once.
+
+        From pageable memory the driver first stages the data through a pinned buffer
+        and the host waits for the copy whatever ``non_blocking`` says; the model makes
+        that copy slower as well (``ms`` doubled), as the extra staging copy does.
+        """
+        out = self.launch(torch.clone, host, ms=ms if pinned else 2 * ms, name="copy H2D")
+        if not (pinned and non_blocking):
+            self.synchronize()
+        return out
 
     def to_host(self, x: ModelTensor, non_blocking: bool = False) -> torch.Tensor:
         """A device-to-host copy. With ``non_blocking`` the buffer is stale until the copy runs."""
@@ -161,3 +178,6 @@ class ModelGPU:
         started = time.perf_counter()
         self._queue.join()
         self._host("synchronize", started)
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise RuntimeError(f"model: a kernel launched earlier failed: {error}")

@@ -44,8 +44,14 @@ def _on_gpu(device: str) -> bool:
     return torch.device(device).type == "cuda"
 
 
-def _tensors(args) -> list[torch.Tensor]:
-    return [a for a in args if trusted.isinstance_(a, trusted.tensor_type)]
+def _logged(function, log: list):
+    """``function`` that also writes "sync" in the log when it is called."""
+
+    def wrapper(*args, **kwargs):
+        log.append("sync")
+        return function(*args, **kwargs)
+
+    return wrapper
 
 
 def _gpu_work(device: str, size: int = 2048, rounds: int = 4):
@@ -368,7 +374,18 @@ class ToHost(Check):
                 _CUDA_SYNCHRONIZE()
 
         with _Copies(tensors, log):
-            out = call(fn, list(tensors), synchronize)
+            if gpu:  # torch's own synchronize functions wait too, and are logged as such
+                out = _with_patches(
+                    fn,
+                    [
+                        (torch.cuda, "synchronize", _logged(_CUDA_SYNCHRONIZE, log)),
+                        (torch.accelerator, "synchronize", _logged(_ACCELERATOR_SYNCHRONIZE, log)),
+                    ],
+                    list(tensors),
+                    synchronize,
+                )
+            else:
+                out = call(fn, list(tensors), synchronize)
         log.append("return")
         record = out.record()  # the host copies read at once, as the caller would
         return {"device": device, "call": record, "log": log[:200], "gpu": gpu}
@@ -480,12 +497,17 @@ class _Machine:
             (torch.cuda, "device_count", lambda: count if built == "cuda" else 0),
             (torch.backends.mps, "is_available", lambda: usable and built == "mps"),
             (torch.backends.mps, "is_built", lambda: built == "mps"),
+            (torch.backends.cuda, "is_built", lambda: built == "cuda"),
         ]
 
 
 def _with_machine(fn, machine: _Machine, *args):
     """Call fn with torch's probing functions answering as on ``machine``; restore them after."""
-    patches = machine.patches()
+    return _with_patches(fn, machine.patches(), *args)
+
+
+def _with_patches(fn, patches: list, *args):
+    """Call fn with stand-ins in place of module functions; put the originals back after."""
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     try:
         for owner, name, stand_in in patches:
@@ -700,7 +722,10 @@ class LoadBatch(Check):
                     )
                 )
             else:
-                results.append(c.on_device(item, target, shown))
+                stayed = not (j < len(case["on_cuda"]) and case["on_cuda"][j])
+                placed = c.on_device(item, target, shown)
+                found_on = placed.found if stayed else "cuda"
+                results.append(CheckResult(placed.what, placed.passed and stayed, target, found_on))
             results += [c.values(item, want, shown), c.dtype(item, want.dtype, shown)]
         copies = [e for e in log if e["op"] == "copy"]
         pins = [e for e in log if e["op"] == "pin"]
