@@ -46,6 +46,11 @@ class ModelTensor:
         self.gpu.synchronize()
         return self.value.item()
 
+    def __repr__(self) -> str:
+        """Printing needs the values, so it waits for the queue too (an implicit sync)."""
+        self.gpu.synchronize()
+        return f"model tensor({self.value.tolist()})"
+
     def cpu(self) -> torch.Tensor:
         """Like CUDA's ``.cpu()``: a blocking copy, so it waits for the queue first."""
         return self.gpu.to_host(self, non_blocking=False)
