@@ -427,8 +427,10 @@ def epoch_mean_loss(step, batches):
 RIGHT: dict[str, list[Right]] = {
     "ex1_benchmark": [
         Right(
-            "one synchronize after the warm-up, one per timed call; middle of the sorted list",
+            "one synchronize after the warm-up, one per timed call; statistics.median",
             """
+import statistics
+
 def benchmark(work, synchronize, clock, warmup, repeats):
     for _ in range(warmup):
         work()
@@ -439,7 +441,7 @@ def benchmark(work, synchronize, clock, warmup, repeats):
         work()
         synchronize()
         times.append(clock() - start)
-    return sorted(times)[len(times) // 2]
+    return statistics.median(times)
 """,
         ),
         Right(
