@@ -17,6 +17,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.kernel.device import course_device
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -108,8 +110,11 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     for k in range(1, len(exercises)):
         partial = {gid: solutions[gid] for gid in exercises[:k]}
         demo[f"partial_{k}"] = (_with(learner, partial), Expectation(lost=tests[k:]))
+    here = course_device().type  # a mistake that shows only on another device is no demo here
     for gid, answers in wrong.items():
         for k, answer in enumerate(answers):
+            if answer.device and answer.device != here:
+                continue
             demo[f"wrong_{gid}_{k}"] = (
                 _with(learner, {**solutions, gid: answer.code}),
                 Expectation(lost=[f"{gid}_tests"], reason=""),
