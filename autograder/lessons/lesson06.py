@@ -538,13 +538,27 @@ class PickDevice(Check):
         usable = bool(_REAL_IS_AVAILABLE())
         current = _REAL_CURRENT(check_available=True) if usable else None
         here = "cpu" if current is None else current.type
-        return {"calls": calls, "real": real, "here": here}
+        built = _REAL_CURRENT()
+        return {
+            "calls": calls,
+            "real": real,
+            "here": here,
+            "built_here": None if built is None else built.type,
+        }
 
     def judge(self, obs: dict) -> None:
         ex = self.heading
         results = []
         cases = [(what, built, usable, want) for what, built, usable, want in _MACHINES]
-        cases.append((Text("this machine, as it is", "这台机器本身"), None, None, obs["here"]))
+        usable_here = obs["here"] != "cpu"
+        cases.append(
+            (
+                Text("this machine, as it is", "这台机器本身"),
+                obs["built_here"],
+                usable_here,
+                obs["here"],
+            )
+        )
         for (what, built, usable, want), record in zip(
             cases, [*obs["calls"], obs["real"]], strict=True
         ):
