@@ -87,3 +87,13 @@ def test_only_a_pinned_non_blocking_copy_lets_the_host_go_on():
         gpu.synchronize()
         assert y.value.tolist() == [1.0] * 3
     assert timings[False] >= 0.08 and timings[True] < 0.03
+
+
+def test_the_worker_ends_when_idle_and_comes_back_for_new_work():
+    gpu = ModelGPU()
+    gpu.launch(torch.clone, torch.ones(1), ms=1)
+    gpu.synchronize()
+    time.sleep(0.5)
+    assert gpu._worker is None  # no thread left behind by an idle model
+    y = gpu.launch(lambda t: t + 1, torch.ones(1), ms=1)
+    assert y.item() == 2.0

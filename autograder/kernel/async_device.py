@@ -100,11 +100,20 @@ class ModelGPU:
         self.host_calls: list[Span] = []
         self._seen: set[str] = set()
         self._queue: queue.Queue = queue.Queue()
-        threading.Thread(target=self._work, daemon=True).start()
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
 
     def _work(self) -> None:
+        """Run queued work in order; end when the queue has stayed empty a moment."""
         while True:
-            job, span = self._queue.get()
+            try:
+                job, span = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                with self._lock:
+                    if self._queue.empty():
+                        self._worker = None
+                        return
+                continue
             if span is not None:
                 span.start = time.perf_counter()
             try:
@@ -116,7 +125,11 @@ class ModelGPU:
             self._queue.task_done()
 
     def _put(self, job: Callable[[], None], span: Span | None) -> None:
-        self._queue.put((job, span))
+        with self._lock:
+            self._queue.put((job, span))
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, daemon=True)
+                self._worker.start()
 
     def _host(self, name: str, started: float) -> None:
         self.host_calls.append(Span(name, started, started, time.perf_counter()))
