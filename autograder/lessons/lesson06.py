@@ -121,6 +121,20 @@ def _clock_reads_after_unfinished_work(log: list[str]) -> int:
     return count
 
 
+def _timed_calls(log: list[str]) -> list[int]:
+    """Which calls of work() (0, 1, ...) sit alone between two consecutive clock reads."""
+    timed, count, between, started = [], 0, [], False
+    for entry in log:
+        if entry == "work":
+            between.append(count)
+            count += 1
+        elif entry == "clock":
+            if started and len(between) == 1:
+                timed.append(between[0])
+            between, started = [], True
+    return timed
+
+
 _BENCH_CASES = ((3, 5), (2, 7))  # (warmup, repeats) of each virtual call
 
 
@@ -175,8 +189,8 @@ class Benchmark(Check):
         found = returned(ex, case["call"], "benchmark")
         log = case["log"]
         works, syncs = log.count("work"), log.count("sync")
-        clocks = [i for i, entry in enumerate(log) if entry == "clock"]
-        before_first_clock = log[: clocks[0]].count("work") if clocks else works
+        timed = _timed_calls(log)
+        untimed_first = timed[0] if timed else works
         unfinished = _clock_reads_after_unfinished_work(log)
         require(
             ex,
@@ -190,12 +204,12 @@ class Benchmark(Check):
                 ),
                 CheckResult(
                     Text(
-                        "warm-up: work() runs {n} times before the clock is first read",
-                        "预热：第一次读时钟之前 work() 先运行 {n} 次",
+                        "warm-up: the first {n} calls of work() are not timed",
+                        "预热：work() 的前 {n} 次调用不计时",
                     ).format(n=warmup),
-                    before_first_clock >= warmup,
-                    str(warmup),
-                    str(before_first_clock),
+                    untimed_first >= warmup,
+                    Text("{n} untimed calls first", "先有 {n} 次不计时的调用").format(n=warmup),
+                    Text("call {k} was timed", "第 {k} 次调用被计时了").format(k=untimed_first + 1),
                     "CS-4",
                 ),
                 CheckResult(
