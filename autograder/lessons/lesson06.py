@@ -542,11 +542,19 @@ class PickDevice(Check):
     """
 
     number = 3
+    seed: int = 0
     device: str | None = None
+
+    def _machines(self) -> list[tuple]:
+        """The simulated machines in an order drawn from the seed (hidden checks use others)."""
+        g = trusted.generator().manual_seed(self.seed)
+        order = trusted.rand(len(_MACHINES), generator=g).argsort().tolist()
+        return [_MACHINES[i] for i in order]
 
     def observe(self, fn) -> dict:
         calls = [
-            _with_machine(fn, _Machine(built, usable)).record() for _, built, usable, _ in _MACHINES
+            _with_machine(fn, _Machine(built, usable)).record()
+            for _, built, usable, _ in self._machines()
         ]
         real = call(fn).record()
         usable = bool(_REAL_IS_AVAILABLE())
@@ -563,7 +571,7 @@ class PickDevice(Check):
     def judge(self, obs: dict) -> None:
         ex = self.heading
         results = []
-        cases = [(what, built, usable, want) for what, built, usable, want in _MACHINES]
+        cases = list(self._machines())
         usable_here = obs["here"] != "cpu"
         cases.append(
             (
@@ -591,8 +599,8 @@ class PickDevice(Check):
         require(ex, results)
 
 
-def check_pick_device(fn, device=None) -> None:
-    verdict(PickDevice(None if device is None else str(device)), fn)
+def check_pick_device(fn, seed: int = 0, device=None) -> None:
+    verdict(PickDevice(seed, None if device is None else str(device)), fn)
 
 
 # Exercise 4 (CS-6) -------------------------------------------------------------------------
