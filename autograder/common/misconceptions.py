@@ -29,6 +29,10 @@ def _ng(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"NG-{number}", "02_no_grad", belief, section)
 
 
+def _cs(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"CS-{number}", "06_cuda_async", belief, section)
+
+
 def _ev(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"EV-{number}", "03_eval_vs_no_grad", belief, section)
 
@@ -227,6 +231,60 @@ CATALOGUE: dict[str, Misconception] = {
                 "前向钩子只能通过原地修改来改变输出",
             ),
             Text("§2 Module hooks: before and after forward", "§2 模块钩子：forward 之前与之后"),
+        _cs(
+            1,
+            Text(
+                "a CUDA call has finished when the Python line returns",
+                "Python 这一行返回时，CUDA 调用就已经执行完了",
+            ),
+            Text("§1 The host and the device: a queue", "§1 主机与设备：一个队列"),
+        ),
+        _cs(
+            2,
+            Text(
+                "a wall-clock timer around GPU code measures the kernel",
+                "用挂钟计时器包住 GPU 代码，量到的就是核函数的时间",
+            ),
+            Text("§2 Timing GPU code", "§2 给 GPU 代码计时"),
+        ),
+        _cs(
+            3,
+            Text(
+                "non_blocking=True is always safe (a device-to-host copy needs a "
+                "synchronization before the host reads it)",
+                "non_blocking=True 总是安全的（设备到主机的拷贝在主机读取之前必须先同步）",
+            ),
+            Text(
+                "§6 Device-to-host copies with non_blocking",
+                "§6 带 non_blocking 的设备到主机拷贝",
+            ),
+        ),
+        _cs(
+            4,
+            Text(
+                "the first call's time is representative (no warm-up)",
+                "第一次调用的耗时就有代表性（不需要预热）",
+            ),
+            Text("§4 Warm-up and the median", "§4 预热与中位数"),
+        ),
+        _cs(
+            5,
+            Text(
+                "current_accelerator() returning cuda means a GPU is usable",
+                "current_accelerator() 返回 cuda 就说明有可用的 GPU",
+            ),
+            Text("§8 Choosing a device: torch.accelerator", "§8 选择设备：torch.accelerator"),
+        ),
+        _cs(
+            6,
+            Text(
+                "non_blocking=True speeds up copies from pageable memory",
+                "non_blocking=True 能加快从可分页内存出发的拷贝",
+            ),
+            Text(
+                "§7 Host-to-device copies and pinned memory",
+                "§7 主机到设备的拷贝与锁页内存",
+            ),
         ),
     )
 }

@@ -50,6 +50,7 @@ class Mode:
         self.quiet = False  # the self-check runs every check without printing each outcome
         self.recorded: list[tuple[str, dict]] = []
         self.replay: list[tuple[str, dict]] = []
+        self.notes: list[Text] = []  # what a passing judge could not check here ("no GPU")
 
     def observe(self) -> None:
         """Record observations instead of judging (the sandboxed observer)."""
@@ -237,6 +238,12 @@ class Check:
             raise CheckFailed(self.heading, changed)
 
 
+def note(text: Text) -> None:
+    """Say, beside a pass, what could not be checked here (e.g. "skipped: no GPU")."""
+    if text not in MODE.notes:
+        MODE.notes.append(text)
+
+
 def verdict(check: Check, fn: Callable[..., Any]) -> None:
     """Run one check in the current mode; in self-study, print the outcome or raise."""
     if MODE.name == "observe":
@@ -246,6 +253,10 @@ def verdict(check: Check, fn: Callable[..., Any]) -> None:
         observation = MODE.next_observation(check.key())
     else:
         observation = from_bytes(to_bytes(check.observe_plain(fn)))
+    if MODE.name == "self-study":
+        MODE.notes = []
     check.decide(observation)
     if MODE.name == "self-study" and not MODE.quiet:
         print(PASSED.format(ex=check.heading())())
+        for text in MODE.notes:
+            print(f"  {text()}")
