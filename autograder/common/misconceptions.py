@@ -231,6 +231,7 @@ CATALOGUE: dict[str, Misconception] = {
                 "前向钩子只能通过原地修改来改变输出",
             ),
             Text("§2 Module hooks: before and after forward", "§2 模块钩子：forward 之前与之后"),
+        ),
         _cs(
             1,
             Text(
