@@ -30,6 +30,8 @@ def rows(course_root: Path, assignment: str) -> list[dict]:
                     score, max_score = nb.score, nb.max_score
                 except MissingEntry:
                     pass
+                if record and record.status == "rejected":
+                    score = ""  # nothing of it was read; an older score no longer stands
                 status = record.status if record else "not graded"
                 reason = record.reason if record else "no grading record: run `grade` first"
                 flags = "; ".join(f["kind"] for f in record.flags) if record else ""

@@ -1,35 +1,39 @@
-"""Exec a command under resource limits, optionally inside a pids cgroup.
+"""Join the submission's cgroup, apply rlimits, then exec the sandbox (or the command).
 
-Run as a script (``python launch.py ...``), not imported through the package,
-so that starting a kernel does not pay for importing torch twice.
+Run as a script (``python -I -S launch.py ...``), not imported through the
+package, so that starting a kernel does not pay for importing torch twice. It
+runs outside the sandbox, as the grader, so that the cgroup it joins (and every
+process the sandbox starts, which inherits it) is the submission's.
 """
 
 import argparse
 import os
 import resource
 import sys
-from pathlib import Path
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--memory", type=int, required=True, help="address-space limit, bytes (0: none)"
-    )
-    parser.add_argument("--processes", type=int, help="RLIMIT_NPROC (ignored for root)")
-    parser.add_argument("--cgroup", help="pids cgroup folder to join before exec")
+    parser.add_argument("--join", action="append", default=[], help="cgroup.procs file to join")
+    parser.add_argument("--memory", type=int, default=0, help="RLIMIT_AS, bytes (0: none)")
+    parser.add_argument("--file-size", type=int, default=0, help="RLIMIT_FSIZE, bytes (0: none)")
+    parser.add_argument("--processes", type=int, default=0, help="RLIMIT_NPROC (0: none)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command to run")
-    if args.cgroup:
-        (Path(args.cgroup) / "cgroup.procs").write_text(str(os.getpid()))
+    for procs in args.join:
+        with open(procs, "w") as handle:  # fails loudly: no group, no learner code
+            handle.write(str(os.getpid()))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if args.memory > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (args.memory, args.memory))
-    if args.processes:
-        resource.setrlimit(resource.RLIMIT_NPROC, (args.processes, args.processes))
+    for limit, value in (
+        (resource.RLIMIT_AS, args.memory),
+        (resource.RLIMIT_FSIZE, args.file_size),
+        (resource.RLIMIT_NPROC, args.processes),
+    ):
+        if value > 0:
+            resource.setrlimit(limit, (value, value))
     os.execvp(command[0], command)
 
 

@@ -11,7 +11,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-STATUSES = ("graded", "missing", "timed out", "crashed", "corrupt file", "error", "flagged")
+STATUSES = (
+    "graded",
+    "missing",
+    "timed out",
+    "crashed",
+    "corrupt file",
+    "error",
+    "flagged",
+    "rejected",
+)
 
 
 @dataclass
