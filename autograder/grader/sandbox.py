@@ -84,7 +84,7 @@ def sandbox_argv(
     launcher = [sys.executable, "-I", "-S", str(HERE / "launch.py")]
     if confinement.cgroup:
         launcher += [f"--join={procs}" for procs in confinement.cgroup.procs_files()]
-    if limits.address_space:
+    if limits.address_space and not confinement.cgroup:  # a fallback: virtual is not memory
         launcher.append(f"--memory={limits.memory_bytes}")
     launcher.append(f"--file-size={limits.scratch_bytes}")
     if not confinement.bubblewrap:
