@@ -105,9 +105,9 @@ class SandboxedExecute(Execute):
         return self._deadline is not None and time.monotonic() >= self._deadline
 
     def _get_timeout(self, cell):
-        """The cell timeout, cut short where the notebook's budget ends sooner."""
+        """A cell's timeout, cut short where the notebook's budget ends sooner."""
         timeout = super()._get_timeout(cell)
-        if self._deadline is None:
+        if self._deadline is None or cell is None:  # silent probes keep their own timeout
             return timeout
         remaining = max(1, math.ceil(self._deadline - time.monotonic()))
         return min(timeout or remaining, remaining)

@@ -201,7 +201,8 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
     for name in gradable:
         if not outcome["success"]:
             log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
-            reason = "nbgrader could not grade it: " + (log[-1] if log else "no log")
+            errors = [line for line in log if "Error" in line and "NbGraderException" not in line]
+            reason = "nbgrader could not grade it: " + ((errors or log or ["no log"])[-1])
             result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
             continue
         incident_file = incident_dir / f"{name}.json"
