@@ -82,6 +82,7 @@ def attacks(course: Path) -> dict[str, str]:
     return {
         "att_mount": _attack(
             "import ctypes\n"
+            "print('HOST-UID', open('/proc/self/uid_map').read().split()[1])\n"
             "libc = ctypes.CDLL(None, use_errno=True)\n"
             f"for target in ['/', '/tmp', '/proc', '/usr', {str(REPO / 'autograder')!r}]:\n"
             "    if libc.umount2(target.encode(), 2) == 0:\n"
@@ -178,9 +179,12 @@ def attacks(course: Path) -> dict[str, str]:
             "        break\n"
             "if len(started) >= 60:\n"
             "    escaped.append('60 processes under a limit of 32')\n"
-            "if os.fork() == 0:\n"
-            "    os.setsid()\n"
-            f"    os.execv(sys.executable, [sys.executable, '-c', {sleeper!r}])"
+            "try:\n"
+            "    if os.fork() == 0:\n"
+            "        os.setsid()\n"
+            f"        os.execv(sys.executable, [sys.executable, '-c', {sleeper!r}])\n"
+            "except OSError:\n"
+            "    pass"
         ),
     }
 
@@ -441,6 +445,12 @@ def test_no_attack_escapes(graded):
         assert "ESCAPED" not in text, (student, text[:2000])
         if student != "att_memory":  # there the cgroup may kill the kernel itself
             assert "ATTEMPTED" in text, (student, by_student[student].reason, text[:2000])
+
+
+def test_learner_code_never_runs_as_root_on_the_host(graded):
+    text = _outputs(graded["course"], "att_mount")
+    (line,) = [line for line in text.splitlines() if line.startswith("HOST-UID")]
+    assert line.split()[1] != "0", line
 
 
 def test_hostile_submissions_earn_nothing_and_the_solution_still_does(graded):

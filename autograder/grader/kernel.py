@@ -60,6 +60,10 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_pre_start_kernel(self, **kwargs):
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kwargs)
+        uid = self.confinement.uid if self.confinement.bubblewrap else None
+        if uid is not None:  # the kernel runs as this user: its folder and file are its own
+            for path in (self.workdir, self.connection_file):
+                os.chown(path, uid, uid)
         env = dict(kw.get("env") or os.environ)
         if self.confinement.bubblewrap:
             env = {"PATH": env.get("PATH", os.defpath)}  # bwrap clears it anyway

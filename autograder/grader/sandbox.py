@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent  # the autograder package the grader itself imported
 DATA = PACKAGE.parent / "data"
 SCRATCH = "/tmp/work"  # inside the sandbox: cwd, HOME and TMPDIR
+NOBODY = 65534  # the uid a root grader's sandboxes run as
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "fonts", "alternatives")
 
@@ -46,7 +47,7 @@ class Confinement:
 
     ``bubblewrap`` and ``landlock`` are False only in an ``--unsafe`` run on a
     machine without them; ``cgroup`` is None there, or before a submission's
-    group is made.
+    group is made. ``uid``: a root grader's sandboxes run as this unprivileged user.
     """
 
     limits: Limits = field(default_factory=Limits)
@@ -55,6 +56,7 @@ class Confinement:
     cgroup: Cgroup | None = None
     readable: tuple[str, ...] = field(default_factory=readable_paths)
     python_path: str = str(PACKAGE.parent)
+    uid: int | None = field(default_factory=lambda: NOBODY if os.geteuid() == 0 else None)
 
     @property
     def kind(self) -> str:
@@ -89,6 +91,8 @@ def sandbox_argv(
     launcher.append(f"--file-size={limits.scratch_bytes}")
     if not confinement.bubblewrap:
         return [*launcher, "--", *command]
+    if confinement.uid is not None:
+        launcher.append(f"--user={confinement.uid}")
     workdir = Path(workdir).resolve()
     if workdir == Path(SCRATCH) or Path(SCRATCH) in workdir.parents:
         raise ValueError(f"{workdir} would lie inside the sandbox's scratch {SCRATCH}")
@@ -107,15 +111,15 @@ def sandbox_argv(
     for name, value in inside_env.items():
         argv += ["--setenv", name, value]
     argv += _system_binds()
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    argv += ["--size", str(limits.scratch_bytes), "--perms", "0755", "--tmpfs", "/tmp"]
+    argv += ["--dir", SCRATCH]
     for path in confinement.readable:
         real = os.path.realpath(path)
         argv += ["--ro-bind", real, real]
         if real != os.path.abspath(path):
             argv += ["--ro-bind", real, os.path.abspath(path)]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
-    argv += ["--size", str(limits.scratch_bytes), "--perms", "0755", "--tmpfs", "/tmp"]
-    argv += ["--dir", SCRATCH]
     argv += ["--bind" if sockets else "--ro-bind", str(workdir), str(workdir)]
     argv += ["--chdir", SCRATCH, "--"]
     if confinement.landlock:
