@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from autograder import course
-from autograder.grader import export, runner, sandbox, submission
-from autograder.grader.limits import Limits, process_limit_enforced
+from autograder.grader import cgroups, export, runner, sandbox, submission
+from autograder.grader.limits import Limits
 from autograder.grader.worker import Task
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,48 +31,78 @@ def _cuda_present() -> bool:
     return torch.cuda.is_available()
 
 
+def _loud(message: str) -> None:
+    print("\n" + "!" * 78 + "\n" + message + "\n" + "!" * 78 + "\n", file=sys.stderr)
+
+
 def _grade(args) -> int:
     root = args.course.resolve()
-    chosen = sandbox.choose([root, REPO / "solutions", REPO / "tests"], args.sandbox)
-    warnings = [chosen.warning] if chosen.warning else []
-    if not process_limit_enforced():
-        warnings.append(
-            "WARNING: grading runs as root and no pids cgroup can be created here, so the "
-            "number of processes a submission may start is NOT limited."
+    if args.sandbox == "none" and not args.unsafe:
+        print("course-grade: --sandbox none runs learner code unconfined; it needs --unsafe.")
+        return 2
+    missing = sandbox.missing_protections(root)
+    if args.sandbox == "none":
+        missing.setdefault("bubblewrap", "--sandbox none was given.")
+    if missing and not args.unsafe:
+        print(
+            "course-grade: refusing to run learner code, because this machine lacks:\n"
+            + "\n".join(f"  - {problem}" for problem in missing.values())
+            + "\nFix these (see README, 'What grading needs from the machine'), or pass "
+            "--unsafe to grade without them on a machine you can afford to lose.",
+            file=sys.stderr,
         )
+        return 2
+    if missing:
+        _loud(
+            "WARNING: --unsafe: grading WITHOUT these protections; learner code may read or "
+            "change course files, other submissions and anything this user can reach:\n"
+            + "\n".join(f"  - {problem}" for problem in missing.values())
+        )
+    bubblewrap = "bubblewrap" not in missing
     memory = args.memory_mb * 1024**2
-    if _cuda_present():
-        memory = 0
-        warnings.append(
-            "WARNING: a CUDA GPU is present; CUDA reserves far more virtual memory than it "
-            "uses, so the address-space limit (--memory-mb) is NOT applied to kernels."
+    address_space = True
+    if not bubblewrap and _cuda_present():
+        address_space = False
+        _loud(
+            "WARNING: a CUDA GPU is visible to unsandboxed kernels; CUDA reserves far more "
+            "virtual memory than it uses, so the per-process address-space limit is off."
         )
-    limits = Limits(args.cell_timeout, memory, args.processes)
-    for warning in warnings:
-        print("\n" + "!" * 78 + "\n" + warning + "\n" + "!" * 78 + "\n", file=sys.stderr)
+    limits = Limits(
+        args.cell_timeout,
+        memory,
+        args.processes,
+        args.notebook_timeout,
+        args.scratch_mb * 1024**2,
+        args.scratch_mb * 1024**2 // 4,
+        address_space,
+    )
+    confinement = sandbox.Confinement(
+        limits, bubblewrap=bubblewrap, landlock=bubblewrap and "landlock" not in missing
+    )
+    parent = None if "cgroup" in missing else cgroups.find_parent()
+    bounds = submission.Bounds(args.max_files, args.max_submission_mb * 1024**2)
     bad = [s for s in args.student or [] if not submission.valid_learner_id(s)]
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
     learners = args.student or submission.students(root, args.assignment)
-    for name in submission.invalid_students(root, args.assignment):
-        print(f"rejected: submission folder {name!r} is not a valid learner id", file=sys.stderr)
     tasks = [
         Task(
             str(root),
             args.assignment,
             student,
-            chosen.kind,
-            tuple(str(p) for p in chosen.hidden),
-            limits,
+            confinement,
+            parent if isinstance(parent, cgroups.CgroupParent) else None,
+            bounds,
             0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1)),
         )
         for student in learners
     ]
+    where = f"Dask at {args.scheduler}" if args.scheduler else f"{args.workers} workers"
     print(
-        f"Grading {len(tasks)} submissions of {args.assignment} "
-        f"({'Dask at ' + args.scheduler if args.scheduler else f'{args.workers} workers'}, "
-        f"sandbox: {chosen.kind})",
+        f"Grading {len(tasks)} submissions of {args.assignment} ({where}, "
+        f"sandbox: {confinement.kind}, cgroup: "
+        f"{'v' + str(parent.version) if isinstance(parent, cgroups.CgroupParent) else 'none'})",
         file=sys.stderr,
     )
     results = runner.run(tasks, args.workers, args.scheduler)
@@ -168,22 +198,56 @@ def parser() -> argparse.ArgumentParser:
         help="seconds a cell may run before it is stopped (default: %(default)s)",
     )
     grade.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=Limits.notebook_timeout_s,
+        help="seconds a whole notebook may take, restarts and replays included; the cells "
+        "left when it runs out are not run (default: %(default)s)",
+    )
+    grade.add_argument(
         "--memory-mb",
         type=int,
         default=Limits.memory_bytes // 1024**2,
-        help="address-space limit of a kernel in MiB (default: %(default)s)",
+        help="memory of a whole submission, all its processes together, in MiB "
+        "(default: %(default)s)",
     )
     grade.add_argument(
         "--processes",
         type=int,
         default=Limits.processes,
-        help="processes a kernel may start (default: %(default)s)",
+        help="processes a submission may have at once (default: %(default)s)",
+    )
+    grade.add_argument(
+        "--scratch-mb",
+        type=int,
+        default=Limits.scratch_bytes // 1024**2,
+        help="size of a kernel's writable /tmp in MiB; /dev/shm gets a quarter "
+        "(default: %(default)s)",
+    )
+    grade.add_argument(
+        "--max-files",
+        type=int,
+        default=submission.Bounds.max_files,
+        help="files and folders a submission folder may hold before it is rejected unread "
+        "(default: %(default)s)",
+    )
+    grade.add_argument(
+        "--max-submission-mb",
+        type=int,
+        default=submission.Bounds.max_bytes // 1024**2,
+        help="bytes a submission folder may hold, in MiB (default: %(default)s)",
     )
     grade.add_argument(
         "--sandbox",
-        choices=("auto", "bubblewrap", "none"),
-        default="auto",
-        help="isolation: bubblewrap when usable (auto), required, or none",
+        choices=("bubblewrap", "none"),
+        default="bubblewrap",
+        help="bubblewrap (the default), or none, which needs --unsafe",
+    )
+    grade.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="grade even where the machine lacks a protection (sandbox, Landlock, cgroups), "
+        "with a loud warning; never on a machine that holds anything you care about",
     )
 
     csv_export = _assignment_command(

@@ -139,7 +139,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
 
     for (label, code), gid in zip(RED_TEAM.items(), exercises, strict=False):
-        kind = {"os_exit": "crashed", "segfault": "crashed", "memory_bomb": "graded"}.get(
+        kind = {"os_exit": "crashed", "segfault": "crashed", "memory_bomb": "crashed"}.get(
             label, "timed out"
         )
         reason = "" if kind == "graded" else f"{kind} in {gid}"

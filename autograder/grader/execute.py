@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import time
 from pathlib import Path
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, List, Unicode
+from traitlets import Any, Integer, Unicode
 
 from autograder.common.i18n import Text
 from autograder.grader.kernel import SandboxedKernelManager
-from autograder.grader.limits import Limits
-from autograder.grader.sandbox import Sandbox
 
 INCIDENT_TEXT = {
     "timed out": Text(
@@ -38,12 +38,17 @@ INCIDENT_TEXT = {
     ),
 }
 INCIDENT_NAME = {"timed out": "GradingTimeout", "crashed": "KernelDied"}
+OUT_OF_TIME = "out of time"
+OUT_OF_TIME_TEXT = Text(
+    "not run: the notebook used up its {budget} s grading time before this cell.",
+    "未运行：在这个单元格之前，本笔记本已用完 {budget} 秒的评分时间。",
+)
 
 
 class SandboxedExecute(Execute):
     """Execute each cell in a sandboxed, limited kernel; survive hangs and crashes."""
 
-    workdir = Unicode(help="Working directory of the kernel (its only writable path).").tag(
+    workdir = Unicode(help="Host folder private to this submission's kernels (sockets).").tag(
         config=True
     )
     feedback_language = Unicode("", help="Language of the checks' feedback.").tag(config=True)
@@ -53,21 +58,12 @@ class SandboxedExecute(Execute):
     incident_dir = Unicode(help="Folder that receives <notebook>.json with the incidents.").tag(
         config=True
     )
-    sandbox_kind = Unicode("limits only", help="'bubblewrap' or 'limits only'.").tag(config=True)
-    hidden_paths = List(Unicode(), help="Folders the kernel must not see.").tag(config=True)
-    memory_bytes = Integer(Limits.memory_bytes, help="Address-space limit of a kernel.").tag(
+    confinement = Any(help="The autograder.grader.sandbox.Confinement of the submission.").tag(
         config=True
     )
-    max_processes = Integer(Limits.processes, help="Processes a kernel may start.").tag(config=True)
-    pids_cgroup = Unicode("", help="pids cgroup every kernel of this run joins.").tag(config=True)
-
-    @property
-    def sandbox(self) -> Sandbox:
-        return Sandbox(self.sandbox_kind, tuple(Path(p) for p in self.hidden_paths))
-
-    @property
-    def limits(self) -> Limits:
-        return Limits(self.timeout, self.memory_bytes, self.max_processes)
+    notebook_timeout = Integer(0, help="Seconds the whole notebook may take (0: no budget).").tag(
+        config=True
+    )
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager
@@ -80,9 +76,7 @@ class SandboxedExecute(Execute):
             kernel_name=self.kernel_name,
             config=self.config,
             workdir=self.workdir,
-            sandbox=self.sandbox,
-            limits=self.limits,
-            pids_cgroup=self.pids_cgroup,
+            confinement=self.confinement,
             feedback_language=self.feedback_language,
             threads=self.threads,
         )
@@ -92,6 +86,8 @@ class SandboxedExecute(Execute):
         self.interrupt_on_timeout = False
         self._incidents = []
         self._completed = []
+        budget = self.notebook_timeout
+        self._deadline = time.monotonic() + budget if budget > 0 else None
         try:
             return super().preprocess(nb, resources, km)
         finally:
@@ -102,7 +98,39 @@ class SandboxedExecute(Execute):
                 report = {"incidents": self._incidents}
                 target.write_text(json.dumps(report), encoding="utf-8")
 
+    def _out_of_time(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _get_timeout(self, cell):
+        """A cell's timeout, cut short where the notebook's budget ends sooner."""
+        timeout = super()._get_timeout(cell)
+        if self._deadline is None or cell is None:  # silent probes keep their own timeout
+            return timeout
+        remaining = max(1, math.ceil(self._deadline - time.monotonic()))
+        return min(timeout or remaining, remaining)
+
+    def _skip_for_time(self, cell, index):
+        """Leave a cell unrun once the budget is spent; a test cell left so earns nothing."""
+        if cell.cell_type != "code":
+            return cell, self.resources
+        if not any(i["kind"] == OUT_OF_TIME for i in self._incidents):
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            self._incidents.append({"cell": grade_id or f"cell {index}", "kind": OUT_OF_TIME})
+        text = OUT_OF_TIME_TEXT.format(budget=self.notebook_timeout)
+        message = f"{text.en}\n{text.zh}"
+        cell.outputs = [
+            NotebookNode(
+                output_type="error",
+                ename="NotebookTimeBudget",
+                evalue=message,
+                traceback=[f"NotebookTimeBudget: {message}"],
+            )
+        ]
+        return cell, self.resources
+
     def preprocess_cell(self, cell, resources, index):
+        if self._out_of_time():
+            return self._skip_for_time(cell, index)
         try:
             result = super().preprocess_cell(cell, resources, index)
             self._completed.append(index)
@@ -111,7 +139,7 @@ class SandboxedExecute(Execute):
             kind = "timed out" if isinstance(failure, CellTimeoutError) else "crashed"
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             self._incidents.append({"cell": grade_id or f"cell {index}", "kind": kind})
-            text = INCIDENT_TEXT[kind].format(limit=self.limits.cell_timeout_s)
+            text = INCIDENT_TEXT[kind].format(limit=self.timeout)
             message = f"{text.en}\n{text.zh}"
             name = INCIDENT_NAME[kind]
             cell.outputs.append(
@@ -130,10 +158,15 @@ class SandboxedExecute(Execute):
 
         Replaying the learner's completed cells (not the test cells) restores
         imports and definitions, so a hanging or crashing cell costs only its own
-        credit. Replayed outputs are discarded; a replay that fails is dropped.
+        credit. Replayed outputs are discarded; a replay that fails is dropped. Once the
+        notebook's budget is spent, nothing more is started: the remaining cells are skipped.
         """
+        if self._out_of_time():
+            return
         self._fresh_kernel()
         for index in list(self._completed):
+            if self._out_of_time():
+                return
             original = self.nb.cells[index]
             if original.metadata.get("nbgrader", {}).get("grade"):
                 continue

@@ -30,15 +30,13 @@ def rows(course_root: Path, assignment: str) -> list[dict]:
                     score, max_score = nb.score, nb.max_score
                 except MissingEntry:
                     pass
+                if record and record.status == "rejected":
+                    score = ""  # nothing of it was read; an older score no longer stands
                 status = record.status if record else "not graded"
                 reason = record.reason if record else "no grading record: run `grade` first"
                 flags = "; ".join(f["kind"] for f in record.flags) if record else ""
                 values = (student, assignment, name, score, max_score, status, reason, flags)
                 out.append(dict(zip(COLUMNS, values, strict=True)))
-    for folder in submission.invalid_students(course_root, assignment):
-        reason = "the folder name is not a valid learner id; it was not graded"
-        values = (repr(folder), assignment, "", "", "", "rejected", reason, "")
-        out.append(dict(zip(COLUMNS, values, strict=True)))
     return out
 
 

@@ -4,10 +4,16 @@ nbgrader's feedback HTML shows test cells as graded, hidden tests and all, and
 tracebacks that quote them. Two steps are added to its pipeline: nbgrader's own
 ``ClearHiddenTests`` and :class:`ShowOnlyCheckMessages`, which keeps only the
 checks' messages (expected vs found, misconception ID, section) of each error.
+nbgrader also copies every other file of the autograded folder (the course's
+source files among them) into the feedback folder; here nothing but the HTML
+feedback of the expected notebooks may land there.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 from pathlib import Path
 
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -37,9 +43,30 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
     defaults = GenerateFeedback.class_traits()["preprocessors"].default()
     steps = [ClearHiddenTests, ShowOnlyCheckMessages, *defaults]
     nbgrader.config.GenerateFeedback.preprocessors = steps
+    nbgrader.coursedir.ignore = ["*", ".*"]  # copy no file besides the notebooks' feedback
+    pages = {f"{name}.html" for name in submission.expected_notebooks(course_root, assignment)}
     written = []
     for learner in [student] if student else submission.students(course_root, assignment):
+        if submission.plain_name_problem(learner):
+            continue
         outcome = nbgrader.generate_feedback(assignment, learner, force=True)
+        folder = course_root / "feedback" / learner / assignment
+        _keep_only(folder, pages)
         if outcome["success"]:
-            written.append(course_root / "feedback" / learner / assignment)
+            written.append(folder)
     return written
+
+
+def _keep_only(folder: Path, pages: set[str]) -> None:
+    """Remove from a feedback folder everything but the expected pages as regular files."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if entry.name in pages and stat.S_ISREG(mode):
+                continue
+            if stat.S_ISDIR(mode):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)

@@ -1,70 +1,218 @@
-"""Isolation for a kernel: bubblewrap where the machine allows it, else limits only.
+"""The sandbox every process that runs a submission's code starts in.
 
-With bubblewrap the kernel sees the file system read-only, has no network, its
-own process namespace, only its working directory writable, and the course
-directory and the instructor's sources replaced by empty folders.
+``launch.py`` (outside: joins the submission's cgroup, sets rlimits) execs
+bubblewrap, which builds a fresh root from an allow-list: read-only system
+folders, the Python environment, the ``autograder`` package and ``data/``;
+nothing else of the project, no course, no other kernel. It drops every
+capability, creates a user namespace (no further ones), and private PID, IPC,
+network, UTS and cgroup namespaces. ``/tmp`` and ``/dev/shm`` are size-limited
+tmpfs. Inside, ``confine.py`` restricts writes with Landlock to that scratch
+(and to making sockets in the process's own folder) before exec'ing the command.
 """
 
 from __future__ import annotations
 
-import functools
+import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from autograder.grader.cgroups import Cgroup
+from autograder.grader.limits import Limits
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent  # the autograder package the grader itself imported
+DATA = PACKAGE.parent / "data"
+SCRATCH = "/tmp/work"  # inside the sandbox: cwd, HOME and TMPDIR
+NOBODY = 65534  # the uid a root grader's sandboxes run as
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "fonts", "alternatives")
+
+
+def readable_paths() -> tuple[str, ...]:
+    """Host folders the sandbox shows read-only: the Python environment, the package, data/."""
+    wanted = [sys.base_prefix, sys.prefix, str(PACKAGE)]
+    if DATA.is_dir():
+        wanted.append(str(DATA))
+    return tuple(dict.fromkeys(wanted))
 
 
 @dataclass(frozen=True)
-class Sandbox:
-    """How kernels are isolated in this grading run."""
+class Confinement:
+    """How one submission's processes are confined; plain data, picklable.
 
-    kind: str  # "bubblewrap" or "limits only"
-    hidden: tuple[Path, ...] = ()
+    ``bubblewrap`` and ``landlock`` are False only in an ``--unsafe`` run on a
+    machine without them; ``cgroup`` is None there, or before a submission's
+    group is made. ``uid``: a root grader's sandboxes run as this unprivileged user.
+    """
 
-    def wrap(self, command: list[str], workdir: Path) -> list[str]:
-        """Return ``command`` wrapped so that it runs isolated in ``workdir``."""
-        if self.kind != "bubblewrap":
-            return command
-        argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for path in self.hidden:
-            if path.exists():
-                argv += ["--tmpfs", str(path)]
-        argv += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
-        argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
-        argv += ["--new-session", "--unsetenv", "JPY_PARENT_PID"]
-        return argv + ["--", *command]
+    limits: Limits = field(default_factory=Limits)
+    bubblewrap: bool = True
+    landlock: bool = True
+    cgroup: Cgroup | None = None
+    readable: tuple[str, ...] = field(default_factory=readable_paths)
+    python_path: str = str(PACKAGE.parent)
+    uid: int | None = field(default_factory=lambda: NOBODY if os.geteuid() == 0 else None)
 
     @property
-    def warning(self) -> str | None:
-        """A loud message when isolation is weaker than the course wants."""
-        if self.kind == "bubblewrap":
-            return None
-        return (
-            "WARNING: bubblewrap (bwrap) is not usable on this machine, so learner code runs "
-            "WITHOUT file-system and network isolation: only time, memory and process limits "
-            "apply. Submissions could read course files or use the network. Install "
-            "bubblewrap (e.g. `apt-get install bubblewrap`) to isolate them."
-        )
+    def kind(self) -> str:
+        """A short description for records and logs."""
+        if not self.bubblewrap:
+            return "none (unsafe)"
+        return "bubblewrap" + ("+landlock" if self.landlock else "")
 
 
-@functools.cache
-def bubblewrap_works() -> bool:
-    """Whether bwrap exists and can create the namespaces the sandbox needs here."""
+def sandbox_argv(
+    command: list[str],
+    workdir: Path,
+    confinement: Confinement,
+    *,
+    env: Mapping[str, str] | None = None,
+    sockets: bool = False,
+) -> list[str]:
+    """``command`` wrapped: launcher (cgroup, rlimits) -> bubblewrap -> Landlock -> command.
+
+    ``workdir`` is a host folder private to this one process (e.g. a kernel's
+    connection file and sockets); it appears at the same path inside, read-only,
+    or, with ``sockets``, where the process may also make and remove Unix sockets.
+    The process starts in the scratch folder ``/tmp/work`` with exactly ``env``
+    added to a minimal environment (PATH, HOME, TMPDIR, PYTHONPATH, LANG).
+    """
+    limits = confinement.limits
+    launcher = [sys.executable, "-I", "-S", str(HERE / "launch.py")]
+    if confinement.cgroup:
+        launcher += [f"--join={procs}" for procs in confinement.cgroup.procs_files()]
+    if limits.address_space and not confinement.cgroup:  # a fallback: virtual is not memory
+        launcher.append(f"--memory={limits.memory_bytes}")
+    launcher.append(f"--file-size={limits.scratch_bytes}")
+    if not confinement.bubblewrap:
+        return [*launcher, "--", *command]
+    if confinement.uid is not None:
+        launcher.append(f"--user={confinement.uid}")
+    workdir = Path(workdir).resolve()
+    if workdir == Path(SCRATCH) or Path(SCRATCH) in workdir.parents:
+        raise ValueError(f"{workdir} would lie inside the sandbox's scratch {SCRATCH}")
+    argv = ["bwrap", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent"]
+    argv += ["--new-session", "--clearenv"]
+    inside_env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": SCRATCH,
+        "TMPDIR": SCRATCH,
+        "PYTHONPATH": confinement.python_path,
+        "LANG": "C.UTF-8",
+        **(env or {}),
+    }
+    for name, value in inside_env.items():
+        argv += ["--setenv", name, value]
+    argv += _system_binds()
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    argv += ["--size", str(limits.scratch_bytes), "--perms", "0755", "--tmpfs", "/tmp"]
+    argv += ["--dir", SCRATCH]
+    for path in confinement.readable:
+        real = os.path.realpath(path)
+        argv += ["--ro-bind", real, real]
+        if real != os.path.abspath(path):
+            argv += ["--ro-bind", real, os.path.abspath(path)]
+    argv += ["--bind" if sockets else "--ro-bind", str(workdir), str(workdir)]
+    argv += ["--chdir", SCRATCH, "--"]
+    if confinement.landlock:
+        argv += [sys.executable, "-I", "-S", str(HERE / "confine.py")]
+        argv += [f"--writable={SCRATCH}", "--writable=/dev/shm", "--devices=/dev"]
+        argv += [f"--sockets={workdir}"] if sockets else []
+        argv += ["--"]
+    return [*launcher, "--", *argv, *command]
+
+
+def _system_binds() -> list[str]:
+    """Read-only system folders (merged-/usr symlinks kept as symlinks) and a few of /etc."""
+    argv: list[str] = []
+    for path in SYSTEM:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    for name in ETC:
+        if os.path.exists(f"/etc/{name}"):
+            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    return argv
+
+
+def missing_protections(course_root: Path) -> dict[str, str]:
+    """What this machine lacks for a safe grading run: protection -> what to install or do."""
+    from autograder.grader.cgroups import find_parent
+
+    problems = {}
     if shutil.which("bwrap") is None:
-        return False
-    probe = ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--", "true"]
-    try:
-        return subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+        problems["bubblewrap"] = (
+            "bubblewrap is not installed: install it (`apt-get install bubblewrap`, "
+            "`dnf install bubblewrap`)."
+        )
+    else:
+        failure = _bubblewrap_failure()
+        if failure:
+            problems["bubblewrap"] = (
+                "bubblewrap cannot build the sandbox (a user namespace with PID, IPC, network "
+                f"and UTS namespaces): {failure}. Allow unprivileged user namespaces "
+                "(sysctl user.max_user_namespaces > 0; on Ubuntu 24.04 also "
+                "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)."
+            )
+    if _landlock_abi() < 1:
+        problems["landlock"] = (
+            "the kernel has no Landlock (Linux >= 5.13 with `landlock` in its `lsm=` list), "
+            "which keeps a kernel from writing anywhere but its size-limited scratch."
+        )
+    parent = find_parent()
+    if isinstance(parent, str):
+        problems["cgroup"] = f"per-submission memory and process limits need a cgroup: {parent}"
+    exposed = _exposed(course_root.resolve())
+    if exposed:
+        problems["layout"] = (
+            f"the sandbox must show {exposed[0]} read-only, which holds {exposed[1]}: keep the "
+            "course and the repository's sources outside the Python environment and the package."
+        )
+    return problems
 
 
-def choose(hidden: list[Path], want: str = "auto") -> Sandbox:
-    """Pick bubblewrap when asked for or available; ``want`` is auto, bubblewrap or none."""
-    if want == "none":
-        return Sandbox("limits only")
-    if bubblewrap_works():
-        return Sandbox("bubblewrap", tuple(p.resolve() for p in hidden))
-    if want == "bubblewrap":
-        raise RuntimeError("--sandbox bubblewrap was asked for, but bwrap is not usable here.")
-    return Sandbox("limits only")
+def _exposed(course_root: Path) -> tuple[str, str] | None:
+    """A readable folder that would show the course or the repository's secrets, if any."""
+    secrets = [course_root] + [PACKAGE.parent / n for n in (".git", "solutions", "tests")]
+    for shown in readable_paths():
+        real = Path(os.path.realpath(shown))
+        for secret in secrets:
+            if real == secret or real in secret.parents:
+                return str(real), str(secret)
+    return None
+
+
+def _bubblewrap_failure() -> str | None:
+    """None when bwrap builds this module's sandbox here, else its error."""
+    with tempfile.TemporaryDirectory(prefix="course-probe-") as folder:
+        probe = sandbox_argv(
+            [sys.executable, "-I", "-S", "-c", "pass"],
+            Path(folder),
+            Confinement(landlock=False),
+        )
+        try:
+            done = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return str(error)
+    return None if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
+def _landlock_abi() -> int:
+    """Landlock's ABI version here (0: none), asked of a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(HERE / "confine.py"), "--probe"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0

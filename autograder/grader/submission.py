@@ -1,16 +1,35 @@
-"""Look at a submission before grading it, and stage a private copy to grade from.
+"""Look at a submission before grading it, and stage a private copy of its notebooks.
 
-Grading reads only the staged copy, so neither nbgrader nor learner code can
-alter what the learner submitted.
+A submission folder is data, not paths: before anything reads it, it is walked
+without following links, and a folder holding links, special files, odd names
+or too many files or bytes is rejected whole. Only the expected notebooks are
+then copied, each read from a descriptor opened with O_NOFOLLOW, so neither
+nbgrader nor learner code ever touches what the learner submitted.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+
+IGNORED = {".ipynb_checkpoints"}  # Jupyter's autosaves: skipped, never read, never staged
+READ_CHUNK = 1024**2
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How large a submission folder may be before it is rejected unread."""
+
+    max_files: int = 200
+    max_bytes: int = 64 * 1024**2
+    max_depth: int = 8
 
 
 def expected_notebooks(course_root: Path, assignment: str) -> list[str]:
@@ -28,27 +47,104 @@ def valid_learner_id(name: str) -> bool:
     return LEARNER_ID.fullmatch(name) is not None and ".." not in name
 
 
-def _folders(course_root: Path, assignment: str) -> list[str]:
+def students(course_root: Path, assignment: str) -> list[str]:
+    """Every learner with a submission entry for the assignment (a link counts; it is rejected)."""
     submitted = course_root / "submitted"
     if not submitted.is_dir():
         return []
-    return sorted(
-        p.name for p in submitted.iterdir() if not p.is_symlink() and (p / assignment).is_dir()
-    )
+    found = []
+    with os.scandir(submitted) as entries:
+        for entry in entries:
+            inside = os.path.join(entry.path, assignment)
+            if entry.is_symlink() or (
+                entry.is_dir(follow_symlinks=False) and os.path.lexists(inside)
+            ):
+                found.append(entry.name)
+    return sorted(found)
 
 
-def students(course_root: Path, assignment: str) -> list[str]:
-    """Every learner with a submission folder for the assignment and a valid id."""
-    return [name for name in _folders(course_root, assignment) if valid_learner_id(name)]
+def plain_name_problem(name: str) -> str | None:
+    """Why a file or folder name is not plain, or None."""
+    if not name or name in (".", ".."):
+        return "an empty or dot name"
+    if "/" in name or "\\" in name or "\0" in name:
+        return f"a path separator in {name!r}"
+    if any(unicodedata.category(c)[0] == "C" for c in name):
+        return f"a control or unassigned character in {name!r}"
+    if name.startswith((".", "-", "~")):
+        return f"a name starting with {name[0]!r}: {name!r}"
+    if name != name.strip() or len(name.encode("utf-8", "surrogateescape")) > 200:
+        return f"leading/trailing spaces or an overlong name: {name!r}"
+    return None
 
 
-def invalid_students(course_root: Path, assignment: str) -> list[str]:
-    """Submission folders whose names are not valid learner ids: they are never graded."""
-    return [name for name in _folders(course_root, assignment) if not valid_learner_id(name)]
+def rejection(course_root: Path, assignment: str, student: str, bounds: Bounds) -> str | None:
+    """Why the submission folder must not be read at all, or None when it is plain data."""
+    problem = plain_name_problem(student)
+    if problem:
+        return f"the learner folder has {problem}"
+    if not valid_learner_id(student):
+        return (
+            f"{student!r} is not a valid learner id (letters, digits and . _ @ + -, starting "
+            "with a letter or digit): nbgrader would read it as a pattern"
+        )
+    learner = course_root / "submitted" / student
+    for folder in (learner, learner / assignment):
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            return None  # nothing submitted: every notebook is "missing"
+        if stat.S_ISLNK(mode):
+            return f"{folder.name} is a symbolic link"
+        if not stat.S_ISDIR(mode):
+            return f"{folder.name} is not a folder"
+    return _walk_problem(learner / assignment, bounds)
+
+
+def _walk_problem(top: Path, bounds: Bounds) -> str | None:
+    """Walk without following links; stop at the first problem or past the bounds."""
+    files = total = 0
+    pending = [(top, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError as error:
+            return f"{folder.name} cannot be listed: {error.strerror}"
+        with entries:
+            for entry in entries:
+                if entry.name in IGNORED and depth == 0:
+                    continue
+                where = os.path.relpath(entry.path, top)
+                problem = plain_name_problem(entry.name)
+                if problem:
+                    return f"{problem} (at {where!r})"
+                files += 1
+                if files > bounds.max_files:
+                    return f"more than {bounds.max_files} files and folders"
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    return f"{where} is a symbolic link"
+                if stat.S_ISDIR(info.st_mode):
+                    if depth + 1 >= bounds.max_depth:
+                        return f"folders nested deeper than {bounds.max_depth}"
+                    pending.append((Path(entry.path), depth + 1))
+                elif stat.S_ISREG(info.st_mode):
+                    if info.st_nlink > 1:
+                        return f"{where} is a hard link to another file"
+                    total += info.st_size
+                    if total > bounds.max_bytes:
+                        return f"more than {bounds.max_bytes // 1024**2} MiB in all"
+                else:
+                    return f"{where} is a special file (fifo, device or socket)"
+    return None
 
 
 def problem(path: Path) -> tuple[str, str] | None:
-    """(status, reason) when the notebook cannot be graded at all, else None."""
+    """(status, reason) when a notebook cannot be graded at all, else None.
+
+    ``path`` is the staged copy: a regular file this process wrote.
+    """
     if not path.is_file():
         return "missing", f"{path.name} was not submitted"
     try:
@@ -60,11 +156,31 @@ def problem(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def stage(course_root: Path, staging: Path, assignment: str, student: str) -> Path:
-    """Copy the learner's submission folder to the staging area; return the copy."""
+def stage(
+    course_root: Path, staging: Path, assignment: str, student: str, names: list[str], limit: int
+) -> Path:
+    """Copy only the expected notebooks that exist, byte by byte without following links."""
     source = course_root / "submitted" / student / assignment
     target = staging / student / assignment
-    if target.exists():
+    if os.path.lexists(target):
         shutil.rmtree(target)
-    shutil.copytree(source, target)
+    target.mkdir(parents=True, mode=0o700)
+    for name in names:
+        _copy_plain_file(source / f"{name}.ipynb", target / f"{name}.ipynb", limit)
     return target
+
+
+def _copy_plain_file(source: Path, target: Path, limit: int) -> None:
+    """Copy up to ``limit`` bytes of a regular file; a link or special file copies nothing."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as reader:
+        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+            return
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(out, "wb") as writer:
+            while limit > 0 and (chunk := reader.read(min(READ_CHUNK, limit))):
+                writer.write(chunk)
+                limit -= len(chunk)

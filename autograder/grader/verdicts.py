@@ -25,7 +25,8 @@ from traitlets import Dict, Integer, List, Unicode
 from autograder.grader import policy
 from autograder.grader.judge import Verdict, judge_cell
 
-OBSERVER = [sys.executable, "-I", "-m", "autograder.kernel.observer"]
+# -s -P, not -I: the sandbox's clean environment sets PYTHONPATH to the course package.
+OBSERVER = [sys.executable, "-s", "-P", "-m", "autograder.kernel.observer"]
 MAX_OUTPUT = 256 * 1024**2
 
 
@@ -106,7 +107,7 @@ class ObserveTestCells(NbGraderPreprocessor):
             "tests": [{"grade_id": _meta(c)["grade_id"], "source": c.source} for c in tests],
             "timeout_s": self.cell_timeout,
             "threads": self.threads,
-            "log": str(workdir / "observer.log"),
+            "log": "observer.log",  # in the observer's own working folder (its scratch)
         }
         process = None
         if tests:

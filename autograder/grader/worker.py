@@ -7,7 +7,9 @@ notebooks and its records; learner code runs in the sandboxed kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -17,11 +19,13 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grader import integrity, limits, records, submission, verdicts
-from autograder.grader.limits import Limits
+from autograder.grader import integrity, records, submission, verdicts
+from autograder.grader.cgroups import CgroupParent
 from autograder.grader.records import GradeRecord
+from autograder.grader.sandbox import Confinement
 
 STAGING = "grading/staged"
+OUT_OF_TIME = "out of time"  # execute.OUT_OF_TIME, without importing nbclient here
 GRADEBOOK_WAIT_S = 120  # parallel workers write one SQLite gradebook
 
 
@@ -32,9 +36,9 @@ class Task:
     course_root: str
     assignment: str
     student: str
-    sandbox_kind: str
-    hidden_paths: tuple[str, ...]
-    limits: Limits
+    confinement: Confinement
+    cgroup_parent: CgroupParent | None  # None only in an --unsafe run without cgroups
+    bounds: submission.Bounds = submission.Bounds()
     threads: int = 0  # CPU threads per kernel, so that parallel kernels do not oversubscribe
 
 
@@ -43,7 +47,7 @@ def _config(
     workdir: Path,
     observer_dir: Path,
     incident_dir: Path,
-    cgroup: Path | None,
+    confinement: Confinement,
     read_flags: dict[str, list[integrity.Flag]],
 ):
     from nbgrader.converters import Autograde
@@ -52,7 +56,7 @@ def _config(
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.grader.execute import SandboxedExecute
-    from autograder.grader.sandbox import Sandbox
+    from autograder.grader.sandbox import SCRATCH, sandbox_argv
     from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
 
     root = Path(task.course_root)
@@ -64,24 +68,26 @@ def _config(
     for step in Autograde.class_traits()["autograde_preprocessors"].default():
         steps += [ObserveTestCells, SandboxedExecute, JudgeTestCells] if step is Execute else [step]
     config.Autograde.autograde_preprocessors = steps
-    config.SandboxedExecute.timeout = task.limits.cell_timeout_s
-    config.SandboxedExecute.memory_bytes = task.limits.memory_bytes
-    config.SandboxedExecute.max_processes = task.limits.processes
-    config.SandboxedExecute.sandbox_kind = task.sandbox_kind
-    config.SandboxedExecute.hidden_paths = list(task.hidden_paths)
+    config.SandboxedExecute.timeout = confinement.limits.cell_timeout_s
+    config.SandboxedExecute.notebook_timeout = confinement.limits.notebook_timeout_s
+    config.SandboxedExecute.confinement = confinement
     config.SandboxedExecute.workdir = str(workdir)
     config.SandboxedExecute.incident_dir = str(incident_dir)
-    config.SandboxedExecute.pids_cgroup = str(cgroup) if cgroup else ""
     config.SandboxedExecute.feedback_language = course.language(root)
     config.SandboxedExecute.threads = task.threads
-    sandbox = Sandbox(task.sandbox_kind, tuple(Path(p) for p in task.hidden_paths))
+    scratch = SCRATCH if confinement.bubblewrap else str(observer_dir)
+    observer_env = {
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{scratch}/.matplotlib",
+        **{k: v for k, v in os.environ.items() if k.startswith("COURSE_")},
+    }
     config.ObserveTestCells.source_dir = str(root / "source" / task.assignment)
-    config.ObserveTestCells.cell_timeout = task.limits.cell_timeout_s
+    config.ObserveTestCells.cell_timeout = confinement.limits.cell_timeout_s
     config.ObserveTestCells.threads = task.threads
     config.ObserveTestCells.workdir = str(observer_dir)
-    config.ObserveTestCells.observer_prefix = task.limits.launcher_argv(
-        str(cgroup) if cgroup else ""
-    ) + sandbox.wrap([], observer_dir)
+    config.ObserveTestCells.observer_prefix = sandbox_argv(
+        [], observer_dir, confinement, env=observer_env
+    )
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {
@@ -91,7 +97,16 @@ def _config(
     return config
 
 
-def _status(incidents: list[dict], flags: list[integrity.Flag]) -> tuple[str, str]:
+def _describe(incident: dict, budget_s: int) -> str:
+    if incident["kind"] == OUT_OF_TIME:
+        return (
+            f"out of time: the notebook's {budget_s} s budget ran out before {incident['cell']}; "
+            "the cells from there on were not run"
+        )
+    return f"{incident['kind']} in {incident['cell']}"
+
+
+def _status(incidents: list[dict], flags: list[integrity.Flag], budget_s: int) -> tuple[str, str]:
     """Crashes, then timeouts, then integrity flags decide the status; the reason lists all."""
     kinds = [i["kind"] for i in incidents]
     if "crashed" in kinds:
@@ -100,7 +115,7 @@ def _status(incidents: list[dict], flags: list[integrity.Flag]) -> tuple[str, st
         status = "timed out"
     else:
         status = "flagged" if flags else "graded"
-    parts = [f"{i['kind']} in {i['cell']}" for i in incidents]
+    parts = [_describe(i, budget_s) for i in incidents]
     parts += [flag.describe() for flag in flags]
     return status, "; ".join(parts)
 
@@ -129,65 +144,84 @@ def _read_json(path: Path) -> dict:
 
 def grade(task: Task) -> list[GradeRecord]:
     """Grade one submission; never raises for a learner's fault, always returns records."""
+    started = time.monotonic()
+    root = Path(task.course_root)
+    names = submission.expected_notebooks(root, task.assignment)
+    refused = submission.rejection(root, task.assignment, task.student, task.bounds)
+    if refused:
+        result = [
+            GradeRecord(task.student, task.assignment, name, "rejected", refused) for name in names
+        ]
+    else:
+        staged = submission.stage(
+            root, root / STAGING, task.assignment, task.student, names, task.bounds.max_bytes
+        )
+        try:
+            result = _grade_staged(task, root, staged, names)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    elapsed = time.monotonic() - started
+    for record in result:
+        record.sandbox = task.confinement.kind
+        record.seconds = round(elapsed, 2)
+        records.save(root, record)
+    return result
+
+
+def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> list[GradeRecord]:
+    """Grade the staged copy: its notebooks only, in a cgroup of its own."""
     from nbgrader.apps import NbGraderAPI
 
     from autograder.course import put_interpreter_bin_on_path
 
-    started = time.monotonic()
-    root = Path(task.course_root)
-    original = root / "submitted" / task.student / task.assignment
     result: list[GradeRecord] = []
     gradable = []
     flags: dict[str, list[integrity.Flag]] = {}
-    for name in submission.expected_notebooks(root, task.assignment):
-        trouble = submission.problem(original / f"{name}.ipynb")
+    for name in names:
+        trouble = submission.problem(staged / f"{name}.ipynb")
         if trouble:
-            status, reason = trouble
-            result.append(GradeRecord(task.student, task.assignment, name, status, reason))
+            (staged / f"{name}.ipynb").unlink(missing_ok=True)
+            result.append(GradeRecord(task.student, task.assignment, name, *trouble))
         else:
             gradable.append(name)
-            flags[name] = _flags(root, task.assignment, name, original / f"{name}.ipynb")
-    if gradable:
-        staged = submission.stage(root, root / STAGING, task.assignment, task.student)
-        for name in set(submission.expected_notebooks(root, task.assignment)) - set(gradable):
-            (staged / f"{name}.ipynb").unlink(missing_ok=True)
-        # The kernel's only writable folder; outside the course, which the sandbox hides.
-        scratch = Path(tempfile.mkdtemp(prefix="course-kernel-"))
-        # The observer's own scratch: the kernel, which runs learner code first, cannot see it.
-        observer_scratch = Path(tempfile.mkdtemp(prefix="course-observer-"))
-        incident_dir = root / "grading" / "incidents" / task.student / task.assignment
-        shutil.rmtree(incident_dir, ignore_errors=True)
-        put_interpreter_bin_on_path()
-        cgroup = limits.make_pids_cgroup(task.limits.processes)
-        try:
-            config = _config(task, scratch, observer_scratch, incident_dir, cgroup, flags)
-            api = NbGraderAPI(config=config)
-            outcome = api.autograde(task.assignment, task.student, force=True, create=True)
-        finally:
-            verdicts.stop_observers()
-            limits.remove_pids_cgroup(cgroup)
-            shutil.rmtree(scratch, ignore_errors=True)
-            shutil.rmtree(observer_scratch, ignore_errors=True)
-            shutil.rmtree(staged, ignore_errors=True)
-        for name in gradable:
-            if not outcome["success"]:
-                log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
-                reason = "nbgrader could not grade it: " + (log[-1] if log else "no log")
-                result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
-                continue
-            incidents = _read_json(incident_dir / f"{name}.json").get("incidents", [])
-            judged = _read_json(incident_dir / "verdicts" / f"{name}.json")
-            flags[name] = _judged(flags[name], judged)
-            status, reason = _status(incidents, flags[name])
-            found = [flag.as_dict() for flag in flags[name]]
-            record = GradeRecord(
-                task.student, task.assignment, name, status, reason, incidents, found
-            )
-            record.verdicts = judged.get("verdicts", {})
-            result.append(record)
-    elapsed = time.monotonic() - started
-    for record in result:
-        record.sandbox = task.sandbox_kind
-        record.seconds = round(elapsed, 2)
-        records.save(root, record)
+            flags[name] = _flags(root, task.assignment, name, staged / f"{name}.ipynb")
+    if not gradable:
+        return result
+    limits = task.confinement.limits
+    # Connection file and sockets of this submission's kernels; outside the course.
+    workdir = Path(tempfile.mkdtemp(prefix="course-kernel-"))
+    # The observer's own folder: the kernel, which runs learner code first, cannot see it.
+    observer_dir = Path(tempfile.mkdtemp(prefix="course-observer-"))
+    incident_dir = root / "grading" / "incidents" / task.student / task.assignment
+    shutil.rmtree(incident_dir, ignore_errors=True)
+    put_interpreter_bin_on_path()
+    group = None
+    try:
+        if task.cgroup_parent:
+            group = task.cgroup_parent.create(limits.memory_bytes, limits.processes)
+        confinement = dataclasses.replace(task.confinement, cgroup=group)
+        config = _config(task, workdir, observer_dir, incident_dir, confinement, flags)
+        api = NbGraderAPI(config=config)
+        outcome = api.autograde(task.assignment, task.student, force=True, create=True)
+    finally:
+        verdicts.stop_observers()
+        if group:
+            group.kill_and_remove()
+        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(observer_dir, ignore_errors=True)
+    for name in gradable:
+        if not outcome["success"]:
+            log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
+            errors = [line for line in log if "Error" in line and "NbGraderException" not in line]
+            reason = "nbgrader could not grade it: " + ((errors or log or ["no log"])[-1])
+            result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
+            continue
+        incidents = _read_json(incident_dir / f"{name}.json").get("incidents", [])
+        judged = _read_json(incident_dir / "verdicts" / f"{name}.json")
+        flags[name] = _judged(flags[name], judged)
+        status, reason = _status(incidents, flags[name], limits.notebook_timeout_s)
+        found = [flag.as_dict() for flag in flags[name]]
+        record = GradeRecord(task.student, task.assignment, name, status, reason, incidents, found)
+        record.verdicts = judged.get("verdicts", {})
+        result.append(record)
     return result
