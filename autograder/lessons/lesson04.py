@@ -137,8 +137,8 @@ class FrozenCopy(Check):
         if share:
             return [
                 _storage_result(name, shared, True, None),
-                _mutation_result(THE_COPY, T_SIDE, seen_in_t, True, None),
-                _mutation_result(T_SIDE, THE_COPY, seen_in_copy, True, None),
+                _mutation_result("t", seen_in_t, True, None),
+                _mutation_result("copy", seen_in_copy, True, None),
                 CheckResult(
                     Text(
                         "backward through t raises after the copy was changed in place",
@@ -155,8 +155,8 @@ class FrozenCopy(Check):
             ]
         return [
             _storage_result(name, shared, False, "DT-1"),
-            _mutation_result(THE_COPY, T_SIDE, seen_in_t, False, "DT-1"),
-            _mutation_result(T_SIDE, THE_COPY, seen_in_copy, False, "DT-1"),
+            _mutation_result("t", seen_in_t, False, "DT-1"),
+            _mutation_result("copy", seen_in_copy, False, "DT-1"),
             CheckResult(
                 Text(
                     "backward through t after the copy was changed in place",
@@ -182,22 +182,15 @@ def _storage_result(name: str, shared: bool, wanted: bool, misconception) -> Che
     )
 
 
-THE_COPY = Text("the copy", "副本")
-T_SIDE = Text("t", "原张量 t")
+_SHOWS_IN = {
+    "t": Text("an in-place change of the copy shows in t", "原地修改副本后，t 随之改变"),
+    "copy": Text("an in-place change of t shows in the copy", "原地修改 t 后，副本随之改变"),
+}
 
 
-def _mutation_result(
-    changed: Text, side: Text, seen: bool, wanted: bool, misconception
-) -> CheckResult:
+def _mutation_result(side: str, seen: bool, wanted: bool, misconception) -> CheckResult:
     return CheckResult(
-        Text(
-            "an in-place change of {changed} shows in {side}",
-            "原地修改{changed}后，{side}随之改变",
-        ).format(changed=changed, side=side),
-        seen == wanted,
-        _yes_no(wanted),
-        _yes_no(seen),
-        misconception,
+        _SHOWS_IN[side], seen == wanted, _yes_no(wanted), _yes_no(seen), misconception
     )
 
 
@@ -522,30 +515,44 @@ def _one_step(steps: list, name: str) -> CheckResult:
     )
 
 
-def _unchanged(state: dict, model, name: str) -> list[CheckResult]:
-    results = []
-    for k, (data, p) in enumerate(zip(state["params"], model.parameters(), strict=True)):
-        found = Seen(data)
-        results.append(
-            CheckResult(
-                Text("{name} parameter {k} is unchanged", "{name} 的第 {k} 个参数保持不变").format(
-                    name=name, k=k
-                ),
-                _seen_close(found, p),
-                Text("unchanged", "不变"),
-                Text("changed", "已改变"),
-            )
-        )
-        results.append(c.requires_grad(found, True, f"{name} parameter {k}"))
-    results.append(
+def _first_failure(what: Text, results: list[tuple[CheckResult, str | None]]) -> CheckResult:
+    """One result for a whole model: the first failing parameter shows what was expected."""
+    for result, misconception in results:
+        if not result.passed:
+            return CheckResult(what, False, result.expected, result.found, misconception)
+    return CheckResult(what, True)
+
+
+def _flags(state: dict, name: str) -> list[CheckResult]:
+    """The model's parameters still require grad, and its mode is the one it arrived in."""
+    flags = [
+        (c.requires_grad(Seen(data), True, f"list({name}.parameters())[{k}]"), None)
+        for k, data in enumerate(state["params"])
+    ]
+    return [
+        _first_failure(
+            Text("{name}'s parameters still require grad", "{name} 的参数仍然需要梯度").format(
+                name=name
+            ),
+            flags,
+        ),
         CheckResult(
             Text("{name}.training (its mode)", "{name}.training（模块的模式）").format(name=name),
             state["training"],
             "True",
             str(state["training"]),
-        )
-    )
-    return results
+        ),
+    ]
+
+
+def _unchanged(state: dict, model, name: str) -> list[CheckResult]:
+    """The model's parameters, their requires_grad flags and its mode, as the caller gave them."""
+    same = [
+        (c.values(Seen(data), p, f"list({name}.parameters())[{k}]"), None)
+        for k, (data, p) in enumerate(zip(state["params"], model.parameters(), strict=True))
+    ]
+    unchanged = Text("{name}'s parameters are unchanged", "{name} 的参数保持不变").format(name=name)
+    return [_first_failure(unchanged, same), *_flags(state, name)]
 
 
 def _stepped(
@@ -564,9 +571,8 @@ def _stepped(
     ``stale_id`` names a step that used the correct gradient plus the stale one;
     ``missing_id`` names a step that saw no new gradient (None, zero or only the stale one).
     """
-    results = []
-    params = list(model.parameters())
-    for k, (p, g, old) in enumerate(zip(params, grads, stale, strict=True)):
+    seen_grads, seen_params = [], []
+    for k, (p, g, old) in enumerate(zip(model.parameters(), grads, stale, strict=True)):
         seen_grad, seen_param = Seen(at_step[k]), Seen(state["params"][k])
         if _seen_close(seen_grad, g + old):
             blame = stale_id
@@ -574,25 +580,24 @@ def _stepped(
             blame = missing_id
         else:
             blame = None
-        label = Text(
-            "{name} parameter {k}: .grad when step() ran",
-            "{name} 的第 {k} 个参数：step() 时的 .grad",
-        ).format(name=name, k=k)
-        if seen_grad.kind == "none":
-            results.append(CheckResult(label, False, Text("a gradient", "一个梯度"), "None", blame))
-        else:
-            results.append(c.values(seen_grad, g, label(), misconception=blame))
-        results.append(
-            c.values(
-                seen_param,
-                p.detach() - lr * g,
-                Text("{name} parameter {k} after the step", "更新后 {name} 的第 {k} 个参数").format(
-                    name=name, k=k
-                ),
-                misconception=blame,
-            )
-        )
-    return results
+        label = f"list({name}.parameters())[{k}]"
+        seen_grads.append((c.values(seen_grad, g, f"{label}.grad"), blame))
+        seen_params.append((c.values(seen_param, p.detach() - lr * g, label), blame))
+    return [
+        _first_failure(
+            Text(
+                "{name}'s .grad when step() ran: the gradient of this step's loss alone",
+                "step() 执行时 {name} 的 .grad：只是这一步损失的梯度",
+            ).format(name=name),
+            seen_grads,
+        ),
+        _first_failure(
+            Text(
+                "{name}'s parameters after one correct step", "{name} 的参数等于正确更新一步后的值"
+            ).format(name=name),
+            seen_params,
+        ),
+    ]
 
 
 def _caller_batches(obs: dict, z: torch.Tensor, real: torch.Tensor | None) -> list[CheckResult]:
@@ -633,35 +638,31 @@ class DStep(Check):
         grads = trusted.autograd_grad(want_loss, list(D.parameters()))
         require(ex, [*_float_result(loss, want_loss, "d_step"), _one_step(obs["steps"], "opt_d")])
         g_state = obs["G"]
-        leaked = []
-        for k, (data, old) in enumerate(zip(g_state["grads"], stale_g, strict=True)):
-            seen_grad = Seen(data)
-            untouched = _seen_zero_or_none(seen_grad) or _seen_close(seen_grad, old)
-            leaked.append(
-                CheckResult(
-                    Text(
-                        "G parameter {k}: no gradient reached it in the D step",
-                        "G 的第 {k} 个参数：判别器步中没有梯度传到它",
-                    ).format(k=k),
-                    untouched,
-                    Text(
-                        ".grad as before the call (or None / zero)",
-                        ".grad 与调用前相同（或 None / 零）",
-                    ),
-                    Text(".grad changed by the D loss", ".grad 被判别器损失改变了"),
-                    "DT-4",
-                )
-            )
+        changed = [
+            k
+            for k, (data, old) in enumerate(zip(g_state["grads"], stale_g, strict=True))
+            if not (_seen_zero_or_none(Seen(data)) or _seen_close(Seen(data), old))
+        ]
+        leaked = CheckResult(
+            Text("no gradient of loss_d reached G", "loss_d 的梯度没有传到 G"),
+            not changed,
+            Text(
+                "G's .grad as before the call (or None / zero)",
+                "G 的 .grad 与调用前相同（或 None / 零）",
+            ),
+            Text(
+                "the D step changed the .grad of {n} of G's {total} parameters",
+                "判别器步改变了 G 的 {total} 个参数中 {n} 个的 .grad",
+            ).format(n=len(changed), total=len(stale_g)),
+            "DT-4",
+        )
         require(
             ex,
             [
-                *leaked,
+                leaked,
                 *_stepped(obs["D"], obs["steps"][0], D, grads, stale_d, self.lr, "D", "DT-6", None),
                 *_unchanged(g_state, G, "G"),
-                *[
-                    c.requires_grad(Seen(p), True, f"D parameter {k}")
-                    for k, p in enumerate(obs["D"]["params"])
-                ],
+                *_flags(obs["D"], "D"),
                 *_caller_batches(obs, z, real),
             ],
         )
