@@ -11,6 +11,7 @@ import copy
 import importlib.util
 import json
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,12 +36,29 @@ class Expectation:
 
 
 def _catalogue(assignment: str) -> dict[str, dict[str, str]]:
+    """grade_id -> {misconception ID, or "none": code}: the first catalogued wrong answer of each.
+
+    One submission per misconception ID (and one naming none) per exercise keeps the demo
+    class the size of the curriculum, however long the catalogues grow.
+    """
     number = assignment.split("_", 1)[0]
+    tests = str(REPO / "tests")
     path = REPO / "tests" / "catalog" / f"lesson{number}.py"
     spec = importlib.util.spec_from_file_location(f"demo_catalog_{number}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.WRONG_ANSWERS
+    sys.path.insert(0, tests)  # the catalogue imports its record types from tests/catalog
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(tests)
+    return {grade_id: _first_of_each_id(answers) for grade_id, answers in module.WRONG.items()}
+
+
+def _first_of_each_id(answers) -> dict[str, str]:
+    first: dict[str, str] = {}
+    for answer in answers:
+        first.setdefault(answer.misconception or "none", answer.code)
+    return first
 
 
 def _cells(nb) -> dict[str, nbformat.NotebookNode]:
