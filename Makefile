@@ -3,17 +3,36 @@
 #   make test   - lint and run every test
 #   make build  - regenerate notebooks/ from solutions/ with nbgrader
 #   make gpu-check - run the solution notebooks and the CUDA tests on a machine with a GPU
+#   make system-packages - once, on Debian/Ubuntu: bubblewrap (grading sandbox), Chromium (browser test)
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# CPython versions for which every pinned dependency ships wheels (requires-python in
+# pyproject.toml says the same). The newest one on PATH is used; `make PYTHON=/path/to/python`
+# picks another. Chosen before PATH gains .venv/bin, so the venv never rebuilds itself.
+SUPPORTED_PYTHONS := 3.14 3.13 3.12 3.11
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for v in $(SUPPORTED_PYTHONS); do command -v python$$v && exit; done; \
+	python3 -c 'import sys; sys.exit(not (3, 11) <= sys.version_info < (3, 15))' 2>/dev/null \
+	&& command -v python3)
+endif
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup lab test build gpu-check benchmark
+.PHONY: setup lab test build gpu-check benchmark system-packages
 
+# An existing .venv is kept (e.g. one where PyTorch's CPU-only build was installed first).
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@python=$(BIN)/python; test -x $$python || python="$(PYTHON)"; \
+	if [ -z "$$python" ]; then \
+		echo "No supported Python found: the course needs CPython 3.11, 3.12, 3.13 or 3.14"; \
+		echo "(nbgrader 0.9.6 needs 3.11 or newer; PyTorch 2.14.1 has wheels up to 3.14)."; \
+		echo "Install one of them, or name it: make PYTHON=/path/to/python3.12 $(MAKECMDGOALS)"; \
+		exit 1; fi; \
+	$$python -c 'import sys; ok = (3, 11) <= sys.version_info < (3, 15); \
+		ok or print(f"{sys.executable} is Python {sys.version.split()[0]};", \
+		"the course needs CPython 3.11, 3.12, 3.13 or 3.14."); sys.exit(not ok)'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[dev]"
 	touch $(STAMP)
 
@@ -22,8 +41,19 @@ setup: $(STAMP)
 # Jupyter refuses to run as root unless told; containers and CI often are root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# The Jupyter set-up `make lab` serves, a folder of jupyter-config/ put first on Jupyter's
+# config path: self-study (default) shows only what works without a course (Validate, not
+# nbgrader's Assignments, Courses or Formgrader). A classroom set-up would be a sibling folder
+# enabling those, chosen with `make lab LAB_SETUP=classroom`.
+LAB_SETUP ?= self-study
+LAB_CONFIG := $(CURDIR)/jupyter-config/$(LAB_SETUP)
+# The folder it serves; tests serve a copy so that autosave never touches notebooks/.
+LAB_ROOT ?= notebooks
+
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
+	@test -d "$(LAB_CONFIG)" || { echo "No Jupyter set-up $(LAB_CONFIG)"; exit 2; }
+	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: setup
 	$(BIN)/ruff check .
@@ -35,3 +65,11 @@ build: setup
 
 gpu-check: setup
 	bash scripts/gpu_check.sh
+
+# Not Python packages: the grading sandbox needs bubblewrap, the browser test Debian's Chromium.
+SYSTEM_PACKAGES := bubblewrap chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+system-packages:
+	$(SUDO) apt-get update -q
+	$(SUDO) apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES)

@@ -6,9 +6,14 @@ checks use.
 """
 
 from autograder.common import trusted  # noqa: F401  (taken before any learner code runs)
-from autograder.common.i18n import get_language, set_language
+from autograder.common.i18n import Text, get_language, set_language
 from autograder.common.result import CheckFailed, CheckResult
 from autograder.kernel.device import course_device
+
+_SETUP_DONE = Text(
+    "Course set-up: feedback in English, device: {device}",
+    "课程设置：反馈使用中文，设备：{device}",
+)
 
 __all__ = ["CheckFailed", "CheckResult", "course_device", "get_language", "set_language", "setup"]
 
@@ -20,5 +25,5 @@ def setup(lang: str) -> "torch.device":  # noqa: F821
     set_language(lang)
     use_cjk_font()
     device = course_device()
-    print(f"autograder: language={get_language()}, device={device}")
+    print(_SETUP_DONE().format(device=device))
     return device

@@ -15,9 +15,17 @@ import nbformat
 
 from autograder import bilingual
 
-CODE_STUB = "# YOUR CODE HERE / 在这里写代码\nraise NotImplementedError()"
-TEXT_STUB = "YOUR ANSWER HERE / 在这里写下你的回答"
+# What a learner finds in a solution cell, in the notebook's language.
+CODE_STUBS = {
+    "en": "# YOUR CODE HERE\nraise NotImplementedError()",
+    "zh": "# 在这里写代码\nraise NotImplementedError()",
+}
+TEXT_STUBS = {"en": "YOUR ANSWER HERE", "zh": "在这里写下你的回答"}
 CELL_TIMEOUT_S = 120
+# JupyterLab and nbclient run a cell with this tag without stopping at its error, so
+# Run All passes an unanswered exercise's failing test and reaches the self-check;
+# nbgrader still reads the error as zero points.
+RUN_ALL_CONTINUES_TAG = "raises-exception"
 
 _CONFIG_TEMPLATE = """\
 # nbgrader configuration of the autograd course ({lang}); written by autograder.course.
@@ -43,6 +51,21 @@ def lesson_sources(solutions: Path) -> list[Path]:
     return found
 
 
+def is_test_cell(cell) -> bool:
+    """An autograded test cell: nbgrader grades it, and it is code, not a written answer."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def let_run_all_continue(nb):
+    """Tag every test cell so that Run All goes on past a failing one; return ``nb``."""
+    for cell in filter(is_test_cell, nb.cells):
+        tags = cell.metadata.setdefault("tags", [])
+        if RUN_ALL_CONTINUES_TAG not in tags:
+            tags.append(RUN_ALL_CONTINUES_TAG)
+    return nb
+
+
 def put_interpreter_bin_on_path() -> None:
     """nbgrader runs the ``alembic`` command, installed beside this interpreter; find it."""
     bin_dir = str(Path(sys.executable).parent)
@@ -65,8 +88,8 @@ def create(
     (root / "nbgrader_config.py").write_text(
         _CONFIG_TEMPLATE.format(
             lang=lang,
-            code_stub=CODE_STUB,
-            text_stub=TEXT_STUB,
+            code_stub=CODE_STUBS[lang],
+            text_stub=TEXT_STUBS[lang],
             timeout=CELL_TIMEOUT_S,
             exchange=str(exchange.resolve()),
         ),
@@ -77,7 +100,8 @@ def create(
         assignment = source.parent.name
         target = root / "source" / assignment / source.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(bilingual.split(bilingual.read(source), lang), str(target))
+        learner = let_run_all_continue(bilingual.split(bilingual.read(source), lang))
+        nbformat.write(learner, str(target))
         assignments.append(assignment)
         if generate:
             generate_assignment(root, assignment)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 import torch
 
 from autograder.common import compare as c
-from autograder.common.exercise import Exercise, call_learner
+from autograder.common.exercise import Exercise
 from autograder.common.i18n import LanguageError, Text, get_language, set_language
+from autograder.common.protocol import Check, call, returned, verdict
 from autograder.common.result import CheckFailed, require
 from autograder.kernel.device import DeviceError, course_device
 from autograder.kernel.measure import saved_bytes
@@ -91,12 +94,6 @@ def test_values_check_uses_a_tolerance_and_refuses_broadcasting(device):
     assert not c.values(reference[:1], torch.ones(2), "t").passed
 
 
-def test_recording_check_follows_grad_mode():
-    assert c.recording(True).passed
-    with torch.no_grad():
-        assert not c.recording(True).passed
-
-
 def test_saved_bytes_counts_what_backward_needs(device):
     layer = torch.nn.Linear(16, 4).to(device)
     batch = torch.randn(8, 16, device=device)
@@ -104,15 +101,13 @@ def test_saved_bytes_counts_what_backward_needs(device):
     assert kept == batch.numel() * batch.element_size()
     with torch.no_grad():
         assert saved_bytes(layer, batch)[1] == 0
-    assert c.saved_for_backward(lambda: layer(batch), at_most=kept).passed
-    assert not c.saved_for_backward(lambda: layer(batch), at_most=kept - 1).passed
 
 
 def test_require_raises_with_every_failure_and_the_misconception_once():
     title = Text("Exercise 0", "练习 0")
     failing = c.values(torch.ones(1), torch.zeros(1), "t", misconception="RG-4")
     with pytest.raises(CheckFailed) as raised:
-        require(title, [failing, failing, c.recording(True)])
+        require(title, [failing, failing, c.requires_grad(torch.ones(1), False, "t")])
     feedback = raised.value.feedback("en")
     assert feedback.count("RG-4") == 1 and "re-read" in feedback
     assert "常见误区 RG-4" in raised.value.feedback("zh")
@@ -121,12 +116,27 @@ def test_require_raises_with_every_failure_and_the_misconception_once():
 # Self-check --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Double(Check):
+    """A toy check: the learner doubles a tensor."""
+
+    number = 1
+
+    def observe(self, fn) -> dict:
+        return {"call": call(fn, torch.tensor([1.0, 2.0])).record()}
+
+    def judge(self, obs: dict) -> None:
+        result = returned(self.heading, obs["call"], "double")
+        want = torch.tensor([2.0, 4.0])
+        require(self.heading, [c.values(result, want, "result", "RG-4")])
+
+
 def _check_double(fn):
-    result = call_learner(EXAMPLE.heading, fn, torch.tensor([1.0, 2.0]))
-    require(EXAMPLE.heading, [c.values(result, torch.tensor([2.0, 4.0]), "result", "RG-4")])
+    verdict(Double(), fn)
 
 
 EXAMPLE = Exercise(9, "double", Text("double it", "乘以二"), _check_double, ("RG-4",))
+EXERCISES = (EXAMPLE,)
 
 
 def _stub(x):

@@ -21,15 +21,9 @@ pytestmark = pytest.mark.notebooks
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 
 
-def _catalogue(lesson: str) -> dict[str, dict[str, str]]:
-    """grade_id -> {misconception ID, or "none": code}: the first wrong answer of each ID."""
+def _catalogue(lesson: str) -> dict[str, list]:
     number = lesson.split("_", 1)[0]
-    wrong = importlib.import_module(f"catalog.lesson{number}").WRONG
-    first: dict[str, dict[str, str]] = {}
-    for grade_id, answers in wrong.items():
-        for answer in answers:
-            first.setdefault(grade_id, {}).setdefault(answer.misconception or "none", answer.code)
-    return first
+    return importlib.import_module(f"catalog.lesson{number}").WRONG
 
 
 def _solutions(lesson: str) -> dict[str, str]:
@@ -44,18 +38,35 @@ def _solutions(lesson: str) -> dict[str, str]:
 def _wrong_submissions(lesson: str) -> dict[str, dict[str, str]]:
     """Student name -> answers: the k-th wrong answer of every exercise, solutions elsewhere."""
     wrong = _catalogue(lesson)
-    rounds = max(len(by_id) for by_id in wrong.values())
     students = {}
-    for k in range(rounds):
+    for k in range(ROUNDS):
         answers = dict(_solutions(lesson))
-        for grade_id, by_id in wrong.items():
-            ids = list(by_id)
-            answers[grade_id] = by_id[ids[min(k, len(ids) - 1)]]
+        for grade_id, entries in wrong.items():
+            answers[grade_id] = _kth(entries, k).code
         students[f"wrong{k}_en"] = answers
     return students
 
 
-ROUNDS = max(len(by_id) for lesson in LESSONS for by_id in _catalogue(lesson).values())
+def _everywhere(entries: list) -> list:
+    """The wrong answers that are wrong on every device (grading may run on a GPU)."""
+    return [w for w in entries if {"cpu", "cuda"} <= set(w.devices)]
+
+
+def _by_id(entries: list) -> list:
+    """One wrong answer per misconception ID, in catalogue order."""
+    named = [w for w in _everywhere(entries) if w.misconception]
+    return list({w.misconception: w for w in reversed(named)}.values())[::-1]
+
+
+def _kth(entries: list, k: int):
+    """The k-th round's wrong answer of an exercise: each misconception ID gets a round."""
+    chosen = _by_id(entries) or _everywhere(entries)
+    return chosen[k % len(chosen)]
+
+
+# Rounds graded by real nbgrader: enough for every misconception ID of every exercise to
+# be graded once; the whole catalogue is judged in-process by test_lesson_checks.
+ROUNDS = max(len(_by_id(e)) for lesson in LESSONS for e in _catalogue(lesson).values())
 STUDENTS = {
     "en": ["solution_en", "solution_zh", "blank_en", *(f"wrong{k}_en" for k in range(ROUNDS))],
     "zh": ["solution_en", "blank_zh", "wrong0_en"],
@@ -122,12 +133,11 @@ def test_each_wrong_answer_loses_its_points_and_is_named(graded, lesson):
     for k, student in enumerate(_wrong_submissions(lesson)):
         got = scores(graded["en"], lesson, student)
         outputs = autograded_outputs(graded["en"], lesson, student)
-        for grade_id, by_id in wrong.items():
-            ids = list(by_id)
-            misconception = ids[min(k, len(ids) - 1)]
-            assert got[f"{grade_id}_tests"][0] == 0, (grade_id, misconception)
-            if misconception != "none":
-                assert misconception in outputs[f"{grade_id}_tests"], (grade_id, misconception)
+        for grade_id, entries in wrong.items():
+            answer = _kth(entries, k)
+            assert got[f"{grade_id}_tests"][0] == 0, (grade_id, answer.name)
+            if answer.misconception:
+                assert answer.misconception in outputs[f"{grade_id}_tests"], (grade_id, answer.name)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

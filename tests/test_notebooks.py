@@ -50,12 +50,26 @@ def test_each_learner_notebook_is_in_its_own_language(lesson):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_graded_cells_are_identical_across_languages(lesson):
+    """Same graded cells in both languages; only the stub a learner fills in is translated."""
+
     def graded(lang):
-        return [
-            (cell.id, cell.cell_type, cell.source, _nbgrader(cell))
-            for cell in _learner(lang, lesson).cells
-            if bilingual.is_graded(cell)
-        ]
+        # nbgrader indents the code stub to the solution's level, so match its comment line.
+        stubs = {
+            "code": course.CODE_STUBS[lang].splitlines()[0],
+            "markdown": course.TEXT_STUBS[lang],
+        }
+        cells = []
+        for cell in _learner(lang, lesson).cells:
+            if not bilingual.is_graded(cell):
+                continue
+            meta = dict(_nbgrader(cell))
+            source = cell.source
+            if meta.get("solution"):
+                assert stubs[cell.cell_type] in source, (lang, cell.id, source[:80])
+                source = source.replace(stubs[cell.cell_type], "<stub>")
+                meta.pop("checksum", None)  # computed over the translated stub
+            cells.append((cell.id, cell.cell_type, source, meta))
+        return cells
 
     assert graded("en") == graded("zh")
     assert graded("en"), "no graded cells"
@@ -66,6 +80,18 @@ def test_learner_notebooks_hold_no_solutions_or_hidden_tests(lesson):
     for lang in LANGUAGES:
         text = (NOTEBOOKS / lang / f"{lesson}.ipynb").read_text(encoding="utf-8")
         assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_run_all_goes_past_every_test_cell(lang):
+    """An unanswered exercise's test raises; the tag keeps Run All going to the self-check."""
+    notebooks = sorted((NOTEBOOKS / lang).glob("*.ipynb"))
+    assert notebooks
+    for path in notebooks:
+        tests = [c for c in bilingual.read(path).cells if course.is_test_cell(c)]
+        assert tests, f"{path.name} has no test cells"
+        for cell in tests:
+            assert "raises-exception" in cell.metadata.get("tags", []), (path.name, cell.id)
 
 
 def test_learner_notebooks_are_up_to_date(tmp_path):

@@ -8,7 +8,6 @@ likely means in the exercise at hand. Nothing here calls learner code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -17,7 +16,6 @@ from autograder.common import trusted
 from autograder.common.i18n import Text
 from autograder.common.observation import Seen, snapshot
 from autograder.common.result import CheckResult
-from autograder.kernel.measure import saved_bytes
 
 YES_NO = {True: "True", False: "False"}
 
@@ -151,25 +149,6 @@ def values(
         ).format(name=name, i=index, v=a[where].item(), n=count, total=a.numel()),
         misconception,
     )
-
-
-def recording(expected: bool, misconception: str | None = None) -> CheckResult:
-    """Check whether autograd is recording a graph right now (grad mode)."""
-    found = bool(trusted.is_grad_enabled())
-    what = Text(
-        "autograd records a graph (torch.is_grad_enabled())",
-        "自动求导正在记录计算图（torch.is_grad_enabled()）",
-    )
-    return _flag(what, found, expected, misconception)
-
-
-def saved_for_backward(
-    fn: Callable[[], Any], at_most: int, misconception: str | None = None
-) -> CheckResult:
-    """Run fn and check that autograd saved at most ``at_most`` bytes for backward."""
-    _, found = saved_bytes(fn)
-    what = Text("bytes saved for backward", "为反向传播保存的字节数")
-    return CheckResult(what, found <= at_most, f"≤ {at_most}", str(found), misconception)
 
 
 def returns_tuple(out: Any, length: int, shown: str) -> CheckResult:

@@ -29,12 +29,20 @@ def _ng(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"NG-{number}", "02_no_grad", belief, section)
 
 
+def _cs(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"CS-{number}", "06_cuda_async", belief, section)
+
+
 def _ev(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"EV-{number}", "03_eval_vs_no_grad", belief, section)
 
 
 def _dt(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"DT-{number}", "04_detach", belief, section)
+
+
+def _hk(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"HK-{number}", "05_hooks", belief, section)
 
 
 CATALOGUE: dict[str, Misconception] = {
@@ -185,6 +193,103 @@ CATALOGUE: dict[str, Misconception] = {
                 "测试时只调用 model.eval() 就足以节省内存",
             ),
             Text("§6 A correct validation routine", "§6 正确的验证流程"),
+        ),
+        _hk(
+            1,
+            Text(
+                "storing a hook's output costs nothing extra",
+                "保存钩子拿到的输出不会额外占用内存",
+            ),
+            Text("§4 What a stored output keeps alive", "§4 保存的输出让什么一直存活"),
+        ),
+        _hk(
+            2,
+            Text(
+                ".cpu() always makes a copy",
+                ".cpu() 总会复制一份数据",
+            ),
+            Text(
+                "§5 .cpu().numpy() can be the live tensor", "§5 .cpu().numpy() 可能就是那个活张量"
+            ),
+        ),
+        _hk(
+            3,
+            Text(
+                "hooks go away by themselves",
+                "钩子会自己消失",
+            ),
+            Text("§3 Handles, remove() and a context manager", "§3 句柄、remove() 与上下文管理器"),
+        ),
+        _hk(
+            4,
+            Text(
+                "a tensor hook's return value is ignored",
+                "张量钩子的返回值会被忽略",
+            ),
+            Text("§1 Tensor hooks: inspect or replace a gradient", "§1 张量钩子：查看或替换梯度"),
+        ),
+        _hk(
+            5,
+            Text(
+                "a forward hook can change the output only by mutating it",
+                "前向钩子只能通过原地修改来改变输出",
+            ),
+            Text("§2 Module hooks: before and after forward", "§2 模块钩子：forward 之前与之后"),
+        ),
+        _cs(
+            1,
+            Text(
+                "a CUDA call has finished when the Python line returns",
+                "Python 这一行返回时，CUDA 调用就已经执行完了",
+            ),
+            Text("§1 The host and the device: a queue", "§1 主机与设备：一个队列"),
+        ),
+        _cs(
+            2,
+            Text(
+                "a wall-clock timer around GPU code measures the kernel",
+                "用挂钟计时器包住 GPU 代码，量到的就是核函数的时间",
+            ),
+            Text("§2 Timing GPU code", "§2 给 GPU 代码计时"),
+        ),
+        _cs(
+            3,
+            Text(
+                "non_blocking=True is always safe (a device-to-host copy needs a "
+                "synchronization before the host reads it)",
+                "non_blocking=True 总是安全的（设备到主机的拷贝在主机读取之前必须先同步）",
+            ),
+            Text(
+                "§6 Device-to-host copies with non_blocking",
+                "§6 带 non_blocking 的设备到主机拷贝",
+            ),
+        ),
+        _cs(
+            4,
+            Text(
+                "the first call's time is representative (no warm-up)",
+                "第一次调用的耗时就有代表性（不需要预热）",
+            ),
+            Text("§4 Warm-up and the median", "§4 预热与中位数"),
+        ),
+        _cs(
+            5,
+            Text(
+                "current_accelerator() returning cuda means a GPU is usable",
+                "current_accelerator() 返回 cuda 就说明有可用的 GPU",
+            ),
+            Text("§8 Choosing a device: torch.accelerator", "§8 选择设备：torch.accelerator"),
+        ),
+        _cs(
+            6,
+            Text(
+                "non_blocking=True speeds up copies from pageable memory",
+                "non_blocking=True 能加快从可分页内存出发的拷贝",
+            ),
+            Text(
+                "§7 Host-to-device copies and pinned memory",
+                "§7 主机到设备的拷贝与锁页内存",
+            ),
         ),
         _dt(
             1,

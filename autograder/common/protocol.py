@@ -50,6 +50,7 @@ class Mode:
         self.quiet = False  # the self-check runs every check without printing each outcome
         self.recorded: list[tuple[str, dict]] = []
         self.replay: list[tuple[str, dict]] = []
+        self.notes: list[Text] = []  # what a passing judge could not check here ("no GPU")
 
     def observe(self) -> None:
         """Record observations instead of judging (the sandboxed observer)."""
@@ -118,8 +119,14 @@ def returned(
     record: dict,
     name: str,
     classify: Callable[[str], str | None] = lambda message: None,
+    explain: Callable[[str], Text | None] = lambda message: None,
 ) -> Seen:
-    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception."""
+    """The judge's view of a :meth:`Call.record`: the value, or feedback for the exception.
+
+    ``classify`` names the misconception an error message is evidence of, if any;
+    ``explain`` gives one line, in the learner's language, on what the quoted
+    PyTorch error means.
+    """
     if record.get("raised") is None:
         return Seen(record.get("value", {"kind": "none"}))
     if record.get("not_implemented"):
@@ -129,6 +136,9 @@ def returned(
     found = Text("it raised {kind}: “{msg}”", "抛出了 {kind}：“{msg}”").format(
         kind=record["raised"], msg=message
     )
+    note = explain(message)
+    if note is not None:
+        found = Text(f"{found.en} — {note.en}", f"{found.zh}——{note.zh}")
     raise CheckFailed(ex, [CheckResult(what, False, NO_EXCEPTION, found, classify(message))])
 
 
@@ -228,6 +238,12 @@ class Check:
             raise CheckFailed(self.heading, changed)
 
 
+def note(text: Text) -> None:
+    """Say, beside a pass, what could not be checked here (e.g. "skipped: no GPU")."""
+    if text not in MODE.notes:
+        MODE.notes.append(text)
+
+
 def verdict(check: Check, fn: Callable[..., Any]) -> None:
     """Run one check in the current mode; in self-study, print the outcome or raise."""
     if MODE.name == "observe":
@@ -237,6 +253,10 @@ def verdict(check: Check, fn: Callable[..., Any]) -> None:
         observation = MODE.next_observation(check.key())
     else:
         observation = from_bytes(to_bytes(check.observe_plain(fn)))
+    if MODE.name == "self-study":
+        MODE.notes = []
     check.decide(observation)
     if MODE.name == "self-study" and not MODE.quiet:
         print(PASSED.format(ex=check.heading())())
+        for text in MODE.notes:
+            print(f"  {text()}")

@@ -97,21 +97,6 @@ class CheckFailed(AssertionError):
         return self.feedback().splitlines()
 
 
-@dataclass(frozen=True)
-class Passed:
-    """Every check of one exercise passed; shown as the test cell's output."""
-
-    exercise: Text
-
-    def __repr__(self) -> str:
-        return Text("✓ {ex}: all checks passed", "✓ {ex}：全部检查通过").format(
-            ex=self.exercise()
-        )()
-
-    def _repr_html_(self) -> str:
-        return f'<pre style="color:#1a7f37">{html.escape(repr(self))}</pre>'
-
-
 def require(exercise: Text, results: list[CheckResult]) -> list[CheckResult]:
     """Raise CheckFailed naming every failed result; return the results when all pass."""
     failures = [r for r in results if not r.passed]

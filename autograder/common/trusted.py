@@ -1,8 +1,9 @@
 """References to the functions the checks rely on, taken when autograder is imported.
 
-A learner who reassigns ``torch.allclose`` or ``torch.autograd.grad`` in the
-notebook changes the module attribute, not these names, so no verdict changes.
-The notebook's first cell imports autograder before any learner code runs.
+Grades never depend on them (the grader judges in its own process), but in the
+learner's kernel they keep self-study feedback honest: a learner who reassigns
+``torch.allclose`` changes the module attribute, not these names. The notebook's
+first cell imports autograder before any learner code runs.
 """
 
 import builtins

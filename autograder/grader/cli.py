@@ -50,7 +50,13 @@ def _grade(args) -> int:
     limits = Limits(args.cell_timeout, memory, args.processes)
     for warning in warnings:
         print("\n" + "!" * 78 + "\n" + warning + "\n" + "!" * 78 + "\n", file=sys.stderr)
+    bad = [s for s in args.student or [] if not submission.valid_learner_id(s)]
+    if bad:
+        print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
+        return 2
     learners = args.student or submission.students(root, args.assignment)
+    for name in submission.invalid_students(root, args.assignment):
+        print(f"rejected: submission folder {name!r} is not a valid learner id", file=sys.stderr)
     tasks = [
         Task(
             str(root),

@@ -8,6 +8,7 @@ itself: every submission comes with what grading must conclude about it, in
 from __future__ import annotations
 
 import copy
+import importlib
 import importlib.util
 import json
 import shutil
@@ -35,30 +36,32 @@ class Expectation:
     reason: str = ""  # a fragment the reason must contain
 
 
+def _catalog_package():
+    """The answer catalogues' package (tests/catalog), importable as ``catalog``."""
+    if "catalog" not in sys.modules:
+        folder = REPO / "tests" / "catalog"
+        spec = importlib.util.spec_from_file_location(
+            "catalog", folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["catalog"] = package
+        spec.loader.exec_module(package)
+    return sys.modules["catalog"]
+
+
 def _catalogue(assignment: str) -> dict[str, dict[str, str]]:
-    """grade_id -> {misconception ID, or "none": code}: the first catalogued wrong answer of each.
+    """One catalogued wrong answer per exercise and misconception ID (or none), by grade_id.
 
-    One submission per misconception ID (and one naming none) per exercise keeps the demo
-    class the size of the curriculum, however long the catalogues grow.
+    Only answers that are wrong on every device: the demo class may be graded on a GPU.
     """
-    number = assignment.split("_", 1)[0]
-    tests = str(REPO / "tests")
-    path = REPO / "tests" / "catalog" / f"lesson{number}.py"
-    spec = importlib.util.spec_from_file_location(f"demo_catalog_{number}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, tests)  # the catalogue imports its record types from tests/catalog
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(tests)
-    return {grade_id: _first_of_each_id(answers) for grade_id, answers in module.WRONG.items()}
-
-
-def _first_of_each_id(answers) -> dict[str, str]:
-    first: dict[str, str] = {}
-    for answer in answers:
-        first.setdefault(answer.misconception or "none", answer.code)
-    return first
+    _catalog_package()
+    module = importlib.import_module(f"catalog.lesson{assignment.split('_', 1)[0]}")
+    wrong: dict[str, dict[str, str]] = {}
+    for gid, answers in module.WRONG.items():
+        for answer in answers:
+            if {"cpu", "cuda"} <= set(answer.devices):
+                wrong.setdefault(gid, {}).setdefault(answer.misconception or "no-id", answer.code)
+    return wrong
 
 
 def _cells(nb) -> dict[str, nbformat.NotebookNode]:
@@ -125,9 +128,8 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
         demo[f"partial_{k}"] = (_with(learner, partial), Expectation(lost=tests[k:]))
     for gid, by_id in wrong.items():
         for misconception, code in by_id.items():
-            answers = {**solutions, gid: code}
             demo[f"wrong_{gid}_{misconception}"] = (
-                _with(learner, answers),
+                _with(learner, {**solutions, gid: code}),
                 Expectation(lost=[f"{gid}_tests"], reason=""),
             )
     all_wrong = {**solutions, **{gid: next(iter(by.values())) for gid, by in wrong.items()}}
@@ -141,9 +143,11 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
             label, "timed out"
         )
         reason = "" if kind == "graded" else f"{kind} in {gid}"
+        forbidden = ["forbidden construct"] if label in ("os_exit", "segfault") else []
+        later = tests[exercises.index(gid) :] if forbidden else [f"{gid}_tests"]
         demo[f"red_{label}"] = (
             _with(learner, {**solutions, gid: code}),
-            Expectation(status=kind, lost=[f"{gid}_tests"], reason=reason),
+            Expectation(status=kind, lost=later, flags=forbidden, reason=reason),
         )
     stripped = copy.deepcopy(solved)
     deleted = [
@@ -167,15 +171,16 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
         bare,
         Expectation("flagged", [tests[3]], ["metadata-stripped test cell"], "metadata-stripped"),
     )
+    forbidden = ["forbidden construct"]
     demo["red_monkeypatch"] = (
         _insert_after_setup(solved, "torch.allclose = lambda *args, **kwargs: True"),
-        Expectation("flagged", list(tests), ["reassigns a protected function"], "torch.allclose"),
+        Expectation("flagged", list(tests), forbidden, "changes torch.allclose"),
     )
     demo["red_hidden_monkeypatch"] = (
         _insert_after_setup(
             solved, "setattr(__import__('tor' + 'ch'), 'allclose', lambda *a, **k: True)"
         ),
-        Expectation("flagged", list(tests), ["reassigns a protected function"], "torch.allclose"),
+        Expectation("flagged", list(tests), forbidden, "__import__"),
     )
     trick = (
         "class AlwaysYes:\n    def __eq__(self, other):\n        return True\n\n"
@@ -183,7 +188,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
     demo["red_eq_trick"] = (
         _insert_after_setup(solved, trick),
-        Expectation("flagged", list(tests), ["object that always says yes"], "AlwaysYes"),
+        Expectation("flagged", list(tests), forbidden, "def __eq__"),
     )
     reader = (
         "import glob\n"
@@ -191,7 +196,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
     demo["red_read_sources"] = (
         _insert_after_setup(solved, reader),
-        Expectation("flagged", list(tests), ["names course files"], "course files"),
+        Expectation("flagged", list(tests), forbidden, "import glob"),
     )
 
     submitted = course_root / "submitted"

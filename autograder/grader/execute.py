@@ -8,7 +8,6 @@ started afresh and grading goes on with the next cell.
 
 from __future__ import annotations
 
-import ast
 import copy
 import json
 from pathlib import Path
@@ -93,8 +92,6 @@ class SandboxedExecute(Execute):
         self.interrupt_on_timeout = False
         self._incidents = []
         self._completed = []
-        self._tampered = []
-        self._probe_ready = False
         try:
             return super().preprocess(nb, resources, km)
         finally:
@@ -102,18 +99,13 @@ class SandboxedExecute(Execute):
                 name = (resources or {}).get("unique_key", "notebook")
                 target = Path(self.incident_dir) / f"{name}.json"
                 target.parent.mkdir(parents=True, exist_ok=True)
-                report = {"incidents": self._incidents, "flags": self._tampered}
+                report = {"incidents": self._incidents}
                 target.write_text(json.dumps(report), encoding="utf-8")
 
     def preprocess_cell(self, cell, resources, index):
-        if not self._probe_ready:
-            self._probe("remember()")
-            self._probe_ready = True
         try:
             result = super().preprocess_cell(cell, resources, index)
             self._completed.append(index)
-            if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("grade"):
-                self._check_tampering(cell, index)
             return result
         except (CellTimeoutError, DeadKernelError) as failure:
             kind = "timed out" if isinstance(failure, CellTimeoutError) else "crashed"
@@ -132,42 +124,6 @@ class SandboxedExecute(Execute):
             )
             self._restart_kernel()
             return cell, self.resources
-
-    def _probe(self, call: str):
-        """Evaluate ``autograder.grader.probe.<call>`` silently in the kernel."""
-        expression = f"__import__('autograder.grader.probe', fromlist=['_']).{call}"
-        msg_id = self.kc.execute(
-            "", silent=True, store_history=False, user_expressions={"probe": expression}
-        )
-        reply = self.wait_for_reply(msg_id) or {}
-        value = reply.get("content", {}).get("user_expressions", {}).get("probe", {})
-        return value.get("data", {}).get("text/plain") if value.get("status") == "ok" else None
-
-    def _check_tampering(self, cell, index):
-        """Flag a learner cell after which protected functions are no longer the originals."""
-        names = self._probe("replaced()")
-        if not names or names == "[]":
-            return
-        already = {name for flag in self._tampered for name in flag["names"]}
-        new = [n for n in ast.literal_eval(names) if n not in already]
-        if not new:
-            return
-        later_tests = [
-            c.metadata["nbgrader"]["grade_id"]
-            for c in self.nb.cells[index + 1 :]
-            if c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata["nbgrader"].get("solution")
-        ]
-        where = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
-        self._tampered.append(
-            {
-                "kind": "reassigns a protected function",
-                "cell": where,
-                "detail": ", ".join(new[:5]),
-                "voids": later_tests,
-                "names": new,
-            }
-        )
 
     def _restart_kernel(self):
         """Kill the kernel (and its sandbox), start a fresh one, and replay the cells that ran.
@@ -194,4 +150,3 @@ class SandboxedExecute(Execute):
             self.kc.stop_channels()
         run_sync(self.km.restart_kernel)(now=True)
         self.kc = self.start_new_kernel_client()
-        self._probe("remember()")

@@ -35,7 +35,21 @@ def rows(course_root: Path, assignment: str) -> list[dict]:
                 flags = "; ".join(f["kind"] for f in record.flags) if record else ""
                 values = (student, assignment, name, score, max_score, status, reason, flags)
                 out.append(dict(zip(COLUMNS, values, strict=True)))
+    for folder in submission.invalid_students(course_root, assignment):
+        reason = "the folder name is not a valid learner id; it was not graded"
+        values = (repr(folder), assignment, "", "", "", "rejected", reason, "")
+        out.append(dict(zip(COLUMNS, values, strict=True)))
     return out
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """A text field a spreadsheet would evaluate (``=…``, ``@…``) gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def write(course_root: Path, assignment: str, target: Path) -> Path:
@@ -44,5 +58,6 @@ def write(course_root: Path, assignment: str, target: Path) -> Path:
     with target.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
         writer.writeheader()
-        writer.writerows(rows(course_root, assignment))
+        for row in rows(course_root, assignment):
+            writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
     return target

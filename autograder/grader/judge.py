@@ -93,6 +93,8 @@ def judge_cell(source: str, observed: dict, lang: str) -> Verdict:
     except Exception as error:  # a check that cannot judge gives no points and says why
         reason = f"{type(error).__name__}: {error}"[:300]
         return Verdict(False, NOT_JUDGED.format(reason=reason)(lang))
+    else:
+        notes = [f"  {text(lang)}" for text in protocol.MODE.notes]
+        return Verdict(True, "\n".join([PASSED(lang), *notes]))
     finally:
         protocol.MODE.reset()
-    return Verdict(True, PASSED(lang))

@@ -73,7 +73,10 @@ def _module_forbidden(name: str) -> bool:
     root = name.split(".")[0]
     if root in FORBIDDEN_MODULES or name in FORBIDDEN_MODULES:
         return True
-    return any(name == p.rstrip("._") or name.startswith(p) for p in FORBIDDEN_TORCH)
+    return any(
+        name.startswith(p) if p.endswith("_") else name == p or name.startswith(p + ".")
+        for p in FORBIDDEN_TORCH
+    )
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -235,10 +238,17 @@ _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.
 def _constant_assignment(node: ast.AST) -> bool:
     if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
         return False
-    return not any(isinstance(n, ast.Call | ast.Lambda) for n in ast.walk(node.value))
+    try:
+        ast.literal_eval(node.value)
+    except ValueError:
+        return False
+    return True
 
 
-def definitions(tree: ast.Module) -> str:
-    """Only the definitions of a cell: imports, functions, classes, constant assignments."""
-    kept = [n for n in tree.body if isinstance(n, _KEPT) or _constant_assignment(n)]
-    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+def definitions(tree: ast.Module) -> list[str]:
+    """Only the definitions of a cell, one statement each: imports, def, class, literals."""
+    return [
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, _KEPT) or _constant_assignment(node)
+    ]

@@ -11,7 +11,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-STATUSES = ("graded", "missing", "timed out", "crashed", "corrupt file", "error", "flagged")
+STATUSES = (
+    "graded",
+    "missing",
+    "timed out",
+    "crashed",
+    "corrupt file",
+    "error",
+    "flagged",
+    "rejected",
+)
 
 
 @dataclass
@@ -27,6 +36,7 @@ class GradeRecord:
     flags: list[dict] = field(default_factory=list)
     sandbox: str = ""
     seconds: float = 0.0
+    verdicts: dict = field(default_factory=dict)  # grade_id -> the judge's verdict
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

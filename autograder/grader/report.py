@@ -9,18 +9,14 @@ from __future__ import annotations
 import base64
 import html
 import io
-import re
 from collections import Counter
 from pathlib import Path
-
-import nbformat
 
 from autograder import course
 from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
 from autograder.grader import records
 
-ID_PATTERN = re.compile(r"(?:misconception|常见误区) ([A-Z]{2}-\d+)")
 T = {
     "title": Text("Class report — {a}", "班级报告 —— {a}"),
     "scores": Text("Scores per exercise", "各练习得分"),
@@ -60,15 +56,17 @@ def _test_scores(course_root: Path, assignment: str) -> dict[str, list[tuple[flo
 
 
 def misconception_counts(course_root: Path, assignment: str) -> Counter:
-    """How many learners' autograded notebooks name each misconception ID."""
-    counts: Counter = Counter()
-    for path in (course_root / "autograded").glob(f"*/{assignment}/*.ipynb"):
-        text = ""
-        for cell in nbformat.read(str(path), as_version=4).cells:
-            for output in cell.get("outputs", []):
-                text += output.get("evalue", "") + output.get("text", "")
-        counts.update(set(ID_PATTERN.findall(text)))
-    return counts
+    """How many learners each misconception ID was found in, by the grader's own verdicts.
+
+    Only the judge's verdicts count (saved in the grading records): text printed in a
+    notebook, which learner code can write, never does.
+    """
+    per_learner: dict[str, set[str]] = {}
+    for record in records.load(course_root, assignment):
+        found = per_learner.setdefault(record.student, set())
+        for verdict in record.verdicts.values():
+            found.update(i for i in verdict.get("misconceptions", []) if i in CATALOGUE)
+    return Counter(i for ids in per_learner.values() for i in ids)
 
 
 def write(course_root: Path, assignment: str, target: Path | None = None) -> Path:

@@ -66,13 +66,17 @@ def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecor
     try:
         return get()
     except Exception as error:  # the worker process died or raised: record it, keep going
-        from autograder.grader import records
+        from autograder.grader import records, submission
 
-        record = GradeRecord(
-            task.student, task.assignment, "*", "error", f"grading worker failed: {error!r}"
-        )
-        records.save(Path(task.course_root), record)
-        return [record]
+        root = Path(task.course_root)
+        reason = f"grading worker failed: {type(error).__name__}: {error}"[:300]
+        failed = [
+            GradeRecord(task.student, task.assignment, name, "error", reason)
+            for name in submission.expected_notebooks(root, task.assignment)
+        ]
+        for record in failed:
+            records.save(root, record)
+        return failed
 
 
 def run(tasks: Iterable[Task], workers: int, scheduler: str | None = None) -> list[GradeRecord]:

@@ -6,6 +6,7 @@ alter what the learner submitted.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -17,12 +18,33 @@ def expected_notebooks(course_root: Path, assignment: str) -> list[str]:
     return sorted(p.stem for p in (course_root / "source" / assignment).glob("*.ipynb"))
 
 
-def students(course_root: Path, assignment: str) -> list[str]:
-    """Every learner with a submission folder for the assignment."""
+# Letters, digits and . _ @ + - ; starting with a letter or digit: no glob characters, no
+# path separators, nothing a shell, nbgrader's globbing or a spreadsheet would interpret.
+LEARNER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}")
+
+
+def valid_learner_id(name: str) -> bool:
+    """Whether ``name`` is a learner id grading accepts (nbgrader treats ids as globs)."""
+    return LEARNER_ID.fullmatch(name) is not None and ".." not in name
+
+
+def _folders(course_root: Path, assignment: str) -> list[str]:
     submitted = course_root / "submitted"
     if not submitted.is_dir():
         return []
-    return sorted(p.name for p in submitted.iterdir() if (p / assignment).is_dir())
+    return sorted(
+        p.name for p in submitted.iterdir() if not p.is_symlink() and (p / assignment).is_dir()
+    )
+
+
+def students(course_root: Path, assignment: str) -> list[str]:
+    """Every learner with a submission folder for the assignment and a valid id."""
+    return [name for name in _folders(course_root, assignment) if valid_learner_id(name)]
+
+
+def invalid_students(course_root: Path, assignment: str) -> list[str]:
+    """Submission folders whose names are not valid learner ids: they are never graded."""
+    return [name for name in _folders(course_root, assignment) if not valid_learner_id(name)]
 
 
 def problem(path: Path) -> tuple[str, str] | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grader import integrity, limits, records, submission
+from autograder.grader import integrity, limits, records, submission, verdicts
 from autograder.grader.limits import Limits
 from autograder.grader.records import GradeRecord
 
@@ -38,23 +38,32 @@ class Task:
     threads: int = 0  # CPU threads per kernel, so that parallel kernels do not oversubscribe
 
 
-def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
+def _config(
+    task: Task,
+    workdir: Path,
+    observer_dir: Path,
+    incident_dir: Path,
+    cgroup: Path | None,
+    read_flags: dict[str, list[integrity.Flag]],
+):
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.grader.execute import SandboxedExecute
+    from autograder.grader.sandbox import Sandbox
+    from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
 
     root = Path(task.course_root)
     config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.submitted_directory = STAGING
     config.CourseDirectory.db_url = course.gradebook_url(root, GRADEBOOK_WAIT_S)
-    steps = Autograde.class_traits()["autograde_preprocessors"].default()
-    config.Autograde.autograde_preprocessors = [
-        SandboxedExecute if step is Execute else step for step in steps
-    ]
+    steps = []
+    for step in Autograde.class_traits()["autograde_preprocessors"].default():
+        steps += [ObserveTestCells, SandboxedExecute, JudgeTestCells] if step is Execute else [step]
+    config.Autograde.autograde_preprocessors = steps
     config.SandboxedExecute.timeout = task.limits.cell_timeout_s
     config.SandboxedExecute.memory_bytes = task.limits.memory_bytes
     config.SandboxedExecute.max_processes = task.limits.processes
@@ -65,6 +74,20 @@ def _config(task: Task, workdir: Path, incident_dir: Path, cgroup: Path | None):
     config.SandboxedExecute.pids_cgroup = str(cgroup) if cgroup else ""
     config.SandboxedExecute.feedback_language = course.language(root)
     config.SandboxedExecute.threads = task.threads
+    sandbox = Sandbox(task.sandbox_kind, tuple(Path(p) for p in task.hidden_paths))
+    config.ObserveTestCells.source_dir = str(root / "source" / task.assignment)
+    config.ObserveTestCells.cell_timeout = task.limits.cell_timeout_s
+    config.ObserveTestCells.threads = task.threads
+    config.ObserveTestCells.workdir = str(observer_dir)
+    config.ObserveTestCells.observer_prefix = task.limits.launcher_argv(
+        str(cgroup) if cgroup else ""
+    ) + sandbox.wrap([], observer_dir)
+    config.JudgeTestCells.language = course.language(root)
+    config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
+    config.JudgeTestCells.voided = {
+        name: {gid: flag.describe() for flag in found for gid in flag.voids}
+        for name, found in read_flags.items()
+    }
     return config
 
 
@@ -85,46 +108,23 @@ def _status(incidents: list[dict], flags: list[integrity.Flag]) -> tuple[str, st
 def _flags(root: Path, assignment: str, name: str, path: Path) -> list[integrity.Flag]:
     source = nbformat.read(str(root / "source" / assignment / f"{name}.ipynb"), as_version=4)
     submitted = nbformat.read(str(path), as_version=4)
-    return integrity.structural_flags(source, submitted) + integrity.code_flags(
-        submitted, (str(root.resolve()),)
-    )
+    return integrity.structural_flags(source, submitted)
 
 
-def _merge(found: list[integrity.Flag], at_run_time: list[dict]) -> list[integrity.Flag]:
-    """Add the kernel's tampering reports that a static reading did not already flag."""
-    merged = list(found)
-    seen = {(f.kind, f.cell) for f in found}
-    for flag in at_run_time:
-        if (flag["kind"], flag["cell"]) not in seen:
-            merged.append(
-                integrity.Flag(flag["kind"], flag["cell"], flag["detail"], tuple(flag["voids"]))
-            )
-    return merged
+def _judged(found: list[integrity.Flag], report: dict) -> list[integrity.Flag]:
+    """Add the judge step's flags (policy, disagreements) to those found by reading."""
+    extra = [
+        integrity.Flag(f["kind"], f["cell"], f["detail"], tuple(f["voids"]))
+        for f in report.get("flags", [])
+    ]
+    return found + extra
 
 
-def _void(root: Path, task: Task, name: str, flags: list[integrity.Flag]) -> None:
-    """Give no credit to the graded cells that the flags touch, with the reason as comment."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    voided: dict[str, list[str]] = {}
-    for flag in flags:
-        for grade_id in flag.voids:
-            voided.setdefault(grade_id, []).append(flag.describe())
-    if not voided:
-        return
-    with Gradebook(course.gradebook_url(root, GRADEBOOK_WAIT_S)) as gradebook:
-        for grade_id, reasons in voided.items():
-            try:
-                grade = gradebook.find_grade(grade_id, name, task.assignment, task.student)
-            except MissingEntry:
-                continue
-            grade.manual_score = 0
-            try:
-                comment = gradebook.find_comment(grade_id, name, task.assignment, task.student)
-                comment.manual_comment = "Flagged for review: " + "; ".join(reasons)
-            except MissingEntry:
-                pass
-        gradebook.db.commit()
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def grade(task: Task) -> list[GradeRecord]:
@@ -153,16 +153,21 @@ def grade(task: Task) -> list[GradeRecord]:
             (staged / f"{name}.ipynb").unlink(missing_ok=True)
         # The kernel's only writable folder; outside the course, which the sandbox hides.
         scratch = Path(tempfile.mkdtemp(prefix="course-kernel-"))
+        # The observer's own scratch: the kernel, which runs learner code first, cannot see it.
+        observer_scratch = Path(tempfile.mkdtemp(prefix="course-observer-"))
         incident_dir = root / "grading" / "incidents" / task.student / task.assignment
         shutil.rmtree(incident_dir, ignore_errors=True)
         put_interpreter_bin_on_path()
         cgroup = limits.make_pids_cgroup(task.limits.processes)
         try:
-            api = NbGraderAPI(config=_config(task, scratch, incident_dir, cgroup))
+            config = _config(task, scratch, observer_scratch, incident_dir, cgroup, flags)
+            api = NbGraderAPI(config=config)
             outcome = api.autograde(task.assignment, task.student, force=True, create=True)
         finally:
+            verdicts.stop_observers()
             limits.remove_pids_cgroup(cgroup)
             shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(observer_scratch, ignore_errors=True)
             shutil.rmtree(staged, ignore_errors=True)
         for name in gradable:
             if not outcome["success"]:
@@ -170,16 +175,16 @@ def grade(task: Task) -> list[GradeRecord]:
                 reason = "nbgrader could not grade it: " + (log[-1] if log else "no log")
                 result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
                 continue
-            incident_file = incident_dir / f"{name}.json"
-            report = json.loads(incident_file.read_text()) if incident_file.is_file() else {}
-            incidents = report.get("incidents", [])
-            flags[name] = _merge(flags[name], report.get("flags", []))
-            _void(root, task, name, flags[name])
+            incidents = _read_json(incident_dir / f"{name}.json").get("incidents", [])
+            judged = _read_json(incident_dir / "verdicts" / f"{name}.json")
+            flags[name] = _judged(flags[name], judged)
             status, reason = _status(incidents, flags[name])
             found = [flag.as_dict() for flag in flags[name]]
-            result.append(
-                GradeRecord(task.student, task.assignment, name, status, reason, incidents, found)
+            record = GradeRecord(
+                task.student, task.assignment, name, status, reason, incidents, found
             )
+            record.verdicts = judged.get("verdicts", {})
+            result.append(record)
     elapsed = time.monotonic() - started
     for record in result:
         record.sandbox = task.sandbox_kind

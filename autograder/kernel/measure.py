@@ -46,16 +46,19 @@ class AliveSavedBytes:
 
     A saved tensor stays alive as long as some graph that saved it is reachable,
     e.g. from a loss you kept. Storages of ``exclude`` (usually the model's
-    parameters) are not counted: they exist anyway, graph or not.
+    parameters) are not counted: they exist anyway, graph or not. ``packed`` adds up
+    every tensor saved while active, counted as :func:`saved_bytes` counts it.
     """
 
     def __init__(self, exclude: Iterable[torch.Tensor] = ()):
         self._excluded = {p.untyped_storage().data_ptr() for p in exclude}
         self._records: list[tuple[weakref.ref, int, int]] = []
+        self.packed = 0
         self._hooks = trusted.saved_tensors_hooks(self._pack, lambda saved: saved)
 
     def _pack(self, saved: torch.Tensor) -> torch.Tensor:
         alias = saved.detach()
+        self.packed += _nbytes(saved)
         storage = saved.untyped_storage()
         if storage.data_ptr() not in self._excluded:
             self._records.append((weakref.ref(alias), storage.data_ptr(), storage.nbytes()))

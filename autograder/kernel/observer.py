@@ -30,10 +30,17 @@ MAX_BLOB = 64 * 1024**2  # bytes one child may send back
 
 
 def observe_cell(definitions: list[str], test_source: str) -> list[tuple[str, dict]]:
-    """Run the definitions, then the test cell in observe mode; return the observations."""
+    """Run the definitions, then the test cell in observe mode; return the observations.
+
+    Each definition runs on its own: one that fails (as it would have in the notebook)
+    leaves its name undefined, and the check that needs it says so.
+    """
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for k, code in enumerate(definitions):
-        exec(compile(code, f"<learner definitions {k}>", "exec"), namespace)  # noqa: S102
+        try:
+            exec(compile(code, f"<learner definition {k}>", "exec"), namespace)  # noqa: S102
+        except Exception as error:  # the learner's own error, as in the notebook
+            print(f"definition {k} failed: {type(error).__name__}: {error}", file=sys.stderr)
     protocol.MODE.observe()
     exec(compile(test_source, "<test cell>", "exec"), namespace)  # noqa: S102 - course code
     return protocol.MODE.recorded

@@ -37,8 +37,9 @@ class ExerciseStatus:
         lang = lang or get_language()
         ids = f" [{', '.join(self.misconceptions)}]" if self.misconceptions else ""
         detail = f" — {self.detail}" if self.detail else ""
+        colon = "：" if lang == "zh" else ": "
         return (
-            f"{_MARK[self.status]} {self.exercise.heading(lang)}: "
+            f"{_MARK[self.status]} {self.exercise.heading(lang)}{colon}"
             f"{STATUS_TEXT[self.status](lang)}{ids}{detail}"
         )
 

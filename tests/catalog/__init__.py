@@ -5,6 +5,8 @@ Each ``catalog.lessonNN`` module has two dicts keyed by the solution cell's grad
 - ``WRONG``: answers that must lose the exercise's points. ``misconception`` is the ID
   the feedback must name, or None where no misconception explains the mistake (a
   hard-coded shape, a forgotten argument): then the feedback must name no ID.
+  ``devices`` narrows where the mistake shows (``("cuda",)`` for an ignored device
+  argument): elsewhere the answer behaves like a right one.
 - ``RIGHT``: correct answers written in other styles than the official solution; each
   must earn full marks.
 
@@ -18,16 +20,23 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Wrong:
-    """A wrong answer, what it gets wrong, and the misconception ID it must be named by."""
+    """A wrong answer, what it gets wrong, and the misconception ID it must be named by.
+
+    ``devices`` lists the device types on which the answer is wrong. Most answers are
+    wrong everywhere; a few are wrong for a reason only one device shows (on CUDA,
+    ``.cpu()`` copies, so ``output.detach().cpu()`` is a right answer there).
+    """
 
     name: str
     misconception: str | None
     code: str
+    devices: tuple[str, ...] = ("cpu", "cuda")
 
 
 @dataclass(frozen=True)
 class Right:
-    """A correct answer in another style than the official solution."""
+    """A correct answer in another style than the official solution (on ``devices``)."""
 
     name: str
     code: str
+    devices: tuple[str, ...] = ("cpu", "cuda")

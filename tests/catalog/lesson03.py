@@ -1,8 +1,8 @@
-"""Catalogued wrong answers for lesson 03: one per exercise and misconception ID.
+"""Catalogued answers for lesson 03 (see catalog/__init__.py).
 
-Each entry replaces the whole solution cell, as a learner's submission would.
-The tests require every one of them to lose the exercise's points and to be
-named by its ID in the feedback.
+Wrong answers are written the way learners write them; each names the
+misconception its feedback must show, or None where no misconception explains
+it. Correct alternatives use other styles than the official solutions.
 """
 
 from catalog import Right, Wrong
@@ -20,6 +20,92 @@ def dropout_by_hand(x, p, u, training):
     return torch.where(keep, x / p, torch.zeros_like(x))
 """,
         ),
+        Wrong(
+            "scales the survivors by 1/p",
+            "EV-3",
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return x * (u >= p) / p
+""",
+        ),
+        Wrong(
+            "keeps where u < p, with the right scale",
+            "EV-3",
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return torch.where(u < p, x / (1 - p), torch.zeros_like(x))
+""",
+        ),
+        Wrong(
+            "no rescaling of the survivors",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return x * (u >= p)
+""",
+        ),
+        Wrong(
+            "zeroes the caller's x in place",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    x[u < p] = 0
+    return x / (1 - p)
+""",
+        ),
+        Wrong(
+            "scales by 1-p in evaluation mode",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x * (1 - p)
+    return torch.where(u < p, torch.zeros_like(x), x / (1 - p))
+""",
+        ),
+        Wrong(
+            "draws its own random numbers instead of u",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    keep = torch.rand_like(x) >= p
+    return x * keep / (1 - p)
+""",
+        ),
+        Wrong(
+            "hard-codes the example's shape",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    out = torch.zeros(40, 50, dtype=x.dtype, device=x.device)
+    keep = u >= p
+    out[keep] = x[keep] / (1 - p)
+    return out
+""",
+        ),
+        Wrong(
+            "computes in float32 whatever x's dtype",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    mask = (u >= p).float()
+    return x.float() * mask / (1 - p)
+""",
+        ),
     ],
     "ex2_eval_grads": [
         Wrong(
@@ -33,6 +119,80 @@ def eval_grads(model, x, target):
     loss.backward()
     model.eval()
     return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "switches to training mode to get gradients, then restores",
+            "EV-1",
+            """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.train()  # evaluation mode gives no gradients
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    model.train(was_training)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "forgets zero_grad while .grad holds an earlier step",
+            None,
+            """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    model.train(was_training)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "computes in whatever mode the model arrives in",
+            None,
+            """
+def eval_grads(model, x, target):
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "leaves the model in evaluation mode",
+            None,
+            """
+def eval_grads(model, x, target):
+    model.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "sets model.training = False on the top module only",
+            None,
+            """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.training = False
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    model.training = was_training
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "copy.copy shares the submodules with the caller's model",
+            None,
+            """
+import copy
+
+
+def eval_grads(model, x, target):
+    evaluated = copy.copy(model)
+    evaluated.eval()
+    evaluated.zero_grad()
+    torch.nn.functional.mse_loss(evaluated(x), target).backward()
+    return {name: p.grad.clone() for name, p in evaluated.named_parameters()}
 """,
         ),
     ],
@@ -81,6 +241,74 @@ def validate(model, batches):
     return sum(losses) / len(losses)
 """,
         ),
+        Wrong(
+            "always calls model.train() afterwards",
+            None,
+            """
+def validate(model, batches):
+    model.eval()
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    model.train()
+    return sum(losses) / len(losses)
+""",
+        ),
+        Wrong(
+            "sets model.training = False on the top module only",
+            None,
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.training = False
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    model.training = was_training
+    return sum(losses) / len(losses)
+""",
+        ),
+        Wrong(
+            "weights the batches by their sizes",
+            None,
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        xs = torch.cat([x for x, _ in batches])
+        ys = torch.cat([y for _, y in batches])
+        loss = torch.nn.functional.mse_loss(model(xs), ys).item()
+    model.train(was_training)
+    return loss
+""",
+        ),
+        Wrong(
+            "returns a tensor, not a float",
+            None,
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(model(x), y) for x, y in batches]
+    model.train(was_training)
+    return torch.stack(losses).mean()
+""",
+        ),
+        Wrong(
+            "copy.copy, whose eval() reaches the caller's layers",
+            None,
+            """
+import copy
+
+
+def validate(model, batches):
+    evaluated = copy.copy(model)
+    evaluated.eval()
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(evaluated(x), y).item() for x, y in batches]
+    return sum(losses) / len(losses)
+""",
+        ),
     ],
     "ex4_finetune_head": [
         Wrong(
@@ -92,6 +320,107 @@ def finetune_head(backbone, head, x, target, lr):
     with torch.no_grad():
         features = backbone(x)
     optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "never puts the head back in training mode",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "forgets zero_grad while .grad holds an earlier step",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "freezes the backbone with requires_grad_(False) instead of eval()",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.requires_grad_(False)
+    head.train()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(backbone(x)), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "trains a deep copy of the head",
+            None,
+            """
+import copy
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head = copy.deepcopy(head).train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "returns the loss after the step",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(head(features), target).backward()
+    optimizer.step()
+    with torch.no_grad():
+        return torch.nn.functional.mse_loss(head(features), target).item()
+""",
+        ),
+        Wrong(
+            "uses Adam instead of one SGD step",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.Adam(head.parameters(), lr=lr)
     optimizer.zero_grad()
     loss = torch.nn.functional.mse_loss(head(features), target)
     loss.backward()
@@ -131,7 +460,395 @@ def mc_dropout_predict(model, x, samples):
     return preds.mean(dim=0), preds.std(dim=0)
 """,
         ),
+        Wrong(
+            "restores only the top module's mode",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    was_training = model.training
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    model.train(was_training)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
+            "switches only the Dropout layers directly inside the model",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for layer in model:
+        if isinstance(layer, torch.nn.Dropout):
+            layer.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
+            "hard-codes the Dropout's index in the lesson's model",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    model[3].train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
+            "never restores the modes",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
+            "population standard deviation",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0, unbiased=False)
+""",
+        ),
     ],
 }
 
-RIGHT: dict[str, list[Right]] = {}
+RIGHT: dict[str, list[Right]] = {
+    "ex1_dropout_by_hand": [
+        Right(
+            "multiplies by a mask cast to x's dtype",
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    mask = (u >= p).to(x.dtype)
+    return x * mask / (1 - p)
+""",
+        ),
+        Right(
+            "masked_fill, and a copy in evaluation mode",
+            """
+def dropout_by_hand(x, p, u, training):
+    if training:
+        return x.masked_fill(u < p, 0.0) / (1 - p)
+    return x.clone()
+""",
+        ),
+        Right(
+            "torch.where with a Python scalar and a precomputed scale",
+            """
+def dropout_by_hand(x, p, u, training):
+    scale = 1.0 / (1.0 - p)
+    return torch.where(u < p, 0.0, x * scale) if training else x
+""",
+        ),
+        Right(
+            "in place on a copy",
+            """
+def dropout_by_hand(x, p, u, training):
+    out = x.clone()
+    if training:
+        out[u < p] = 0
+        out /= 1 - p
+    return out
+""",
+        ),
+    ],
+    "ex2_eval_grads": [
+        Right(
+            "works on a deep copy of the model",
+            """
+import copy
+
+
+def eval_grads(model, x, target):
+    evaluated = copy.deepcopy(model).eval()
+    evaluated.zero_grad()
+    torch.nn.functional.mse_loss(evaluated(x), target).backward()
+    return {name: p.grad for name, p in evaluated.named_parameters()}
+""",
+        ),
+        Right(
+            "torch.autograd.grad, each submodule's mode restored",
+            """
+def eval_grads(model, x, target):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    try:
+        names, params = zip(*model.named_parameters())
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        grads = torch.autograd.grad(loss, params)
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
+    return dict(zip(names, grads))
+""",
+        ),
+        Right(
+            "torch.func.grad of a functional_call",
+            """
+from torch.func import functional_call, grad
+
+
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    params = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss(params):
+        return torch.nn.functional.mse_loss(functional_call(model, params, (x,)), target)
+
+    grads = grad(loss)(params)
+    model.train(was_training)
+    return grads
+""",
+        ),
+        Right(
+            "set_grad_enabled(True) and .grad set to None first",
+            """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    for p in model.parameters():
+        p.grad = None
+    with torch.set_grad_enabled(True):
+        torch.nn.functional.mse_loss(model(x), target).backward()
+    grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
+    model.train(was_training)
+    return grads
+""",
+        ),
+    ],
+    "ex3_validate": [
+        Right(
+            "works on a deep copy of the model",
+            """
+import copy
+
+
+def validate(model, batches):
+    evaluated = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(evaluated(x), y).item() for x, y in batches]
+    return sum(losses) / len(losses)
+""",
+        ),
+        Right(
+            "inference_mode as a decorator, each submodule's mode restored",
+            """
+@torch.inference_mode()
+def batch_losses(model, batches):
+    return [torch.nn.functional.mse_loss(model(x), y) for x, y in batches]
+
+
+def validate(model, batches):
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        losses = batch_losses(model, batches)
+    finally:
+        for m, mode in modes.items():
+            m.train(mode)
+    return torch.stack(losses).mean().item()
+""",
+        ),
+        Right(
+            "set_grad_enabled(False), a running total, no try/finally",
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.train(False)
+    total = 0.0
+    with torch.set_grad_enabled(False):
+        for x, y in batches:
+            total += torch.nn.functional.mse_loss(model(x), y).item()
+    model.train(was_training)
+    return total / len(batches)
+""",
+        ),
+        Right(
+            "no_grad as a decorator of validate itself",
+            """
+@torch.no_grad()
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    losses = torch.tensor([torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches])
+    model.train(was_training)
+    return float(losses.mean())
+""",
+        ),
+        Right(
+            "an MSELoss module applied after the no_grad block",
+            """
+def validate(model, batches):
+    criterion = torch.nn.MSELoss()
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        outputs = [model(x) for x, _ in batches]
+    model.train(was_training)
+    losses = [criterion(out, y).item() for out, (_, y) in zip(outputs, batches)]
+    return sum(losses) / len(losses)
+""",
+        ),
+    ],
+    "ex4_finetune_head": [
+        Right(
+            "a manual SGD update under no_grad",
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    head.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    with torch.no_grad():
+        for p in head.parameters():
+            p -= lr * p.grad
+    return loss.item()
+""",
+        ),
+        Right(
+            "torch.autograd.grad, .grad left alone",
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    params = list(head.parameters())
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            p.sub_(lr * g)
+    return float(loss.detach())
+""",
+        ),
+        Right(
+            "BatchNorm layers switched one by one, features detached",
+            """
+def finetune_head(backbone, head, x, target, lr):
+    for m in backbone.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+    head.train()
+    features = backbone(x).detach()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad(set_to_none=False)
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "inference_mode for the backbone, features cloned outside it",
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    with torch.inference_mode():
+        features = backbone(x)
+    features = features.clone()
+    head.train()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+    ],
+    "ex5_mc_dropout_predict": [
+        Right(
+            "works on a deep copy of the model",
+            """
+import copy
+
+
+def mc_dropout_predict(model, x, samples):
+    sampler = copy.deepcopy(model).eval()
+    for m in sampler.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([sampler(x) for _ in range(samples)])
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Right(
+            "model.apply setting each flag, a dict of modes, inference_mode, std_mean",
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = {m: m.training for m in model.modules()}
+
+    def mc_mode(m):
+        m.training = isinstance(m, torch.nn.Dropout)  # m.train() would recurse
+
+    model.apply(mc_mode)
+    try:
+        with torch.inference_mode():
+            std, mean = torch.std_mean(torch.stack([model(x) for _ in range(samples)]), dim=0)
+    finally:
+        for m, mode in modes.items():
+            m.train(mode)
+    return mean, std
+""",
+        ),
+        Right(
+            "BatchNorm layers switched one by one, a loop that fills a tensor",
+            """
+def mc_dropout_predict(model, x, samples):
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)]
+    drops = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    before = [(m, m.training) for m in norms + drops]
+    for m in norms:
+        m.eval()
+    for m in drops:
+        m.train()
+    with torch.set_grad_enabled(False):
+        first = model(x)
+        preds = torch.empty((samples, *first.shape), dtype=first.dtype, device=first.device)
+        preds[0] = first
+        for k in range(1, samples):
+            preds[k] = model(x)
+    for m, mode in before:
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+    ],
+}

@@ -1,0 +1,258 @@
+"""nbgrader's autograde steps that decide the points: observe in a sandbox, judge here.
+
+``ObserveTestCells`` runs before the (sandboxed) Execute step: it reads the
+learner's code cells, applies the learner-code policy, and starts the sandboxed
+observer on the learner's definitions alone (a fresh forked process per test
+cell). ``JudgeTestCells`` runs after Execute and before ``SaveAutoGrades``: it
+judges every graded test cell in this process from the observations and replaces
+the test cell's outputs with the verdict — so the points nbgrader saves come from
+here, never from the learner's kernel. Where the first run (the learner's kernel)
+and the verdict disagree, that is reported as a flag.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nbformat import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Dict, Integer, List, Unicode
+
+from autograder.grader import policy
+from autograder.grader.judge import Verdict, judge_cell
+
+OBSERVER = [sys.executable, "-I", "-m", "autograder.kernel.observer"]
+MAX_OUTPUT = 256 * 1024**2
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def is_test_cell(cell) -> bool:
+    meta = _meta(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def _normal(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def instructor_sources(source_nb) -> set[str]:
+    """Code the instructor wrote outside solution regions (test cells as learners see them).
+
+    A learner's cell with exactly this code is the instructor's, so the policy exempts it.
+    """
+    return {
+        _normal(c.source.split("### BEGIN HIDDEN TESTS")[0])
+        for c in source_nb.cells
+        if c.cell_type == "code" and not _meta(c).get("solution")
+    }
+
+
+def first_run_passed(cell) -> bool:
+    """What the learner's kernel said about a test cell: no error output means it passed."""
+    return not any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+
+
+def verdict_outputs(verdict: Verdict) -> list[NotebookNode]:
+    """The test cell's outputs as the grader decided them; nbgrader scores these."""
+    if verdict.passed:
+        return [NotebookNode(output_type="stream", name="stdout", text=verdict.feedback + "\n")]
+    lines = verdict.feedback.splitlines()
+    return [
+        NotebookNode(
+            output_type="error", ename="CheckFailed", evalue=verdict.feedback, traceback=lines
+        )
+    ]
+
+
+class ObserveTestCells(NbGraderPreprocessor):
+    """Read the learner's code and start the sandboxed observer, before the kernel runs.
+
+    The observer works while the kernel's first run goes on; ``JudgeTestCells``
+    collects what it saw.
+    """
+
+    source_dir = Unicode(help="The instructor's source folder of this assignment.").tag(config=True)
+    cell_timeout = Integer(60, help="Seconds one test cell's observation may take.").tag(
+        config=True
+    )
+    threads = Integer(0, help="CPU threads the observer's torch may use (0: default).").tag(
+        config=True
+    )
+    observer_prefix = List(
+        Unicode(), help="Command prefix that sandboxes and limits the observer."
+    ).tag(config=True)
+    workdir = Unicode(help="Scratch folder of the observer (outside the course).").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        import nbformat
+
+        name = resources.get("unique_key", "notebook")
+        source = Path(self.source_dir) / f"{name}.ipynb"
+        exempt = set()
+        if self.source_dir and source.is_file():
+            exempt = instructor_sources(nbformat.read(str(source), as_version=4))
+        flags, definitions, tests = read_notebook(nb, exempt)
+        workdir = Path(self.workdir) / name
+        workdir.mkdir(parents=True, exist_ok=True)
+        job = {
+            "definitions": definitions,
+            "tests": [{"grade_id": _meta(c)["grade_id"], "source": c.source} for c in tests],
+            "timeout_s": self.cell_timeout,
+            "threads": self.threads,
+            "log": str(workdir / "observer.log"),
+        }
+        process = None
+        if tests:
+            process = subprocess.Popen(
+                [*self.observer_prefix, *OBSERVER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=workdir,
+            )
+            RUNNING.add(process)
+            process.stdin.write(json.dumps(job).encode())
+            process.stdin.close()
+            process.stdin = None  # written and closed: communicate() must not touch it
+        budget = self.cell_timeout * len(tests) + 120
+        resources["observation"] = Observation(process, flags, time.monotonic() + budget)
+        return nb, resources
+
+
+class Observation:
+    """A running observer and what reading the notebook found."""
+
+    def __init__(self, process, flags: list[dict], deadline: float):
+        self.process, self.flags, self.deadline = process, flags, deadline
+
+    def collect(self) -> dict:
+        """The observer's record of every test cell; {} when it failed or ran out of time."""
+        from autograder.common.protocol import from_bytes
+
+        if self.process is None:
+            return {}
+        try:
+            out, _ = self.process.communicate(timeout=max(self.deadline - time.monotonic(), 1))
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+            return {}
+        finally:
+            RUNNING.discard(self.process)
+        if self.process.returncode != 0 or not out or len(out) > MAX_OUTPUT:
+            return {}
+        try:
+            return from_bytes(out)
+        except Exception:  # anything but plain data is refused: no points
+            return {}
+
+
+RUNNING: set[subprocess.Popen] = set()
+
+
+def stop_observers() -> None:
+    """Kill observers whose notebook never reached the judge step (nbgrader failed)."""
+    for process in list(RUNNING):
+        process.kill()
+        process.wait()
+        RUNNING.discard(process)
+
+
+def read_notebook(nb, exempt: set[str]):
+    """Policy flags, the definitions the observer runs, and the test cells to judge."""
+    trees = {i: policy.parse(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    module_names = policy.imported_names([t for t in trees.values() if t is not None])
+    flags, definitions, tests = [], [], []
+    for index, tree in trees.items():
+        cell = nb.cells[index]
+        if is_test_cell(cell):
+            tests.append(cell)
+            continue
+        if tree is None:
+            continue
+        definitions.extend(policy.definitions(tree))
+        if _normal(cell.source) in exempt:
+            continue
+        later = [_meta(c)["grade_id"] for c in nb.cells[index + 1 :] if is_test_cell(c)]
+        where = _meta(cell).get("grade_id") or f"cell {index}"
+        for violation in policy.violations(tree, module_names):
+            flags.append(
+                {
+                    "kind": "forbidden construct",
+                    "cell": where,
+                    "detail": violation.describe(),
+                    "voids": later,
+                }
+            )
+    return flags, definitions, tests
+
+
+class JudgeTestCells(NbGraderPreprocessor):
+    """Give each graded test cell the points the grader-side judge decides."""
+
+    language = Unicode("en", help="Language of the verdicts' feedback (the course's).").tag(
+        config=True
+    )
+    report_dir = Unicode(help="Folder that receives <notebook>.json: flags, verdicts.").tag(
+        config=True
+    )
+    voided = Dict(
+        help="Per notebook, test cells that earn nothing whatever the verdict, with the reason "
+        "(e.g. found deleted or edited when the submission was read)."
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        name = resources.get("unique_key", "notebook")
+        observation = resources.pop("observation")
+        observed = observation.collect()
+        flags = observation.flags
+        read_before = self.voided.get(name, {})
+        verdicts = {}
+        for cell in filter(is_test_cell, nb.cells):
+            grade_id = _meta(cell)["grade_id"]
+            verdict = judge_cell(cell.source, observed.get(grade_id, {}), self.language)
+            voided = [f"{f['cell']} {f['detail']}" for f in flags if grade_id in f["voids"]]
+            voided += [read_before[grade_id]] if grade_id in read_before else []
+            if voided and verdict.passed:
+                reason = "; ".join(voided)
+                verdict = Verdict(False, _VOIDED[self.language].format(reason=reason))
+            if first_run_passed(cell) != verdict.passed and not voided:
+                flags.append(_disagreement(grade_id, first_run_passed(cell)))
+            cell.outputs = verdict_outputs(verdict)
+            verdicts[grade_id] = {
+                "passed": verdict.passed,
+                "misconceptions": list(verdict.misconceptions),
+                "not_attempted": verdict.not_attempted,
+            }
+        if self.report_dir:
+            target = Path(self.report_dir) / f"{name}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps({"flags": flags, "verdicts": verdicts}), encoding="utf-8")
+        return nb, resources
+
+
+_VOIDED = {
+    "en": "No credit for this test: {reason}. Graded notebooks keep their test cells intact and "
+    "use no forbidden code (README: “What graded code may not use”).",
+    "zh": "这个测试不计分：{reason}。评分笔记本必须保留完整的测试单元格，且不得使用禁用的写法"
+    "（见 README“评分代码不能使用的写法”）。",
+}
+
+
+def _disagreement(grade_id: str, first_run: bool) -> dict:
+    said = "passed" if first_run else "failed"
+    return {
+        "kind": "first run disagrees",
+        "cell": grade_id,
+        "detail": f"the test {said} in the learner's kernel but not in the grader's judgement"
+        if first_run
+        else f"the test {said} in the learner's kernel but passed in the grader's judgement",
+        "voids": [],
+    }

@@ -1,0 +1,201 @@
+"""A MODEL of a GPU's work queue on the CPU, for learners without a GPU. Not a measurement.
+
+A CUDA stream is a queue: the host (Python) puts kernels and copies on it and goes
+on at once; the device runs them one after another, in order. This module imitates
+exactly that with a worker thread: ``launch`` returns at once, the worker runs each
+piece of work in order and takes at least the modelled time for it, ``synchronize``
+waits until the queue is empty, events stamp the time at which the worker reaches
+them, and a ``non_blocking`` device-to-host copy hands back a host buffer that holds
+stale values (zeros here) until the worker gets to the copy. Every figure it gives
+is the model's, chosen by the lesson; none is a GPU's.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+LABEL = "MODEL of a GPU queue (CPU stand-in), not a measurement"
+LABEL_ZH = "GPU 队列的模型（CPU 替身），不是实测"
+
+
+@dataclass
+class Span:
+    """One piece of work: when the host launched it, when the worker started and ended it."""
+
+    name: str
+    launched: float
+    start: float = float("nan")
+    end: float = float("nan")
+
+
+class ModelTensor:
+    """A tensor "on the model device": its values exist once the worker has computed them."""
+
+    def __init__(self, shape: torch.Size, gpu: ModelGPU):
+        self.shape, self.gpu = shape, gpu
+        self.value: torch.Tensor | None = None
+
+    def item(self) -> float:
+        """Like CUDA's ``.item()``: waits for the queue (an implicit synchronization)."""
+        self.gpu.synchronize()
+        return self.value.item()
+
+    def __repr__(self) -> str:
+        """Printing needs the values, so it waits for the queue too (an implicit sync)."""
+        self.gpu.synchronize()
+        return f"model tensor({self.value.tolist()})"
+
+    def cpu(self) -> torch.Tensor:
+        """Like CUDA's ``.cpu()``: a blocking copy, so it waits for the queue first."""
+        return self.gpu.to_host(self, non_blocking=False)
+
+
+class ModelEvent:
+    """Like ``torch.cuda.Event(enable_timing=True)``: a marker placed in the queue."""
+
+    def __init__(self, gpu: ModelGPU):
+        self.gpu = gpu
+        self.time: float | None = None
+        self._done = threading.Event()
+
+    def record(self) -> None:
+        """Put the marker on the queue; the worker stamps the time when it reaches it."""
+        self._done.clear()
+        self.gpu._put(self._stamp, None)
+
+    def _stamp(self) -> None:
+        self.time = time.perf_counter()
+        self._done.set()
+
+    def query(self) -> bool:
+        """Has the worker reached the marker yet?"""
+        return self._done.is_set()
+
+    def synchronize(self) -> None:
+        """Wait until the worker has reached the marker (not the end of the queue)."""
+        self._done.wait()
+
+    def elapsed_time(self, end: ModelEvent) -> float:
+        """Milliseconds of queue time between two reached markers; an error before that."""
+        if not (self.query() and end.query()):
+            raise RuntimeError("model: both events must be reached before elapsed_time")
+        return (end.time - self.time) * 1000.0
+
+
+class ModelGPU:
+    """The queue and its worker. ``first_call_ms`` models a one-time cost per kernel name."""
+
+    def __init__(self, launch_us: float = 20.0, first_call_ms: float = 0.0, blocking=False):
+        self.launch_s = launch_us / 1e6
+        self.blocking = blocking  # like CUDA_LAUNCH_BLOCKING=1: each launch waits for its work
+        self.error: Exception | None = None
+        self.first_call_s = first_call_ms / 1000.0
+        self.spans: list[Span] = []
+        self.host_calls: list[Span] = []
+        self._seen: set[str] = set()
+        self._queue: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def _work(self) -> None:
+        """Run queued work in order; end when the queue has stayed empty a moment."""
+        while True:
+            try:
+                job, span = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                with self._lock:
+                    if self._queue.empty():
+                        self._worker = None
+                        return
+                continue
+            if span is not None:
+                span.start = time.perf_counter()
+            try:
+                job()
+            except Exception as error:  # reported at the next synchronization, as on a GPU
+                self.error = self.error or error
+            if span is not None:
+                span.end = time.perf_counter()
+            self._queue.task_done()
+
+    def _put(self, job: Callable[[], None], span: Span | None) -> None:
+        with self._lock:
+            self._queue.put((job, span))
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, daemon=True)
+                self._worker.start()
+
+    def _host(self, name: str, started: float) -> None:
+        self.host_calls.append(Span(name, started, started, time.perf_counter()))
+
+    def launch(self, fn: Callable, *inputs, ms: float, name: str = "kernel", shape=None):
+        """Queue ``fn(*values)`` taking ``ms`` model milliseconds; return its output at once."""
+        started = time.perf_counter()
+        first = name not in self._seen
+        self._seen.add(name)
+        cost = ms / 1000.0 + (self.first_call_s if first else 0.0)
+        out = ModelTensor(shape if shape is not None else inputs[0].shape, self)
+        span = Span(name, started)
+
+        def job() -> None:
+            begin = time.perf_counter()
+            values = [x.value if isinstance(x, ModelTensor) else x for x in inputs]
+            out.value = fn(*values)
+            time.sleep(max(0.0, cost - (time.perf_counter() - begin)))
+
+        self._wait_launch(started)
+        self._put(job, span)
+        self.spans.append(span)
+        self._host(f"launch {name}", started)
+        if self.blocking:
+            self.synchronize()
+        return out
+
+    def _wait_launch(self, started: float) -> None:
+        """The host's own cost of a launch (a few microseconds on a real GPU)."""
+        while time.perf_counter() - started < self.launch_s:
+            pass
+
+    def to_device(
+        self, host: torch.Tensor, pinned: bool, non_blocking: bool, ms: float
+    ) -> ModelTensor:
+        """A host-to-device copy taking ``ms``. Only pinned memory lets the host go on at once.
+
+        From pageable memory the driver first stages the data through a pinned buffer
+        and the host waits for the copy whatever ``non_blocking`` says; the model makes
+        that copy slower as well (``ms`` doubled), as the extra staging copy does.
+        """
+        out = self.launch(torch.clone, host, ms=ms if pinned else 2 * ms, name="copy H2D")
+        if not (pinned and non_blocking):
+            self.synchronize()
+        return out
+
+    def to_host(self, x: ModelTensor, non_blocking: bool = False) -> torch.Tensor:
+        """A device-to-host copy. With ``non_blocking`` the buffer is stale until the copy runs."""
+        started = time.perf_counter()
+        buffer = torch.zeros(x.shape)
+        span = Span("copy D2H", started)
+        self._put(lambda: buffer.copy_(x.value), span)
+        self.spans.append(span)
+        if not non_blocking:
+            self.synchronize()
+        self._host("to_host" + (" (non_blocking)" if non_blocking else ""), started)
+        return buffer
+
+    def event(self) -> ModelEvent:
+        return ModelEvent(self)
+
+    def synchronize(self) -> None:
+        """Wait until every queued piece of work has run, as ``torch.cuda.synchronize()``."""
+        started = time.perf_counter()
+        self._queue.join()
+        self._host("synchronize", started)
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise RuntimeError(f"model: a kernel launched earlier failed: {error}")

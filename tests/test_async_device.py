@@ -1,0 +1,99 @@
+"""The CPU model of a GPU queue behaves like a CUDA stream in the ways lesson 06 relies on."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+from autograder.kernel.async_device import ModelGPU
+
+
+def test_launch_returns_before_the_work_is_done_and_synchronize_waits():
+    gpu = ModelGPU()
+    started = time.perf_counter()
+    gpu.launch(lambda x: x * 2, torch.ones(3), ms=80)
+    launched = time.perf_counter() - started
+    gpu.synchronize()
+    finished = time.perf_counter() - started
+    assert launched < 0.04 and finished >= 0.08
+
+
+def test_work_runs_in_the_order_it_was_launched():
+    gpu = ModelGPU()
+    order = []
+    a = gpu.launch(lambda x: order.append("a") or x + 1, torch.zeros(2), ms=30, name="a")
+    b = gpu.launch(lambda x: order.append("b") or x * 10, a, ms=1, name="b")
+    gpu.synchronize()
+    assert order == ["a", "b"] and b.value.tolist() == [10.0, 10.0]
+    assert gpu.spans[0].end <= gpu.spans[1].start
+
+
+def test_events_measure_the_queue_time_between_them():
+    gpu = ModelGPU()
+    start, end = gpu.event(), gpu.event()
+    start.record()
+    gpu.launch(torch.clone, torch.ones(1), ms=50)
+    end.record()
+    with pytest.raises(RuntimeError):
+        start.elapsed_time(end)  # not reached yet: like CUDA, an error
+    end.synchronize()
+    assert 45 <= start.elapsed_time(end) < 500
+
+
+def test_a_non_blocking_copy_read_before_synchronize_is_stale():
+    gpu = ModelGPU()
+    y = gpu.launch(lambda x: x + 7, torch.ones(4), ms=60)
+    early = gpu.to_host(y, non_blocking=True)
+    seen_early = early.clone()
+    gpu.synchronize()
+    assert seen_early.tolist() == [0.0] * 4 and early.tolist() == [8.0] * 4
+    assert gpu.to_host(y).tolist() == [8.0] * 4  # a blocking copy waits itself
+
+
+def test_item_waits_and_the_first_call_of_a_kernel_costs_more():
+    gpu = ModelGPU(first_call_ms=60)
+    x = torch.ones(1)
+    gpu.launch(torch.clone, x, ms=1, name="k")
+    gpu.synchronize()
+    first = gpu.spans[-1].end - gpu.spans[-1].start
+    y = gpu.launch(lambda t: t * 3, x, ms=1, name="k")
+    assert y.item() == 3.0
+    second = gpu.spans[-1].end - gpu.spans[-1].start
+    assert first >= 0.06 > second
+
+
+def test_an_error_in_queued_work_shows_at_the_next_synchronization_unless_blocking():
+    def bad(x):
+        return x[10]  # index out of range, on the worker
+
+    gpu = ModelGPU()
+    gpu.launch(bad, torch.ones(2), ms=1)  # returns: nothing has run yet
+    with pytest.raises(RuntimeError, match="launched earlier"):
+        gpu.synchronize()
+    with pytest.raises(RuntimeError, match="launched earlier"):
+        ModelGPU(blocking=True).launch(bad, torch.ones(2), ms=1)
+
+
+def test_only_a_pinned_non_blocking_copy_lets_the_host_go_on():
+    gpu = ModelGPU()
+    x = torch.ones(3)
+    timings = {}
+    for pinned, non_blocking in ((False, True), (True, True)):
+        started = time.perf_counter()
+        y = gpu.to_device(x, pinned=pinned, non_blocking=non_blocking, ms=40)
+        timings[pinned] = time.perf_counter() - started
+        gpu.synchronize()
+        assert y.value.tolist() == [1.0] * 3
+    assert timings[False] >= 0.08 and timings[True] < 0.03
+
+
+def test_the_worker_ends_when_idle_and_comes_back_for_new_work():
+    gpu = ModelGPU()
+    gpu.launch(torch.clone, torch.ones(1), ms=1)
+    gpu.synchronize()
+    time.sleep(0.5)
+    assert gpu._worker is None  # no thread left behind by an idle model
+    y = gpu.launch(lambda t: t + 1, torch.ones(1), ms=1)
+    assert y.item() == 2.0

@@ -1,0 +1,107 @@
+"""A newcomer's first command: the Makefile finds a supported Python or says which ones it takes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+
+import pytest
+from conftest import REPO
+from packaging.specifiers import SpecifierSet
+
+MAKE = shutil.which("make")
+pytestmark = pytest.mark.skipif(MAKE is None, reason="make is not installed")
+
+
+def _supported_in_makefile() -> list[str]:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    return re.search(r"^SUPPORTED_PYTHONS := (.+)$", makefile, re.M).group(1).split()
+
+
+def _copy(tmp_path):
+    """The Makefile and pyproject.toml alone in a folder, with a PATH folder of our choosing."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    return bin_dir
+
+
+def _make(tmp_path, bin_dir, *args):
+    return subprocess.run(
+        [MAKE, *args],
+        cwd=tmp_path,
+        env={"PATH": str(bin_dir), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _fake_python(bin_dir, version):
+    path = bin_dir / f"python{version}"
+    path.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_make_names_the_python_versions_it_accepts_when_none_is_found(tmp_path):
+    bin_dir = _copy(tmp_path)
+    result = _make(tmp_path, bin_dir, "setup")
+    assert result.returncode != 0
+    assert "No supported Python found" in result.stdout
+    assert "3.11, 3.12, 3.13 or 3.14" in result.stdout
+    assert "make PYTHON=" in result.stdout
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_make_picks_the_newest_supported_python(tmp_path):
+    bin_dir = _copy(tmp_path)
+    _fake_python(bin_dir, "3.12")
+    newest = _fake_python(bin_dir, "3.13")
+    _fake_python(bin_dir, "3.15")  # too new: PyTorch 2.14.1 has no wheels for it
+    dry_run = _make(tmp_path, bin_dir, "-n", "setup").stdout
+    assert f"{newest} -m venv .venv" in dry_run
+
+
+def test_make_uses_the_python_it_is_given(tmp_path):
+    bin_dir = _copy(tmp_path)
+    _fake_python(bin_dir, "3.13")
+    chosen = _fake_python(bin_dir, "3.11")
+    dry_run = _make(tmp_path, bin_dir, "-n", "setup", f"PYTHON={chosen}").stdout
+    assert f"{chosen} -m venv .venv" in dry_run
+
+
+def test_the_makefile_accepts_exactly_the_versions_pyproject_allows():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    allowed = SpecifierSet(project["requires-python"])
+    listed = _supported_in_makefile()
+    candidates = [f"3.{minor}" for minor in range(8, 20)]
+    assert sorted(listed, key=lambda v: int(v.split(".")[1])) == [
+        v for v in candidates if f"{v}.0" in allowed
+    ]
+    assert listed == sorted(listed, key=lambda v: -int(v.split(".")[1])), "newest first"
+    lowest = min(listed, key=lambda v: int(v.split(".")[1]))
+    ruff = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]
+    assert ruff["target-version"] == "py" + lowest.replace(".", "")
+
+
+def test_the_readme_states_the_environment_size_and_the_cpu_only_build():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "download.pytorch.org/whl/cpu" in readme
+    assert "6 GB" in readme and "--index-url" in readme
+
+
+@pytest.mark.skipif(os.name != "posix", reason="shell scripts as fake interpreters")
+def test_an_existing_venv_is_kept(tmp_path):
+    bin_dir = _copy(tmp_path)
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    (venv_bin / "python").chmod(0o755)
+    dry_run = _make(tmp_path, bin_dir, "-n", "setup").stdout
+    assert "-m pip install" in dry_run
+    assert "No supported Python found" not in _make(tmp_path, bin_dir, "setup").stdout
