@@ -37,6 +37,10 @@ def _ev(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"EV-{number}", "03_eval_vs_no_grad", belief, section)
 
 
+def _dt(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"DT-{number}", "04_detach", belief, section)
+
+
 def _hk(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"HK-{number}", "05_hooks", belief, section)
 
@@ -285,6 +289,56 @@ CATALOGUE: dict[str, Misconception] = {
             Text(
                 "§7 Host-to-device copies and pinned memory",
                 "§7 主机到设备的拷贝与锁页内存",
+            ),
+        ),
+        _dt(
+            1,
+            Text("detach() copies the data", "detach() 会复制数据"),
+            Text(
+                "§1 detach() shares storage; clone() copies", "§1 detach() 共享存储，clone() 才复制"
+            ),
+        ),
+        _dt(
+            2,
+            Text(".data and detach() are interchangeable", ".data 和 detach() 可以互换"),
+            Text(
+                "§3 .data vs detach(): the version counter",
+                "§3 .data 与 detach()：版本计数器",
+            ),
+        ),
+        _dt(
+            3,
+            Text("detach_() works on any tensor", "detach_() 对任何张量都能用"),
+            Text("§2 detach_() and views", "§2 detach_() 与视图"),
+        ),
+        _dt(
+            4,
+            Text(
+                "leaving out detach in the D step only costs speed",
+                "判别器步里不用 detach 只是慢一点",
+            ),
+            Text(
+                "§5 Three D steps, measured",
+                "§5 三种判别器步的实测",
+            ),
+        ),
+        _dt(
+            5,
+            Text(
+                "the G step needs detach too",
+                "生成器步也需要 detach",
+            ),
+            Text("§4 A GAN on real digits", "§4 在真实手写数字上训练 GAN"),
+        ),
+        _dt(
+            6,
+            Text(
+                "G's optimizer step makes stale D gradients harmless",
+                "生成器的优化器更新一步后，判别器残留的梯度就无害了",
+            ),
+            Text(
+                "§6 Zeroing the right gradients, or freezing D",
+                "§6 清零该清零的梯度，或冻结判别器",
             ),
         ),
     )
