@@ -20,6 +20,7 @@ ALLOWED = {
     "copy",  # the keyword argument of .to()
     "offset",  # matplotlib's textcoords="offset points"
     "points",
+    "File",  # a traceback line's start, File "<string>", matched in lesson 06
     "True",
     "False",
     "None",
