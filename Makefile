@@ -10,7 +10,9 @@
 # picks another. Chosen before PATH gains .venv/bin, so the venv never rebuilds itself.
 SUPPORTED_PYTHONS := 3.14 3.13 3.12 3.11
 ifeq ($(origin PYTHON),undefined)
-PYTHON := $(shell for v in $(SUPPORTED_PYTHONS); do command -v python$$v && exit; done; \
+# A name on PATH must also run: version managers (pyenv) install shims that exist but fail.
+PYTHON := $(shell for v in $(SUPPORTED_PYTHONS); do \
+	p=$$(command -v python$$v) && $$p -c '' 2>/dev/null && echo $$p && exit; done; \
 	python3 -c 'import sys; sys.exit(not (3, 11) <= sys.version_info < (3, 15))' 2>/dev/null \
 	&& command -v python3)
 endif
