@@ -89,7 +89,7 @@ def judge_cell(source: str, observed: dict, lang: str) -> Verdict:
     except NotAttempted as failure:
         return Verdict(False, failure.feedback(lang), not_attempted=True)
     except CheckFailed as failure:
-        return Verdict(False, failure.feedback(lang), tuple(failure.misconceptions))
+        return Verdict(False, failure.feedback(lang), tuple(dict.fromkeys(failure.misconceptions)))
     except Exception as error:  # a check that cannot judge gives no points and says why
         reason = f"{type(error).__name__}: {error}"[:300]
         return Verdict(False, NOT_JUDGED.format(reason=reason)(lang))
