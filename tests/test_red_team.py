@@ -193,6 +193,18 @@ def graded(tmp_path_factory):
     for name, (grade_id, code) in IMPOSTORS.items():
         _submit(root, name, _answer(blank, {grade_id: code}))
     _submit(root, "regraded", _insert(_solved(root), "import sys"))
+    forged = _insert(blank, "print('a test cell of my own')")
+    forged.cells[next(i for i, c in enumerate(forged.cells) if c.get("id") == "red-team")].metadata[
+        "nbgrader"
+    ] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "points": 5,
+        "grade_id": "mine",
+        "schema_version": 3,
+    }
+    _submit(root, "forged_test_cell", forged)
     for bad in ("*", "=cmd"):
         _submit(root, bad, _solved(root))
     result = course_grade("grade", str(root), LESSON, "--cell-timeout", "20", "--workers", "2")
@@ -231,6 +243,15 @@ def test_a_definition_made_by_a_call_is_flagged_as_a_disagreement(graded):
     root, _ = graded
     (record,) = [r for r in records.load(root, LESSON) if r.student == "definition_by_call"]
     assert any(f["kind"] == "first run disagrees" for f in record.flags), record.flags
+
+
+def test_a_test_cell_the_course_does_not_have_earns_nothing_and_breaks_nothing(graded):
+    root, _ = graded
+    (record,) = [r for r in records.load(root, LESSON) if r.student == "forged_test_cell"]
+    # nbgrader itself cannot grade a cell whose grade_id it had to drop: an error, with reason
+    assert record.status == "error" and record.reason, record.reason
+    scores = _scores(root, "forged_test_cell") if "mine" not in record.reason else {}
+    assert not any(scores.values())
 
 
 def test_a_regrade_recomputes_everything(graded):

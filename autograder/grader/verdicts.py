@@ -35,8 +35,14 @@ def _meta(cell) -> dict:
 
 
 def is_test_cell(cell) -> bool:
+    """A graded test cell nbgrader knows: a cell whose grade_id nbgrader dropped is not one."""
     meta = _meta(cell)
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    return (
+        cell.cell_type == "code"
+        and bool(meta.get("grade"))
+        and not meta.get("solution")
+        and bool(meta.get("grade_id"))
+    )
 
 
 def _normal(source: str) -> str:
