@@ -250,7 +250,12 @@ def test_a_test_cell_the_course_does_not_have_earns_nothing_and_breaks_nothing(g
     (record,) = [r for r in records.load(root, LESSON) if r.student == "forged_test_cell"]
     # nbgrader itself cannot grade a cell whose grade_id it had to drop: an error, with reason
     assert record.status == "error" and record.reason, record.reason
-    scores = _scores(root, "forged_test_cell") if "mine" not in record.reason else {}
+    from nbgrader.api import MissingEntry
+
+    try:
+        scores = _scores(root, "forged_test_cell")
+    except MissingEntry:  # nbgrader stopped before it wrote any grade
+        scores = {}
     assert not any(scores.values())
 
 
