@@ -23,6 +23,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict, Integer, List, Unicode
 
 from autograder.grader import policy
+from autograder.grader.integrity import is_test_cell, normal_source, visible_source
 from autograder.grader.judge import Verdict, judge_cell
 
 # -s -P, not -I: the sandbox's clean environment sets PYTHONPATH to the course package.
@@ -34,28 +35,13 @@ def _meta(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def is_test_cell(cell) -> bool:
-    """A graded test cell nbgrader knows: a cell whose grade_id nbgrader dropped is not one."""
-    meta = _meta(cell)
-    return (
-        cell.cell_type == "code"
-        and bool(meta.get("grade"))
-        and not meta.get("solution")
-        and bool(meta.get("grade_id"))
-    )
-
-
-def _normal(source: str) -> str:
-    return "\n".join(line.rstrip() for line in source.strip().splitlines())
-
-
 def instructor_sources(source_nb) -> set[str]:
     """Code the instructor wrote outside solution regions (test cells as learners see them).
 
     A learner's cell with exactly this code is the instructor's, so the policy exempts it.
     """
     return {
-        _normal(c.source.split("### BEGIN HIDDEN TESTS")[0])
+        visible_source(c.source)
         for c in source_nb.cells
         if c.cell_type == "code" and not _meta(c).get("solution")
     }
@@ -185,7 +171,7 @@ def read_notebook(nb, exempt: set[str]):
         if tree is None:
             continue
         definitions.extend(policy.definitions(tree))
-        if _normal(cell.source) in exempt:
+        if normal_source(cell.source) in exempt:
             continue
         later = [_meta(c)["grade_id"] for c in nb.cells[index + 1 :] if is_test_cell(c)]
         where = _meta(cell).get("grade_id") or f"cell {index}"
