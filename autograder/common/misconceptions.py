@@ -45,6 +45,10 @@ def _hk(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"HK-{number}", "05_hooks", belief, section)
 
 
+def _cf(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"CF-{number}", "07_custom_function", belief, section)
+
+
 CATALOGUE: dict[str, Misconception] = {
     m.id: m
     for m in (
@@ -339,6 +343,51 @@ CATALOGUE: dict[str, Misconception] = {
             Text(
                 "§6 Zeroing the right gradients, or freezing D",
                 "§6 清零该清零的梯度，或冻结判别器",
+            ),
+        ),
+        _cf(
+            1,
+            Text(
+                "the legacy Function style (an instance with __init__ and a non-static forward)"
+                " still works",
+                "旧式 Function 写法（带 __init__ 的实例、非静态的 forward）现在依然可用",
+            ),
+            Text(
+                "§1 From the legacy style to @staticmethod and .apply",
+                "§1 从旧式写法到 @staticmethod 与 .apply",
+            ),
+        ),
+        _cf(
+            2,
+            Text(
+                "backward returns one gradient per output",
+                "backward 为每个输出返回一个梯度",
+            ),
+            Text(
+                "§2 backward's contract: one gradient per input",
+                "§2 backward 的约定：每个输入对应一个梯度",
+            ),
+        ),
+        _cf(
+            3,
+            Text(
+                "gradcheck works in float32",
+                "gradcheck 在 float32 下也能可靠地工作",
+            ),
+            Text(
+                "§3 Checking a backward with gradcheck in float64",
+                "§3 用 float64 下的 gradcheck 检查 backward",
+            ),
+        ),
+        _cf(
+            4,
+            Text(
+                "saving inputs as attributes on ctx is the same as save_for_backward",
+                "把输入存成 ctx 的属性，与 save_for_backward 等价",
+            ),
+            Text(
+                "§4 What to keep for backward: ctx.save_for_backward",
+                "§4 为 backward 保存什么：ctx.save_for_backward",
             ),
         ),
     )
