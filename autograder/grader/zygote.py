@@ -124,10 +124,12 @@ def _read_all(channel: socket.socket) -> bytes:
 
 
 def _fresh_random_state() -> None:
-    """Draw new seeds where a fresh interpreter would (Python's random reseeds itself)."""
+    """Draw new seeds, as a fresh interpreter would (Python's ``random`` reseeds itself)."""
     import numpy
+    import torch
 
     numpy.random.seed(int.from_bytes(os.urandom(4), "little"))
+    torch.seed()
 
 
 def _run_kernel(connection_file: str, threads: int) -> None:
