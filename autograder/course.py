@@ -42,7 +42,6 @@ c.Exchange.root = {exchange}
 _EXCHANGE_BESIDE = 'os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")'
 
 
-
 class CourseError(RuntimeError):
     """An nbgrader step failed for a course made by this module."""
 
