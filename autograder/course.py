@@ -8,6 +8,7 @@ so the plain ``nbgrader`` commands work in it.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -22,6 +23,9 @@ CODE_STUBS = {
 }
 TEXT_STUBS = {"en": "YOUR ANSWER HERE", "zh": "在这里写下你的回答"}
 CELL_TIMEOUT_S = 120
+# The course keeps each lesson's bilingual source here too (instructor-only, like source/):
+# grading recognises the instructor's cells in a notebook of either language.
+BILINGUAL = "bilingual"
 # JupyterLab and nbclient run a cell with this tag without stopping at its error, so
 # Run All passes an unanswered exercise's failing test and reaches the self-check;
 # nbgrader still reads the error as zero points.
@@ -105,6 +109,9 @@ def create(
         target.parent.mkdir(parents=True, exist_ok=True)
         learner = let_run_all_continue(bilingual.split(bilingual.read(source), lang))
         nbformat.write(learner, str(target))
+        both = root / BILINGUAL / assignment / source.name
+        both.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, both)
         assignments.append(assignment)
         if generate:
             generate_assignment(root, assignment)

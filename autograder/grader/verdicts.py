@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Any, Dict, Integer, Unicode
+from traitlets import Any, Dict, Integer, List, Unicode
 
 from autograder.grader import policy
 from autograder.grader.integrity import is_test_cell, normal_source, visible_source
@@ -69,7 +69,11 @@ class ObserveTestCells(NbGraderPreprocessor):
     collects what it saw.
     """
 
-    source_dir = Unicode(help="The instructor's source folder of this assignment.").tag(config=True)
+    source_dirs = List(
+        Unicode(),
+        help="Folders with the instructor's notebooks of this assignment (the course's source, "
+        "and the bilingual source, so that a notebook in either language is recognised).",
+    ).tag(config=True)
     cell_timeout = Integer(60, help="Seconds one test cell's observation may take.").tag(
         config=True
     )
@@ -87,10 +91,11 @@ class ObserveTestCells(NbGraderPreprocessor):
         import nbformat
 
         name = resources.get("unique_key", "notebook")
-        source = Path(self.source_dir) / f"{name}.ipynb"
         exempt = set()
-        if self.source_dir and source.is_file():
-            exempt = instructor_sources(nbformat.read(str(source), as_version=4))
+        for folder in self.source_dirs:
+            source = Path(folder) / f"{name}.ipynb"
+            if source.is_file():
+                exempt |= instructor_sources(nbformat.read(str(source), as_version=4))
         flags, definitions, tests = read_notebook(nb, exempt)
         job = {
             "definitions": definitions,

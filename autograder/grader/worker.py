@@ -85,7 +85,9 @@ def _config(
     }
     if not confinement.bubblewrap:
         observer_env.update(HOME=scratch, TMPDIR=scratch)
-    config.ObserveTestCells.source_dir = str(root / "source" / task.assignment)
+    config.ObserveTestCells.source_dirs = [
+        str(root / folder / task.assignment) for folder in ("source", course.BILINGUAL)
+    ]
     config.ObserveTestCells.cell_timeout = confinement.limits.cell_timeout_s
     config.ObserveTestCells.threads = task.threads
     config.ObserveTestCells.zygote = zygote
