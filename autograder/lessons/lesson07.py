@@ -729,7 +729,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         1,
         "silu",
-        Text("SiLU as a custom Function", "把 SiLU 写成自定义 Function"),
+        Text("SiLU as a custom Function", "把 SiLU 写成自定义 autograd Function"),
         check_silu,
         ("CF-1",),
     ),
