@@ -644,6 +644,34 @@ def silu(x):
     return y
 """,
         ),
+        Right(
+            "the Function wrapped in a module, as a model would use it",
+            """
+class SiLUFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+class SiLULayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return SiLUFunction.apply(x)
+
+
+def silu(x):
+    return SiLULayer()(x)
+""",
+        ),
     ],
     "ex2_quantise": [
         Right(
