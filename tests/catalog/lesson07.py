@@ -118,6 +118,28 @@ def silu(x):
     return SiLU.apply(x)
 """,
         ),
+        Wrong(
+            "a CPU tensor of ones in backward: wrong on a GPU",
+            None,
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (torch.ones(x.shape) + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+            devices=("cuda",),
+        ),
     ],
     "ex2_quantise": [
         Wrong(
