@@ -192,7 +192,7 @@ class SiluFunction(Check):
         for case, (x, g) in zip(
             obs["cases"], _silu_inputs(self.seed, self.size, "cpu", dtype), strict=True
         ):
-            name = f"silu(x) for x.shape = {tuple(x.shape)}"
+            name = f"silu(x) [x.shape = {tuple(x.shape)}]"
             out = returned(ex, case["call"], "silu", classify=classify, explain=explain)
             require(ex, [c.is_tensor(out, name)])
             want = torch.nn.functional.silu(x)
@@ -282,7 +282,7 @@ class QuantiseSTE(Check):
         for case, (x, g) in zip(
             obs["cases"], _quantise_inputs(self.seed, self.size, "cpu", dtype), strict=True
         ):
-            name = f"quantise(x, {self.step}) for x.shape = {tuple(x.shape)}"
+            name = f"quantise(x, {self.step}) [x.shape = {tuple(x.shape)}]"
             out = returned(ex, case["call"], "quantise", classify=classify, explain=explain)
             require(ex, [c.is_tensor(out, name)])
             want = torch.round(x.detach() / self.step) * self.step
@@ -584,7 +584,7 @@ class MulFunction(Check):
     def judge(self, obs: dict) -> None:
         ex = self.heading
         a, b, g = self._inputs("cpu")
-        name = f"mul(a, b) for a.shape = {tuple(a.shape)}"
+        name = f"mul(a, b) [a.shape = {tuple(a.shape)}]"
         out = returned(ex, obs["call"], "mul", classify=classify, explain=explain)
         require(ex, [c.is_tensor(out, name)])
         require(
