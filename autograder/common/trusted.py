@@ -15,6 +15,7 @@ allclose = torch.allclose
 equal = torch.equal
 isclose = torch.isclose
 autograd_grad = torch.autograd.grad
+gradcheck = torch.autograd.gradcheck
 is_grad_enabled = torch.is_grad_enabled
 is_tensor = torch.is_tensor
 as_tensor = torch.as_tensor
@@ -37,6 +38,7 @@ saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
 tensor_type = torch.Tensor
 parameter_type = torch.nn.Parameter
 module_type = torch.nn.Module
+function_node_type = torch.autograd.function.BackwardCFunction  # a custom Function's node
 
 isinstance_ = builtins.isinstance
 type_ = builtins.type

@@ -132,8 +132,9 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = node.attr
-        if _is_dunder(name) and name not in ALLOWED_DUNDER_ATTRIBUTES:
-            self.flag(node, f".{name}")
+        if _is_dunder(name):
+            if name not in ALLOWED_DUNDER_ATTRIBUTES:  # super().__init__() is allowed
+                self.flag(node, f".{name}")
         elif name.startswith("_") and name not in ALLOWED_PRIVATE_ATTRIBUTES:
             self.flag(node, f".{name}")
         elif name in FORBIDDEN_ATTRIBUTES:
