@@ -24,7 +24,7 @@ from lab_server import get, running_lab
 
 from autograder.common.i18n import LANGUAGES
 
-pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
+pytestmark = [pytest.mark.browser, pytest.mark.notebooks, pytest.mark.xdist_group("test_browser")]
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"

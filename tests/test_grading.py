@@ -20,7 +20,7 @@ from processes import BIN, venv_env
 from autograder import course
 from autograder.grader import records
 
-pytestmark = pytest.mark.notebooks
+pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_grading")]
 
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 
