@@ -170,7 +170,8 @@ def missing_protections(course_root: Path) -> dict[str, str]:
         if failure:
             problems["bubblewrap"] = (
                 "bubblewrap cannot build the sandbox (a user namespace with PID, IPC, network "
-                f"and UTS namespaces): {failure}. Allow unprivileged user namespaces "
+                f"and UTS namespaces, in which each kernel makes its own): {failure}. "
+                "Allow unprivileged user namespaces and a bubblewrap that is not setuid "
                 "(sysctl user.max_user_namespaces > 0; on Ubuntu 24.04 also "
                 "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)."
             )
@@ -202,13 +203,22 @@ def _exposed(course_root: Path) -> tuple[str, str] | None:
     return None
 
 
+# Inside the zygote's sandbox, what every forked kernel does first: its own namespaces, a mount.
+_ZYGOTE_PROBE = (
+    "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+    "assert libc.unshare(0x00020000 | 0x20000000 | 0x40000000) == 0, 'unshare'; "
+    "assert libc.mount(b'tmpfs', b'/tmp', b'tmpfs', 0, None) == 0, 'mount'"
+)
+
+
 def _bubblewrap_failure() -> str | None:
-    """None when bwrap builds this module's sandbox here, else its error."""
+    """None when bwrap builds the zygote's sandbox here and its children can confine themselves."""
     with tempfile.TemporaryDirectory(prefix="course-probe-") as folder:
         probe = sandbox_argv(
-            [sys.executable, "-I", "-S", "-c", "pass"],
+            [sys.executable, "-I", "-S", "-c", _ZYGOTE_PROBE],
             Path(folder),
             Confinement(landlock=False),
+            keep_capabilities=True,
         )
         try:
             done = subprocess.run(probe, capture_output=True, text=True, timeout=60)
