@@ -16,7 +16,9 @@ c.JupyterHub.port = {port}
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
-c.ConfigurableHTTPProxy.command = [{proxy!r}]
+# Validate runs a whole lesson before it answers: give requests 10 minutes, not the
+# pure-Python proxy's default of 20 s.
+c.ConfigurableHTTPProxy.command = [{proxy!r}, "--proxy-timeout", "600000"]
 c.ConfigurableHTTPProxy.pid_file = {proxy_pid!r}
 c.JupyterHub.db_url = "sqlite:///{hub}/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = "{hub}/jupyterhub_cookie_secret"

@@ -77,5 +77,7 @@ def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Pa
         )
     python = bridge(base, folder / "python")
     if not runs_as(python, account):
-        raise InterpreterError(f"the classroom's users cannot run {python} either")
+        raise InterpreterError(
+            f"the classroom's users cannot run {python} either: may they enter {folder}?"
+        )
     return python
