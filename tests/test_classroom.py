@@ -159,13 +159,15 @@ class Person:
         toolbar = self.page.locator(
             ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar"
         )
+        # Read the file only once JupyterLab has saved it (its tab no longer marked as
+        # changed): a read during the save races with the server's atomic write.
+        unsaved = self.page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-dirty")
+        unsaved.first.wait_for()
         toolbar.locator("[data-command='docmanager:save']").first.click()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            saved = self.contents(NOTEBOOK)["cells"]
-            if all("".join(saved[where[g]]["source"]) == code for g, code in answers.items()):
-                return
-            time.sleep(0.5)
+        unsaved.first.wait_for(state="detached", timeout=60_000)
+        saved = self.contents(NOTEBOOK)["cells"]
+        if all("".join(saved[where[g]]["source"]) == code for g, code in answers.items()):
+            return
         raise AssertionError(f"{self.name}'s answers did not reach the saved notebook")
 
     def submit(self, validate: bool = True) -> str:

@@ -75,3 +75,25 @@ def test_only_portable_user_names():
     assert accounts.valid_name("alice") and accounts.valid_name("ct0a1b2ct")
     for bad in ("Alice", "1abc", "a b", "../x", "a" * 33, ""):
         assert not accounts.valid_name(bad), bad
+
+
+def test_feedback_carries_what_release_feedback_needs_as_plain_data(tmp_path):
+    from autograder.grader import feedback
+
+    submitted, folder = tmp_path / "submitted", tmp_path / "feedback"
+    submitted.mkdir()
+    folder.mkdir()
+    (submitted / "timestamp.txt").write_text("2026-11-30 06:30:30.419951 UTC")
+    (tmp_path / "elsewhere").write_text("not the learner's")
+    (submitted / "submission_secret.txt").symlink_to(tmp_path / "elsewhere")
+    feedback._copy_release_files(submitted, folder)
+    assert (folder / "timestamp.txt").read_text() == "2026-11-30 06:30:30.419951 UTC"
+    assert (folder / "timestamp.txt").stat().st_mode & 0o777 == 0o644
+    assert not (folder / "submission_secret.txt").exists()  # a link is not copied
+
+
+def test_setup_run_again_keeps_the_shared_password(tmp_path):
+    _load(tmp_path, password="Ab3-_x")
+    assert setup._password_in(tmp_path / "jupyterhub_config.py") == "Ab3-_x"
+    _load(tmp_path, password=None)
+    assert setup._password_in(tmp_path / "jupyterhub_config.py") is None

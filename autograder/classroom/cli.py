@@ -33,6 +33,7 @@ def _setup(args) -> int:
         )
         return 2
     listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
+    again = (args.folder / "hub" / "jupyterhub_config.py").is_file()
     try:
         classroom = setup.set_up(
             args.folder, args.instructor, learners, listen, not args.pam, args.python
@@ -47,8 +48,10 @@ def _setup(args) -> int:
         names = [name for name, chosen in learners.items() if chosen == lang]
         print(f"  learners of {setup.course_id(lang)}: {', '.join(names) or '-'}")
     print(f"  exchange: {classroom.exchange}")
-    if classroom.password is not None:
+    if classroom.password is not None and not again:
         print(f"  shared password (shown only now): {classroom.password}")
+    elif classroom.password is not None:
+        print("  shared password: unchanged")
     else:
         print("  log-in: the machine's own passwords (PAM)")
     print(f"Start it with: course-classroom start {classroom.folder}")
@@ -98,7 +101,8 @@ def parser() -> argparse.ArgumentParser:
     setup = sub.add_parser(
         "setup",
         help="make accounts, the exchange, both courses and JupyterHub's configuration (root)",
-        description="Set up a local classroom in FOLDER; run again to add learners.",
+        description="Set up a local classroom in FOLDER; run it again with the whole class "
+        "to add learners (the shared password stays).",
     )
     setup.add_argument("folder", type=Path, help="where the classroom lives")
     setup.add_argument("--instructor", default="instructor", help="the instructor's user name")

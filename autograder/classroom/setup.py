@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import secrets
 import sys
 from dataclasses import dataclass
@@ -92,6 +93,18 @@ def _write_private(path: Path, text: str, owner: pwd.struct_passwd) -> None:
         os.chown(home / part, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
 
 
+def _new_password() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def _password_in(config: Path) -> str | None:
+    """The shared password of an earlier setup, kept when setup runs again."""
+    if not config.is_file():
+        return None
+    found = re.search(r"^c\.DummyAuthenticator\.password = '([^']+)'$", config.read_text(), re.M)
+    return found[1] if found else None
+
+
 def _make_exchange(exchange: Path, instructor: pwd.struct_passwd) -> None:
     """nbgrader needs the exchange writable by all; the sticky bit and course folders owned
     by the instructor keep a learner from taking a course's place before its first release."""
@@ -132,7 +145,9 @@ def set_up(
     homes = folder / "home"
     homes.mkdir(exist_ok=True)
     os.chmod(homes, 0o755)
-    password = secrets.token_urlsafe(12) if demo else None
+    password = (
+        (_password_in(folder / "hub" / "jupyterhub_config.py") or _new_password()) if demo else None
+    )
     teacher = accounts.ensure_user(instructor, homes)
     python = interpreter.for_users(folder, teacher, python_base)
     classroom = Classroom(folder, instructor, dict(learners), password, listen, python)
