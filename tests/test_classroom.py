@@ -202,6 +202,15 @@ class Person:
         return text
 
 
+def _formgrader_course(instructor: Person, server: str) -> str:
+    """The course id the formgrader of one of the instructor's servers manages."""
+    instructor.page.goto(instructor.url(f"{server}formgrader"))
+    instructor.page.get_by_text(LESSON).first.wait_for(timeout=60_000)
+    assert instructor.page.locator("#warning-course-id, #warning-exchange").count() == 0
+    found = re.search(r"course_id[^\n]*?(autograd-course-\w+)", instructor.page.content())
+    return found[1] if found else ""
+
+
 def _official_solutions(course: Path) -> dict[str, str]:
     """The solution cells of the instructor's source notebook, by grade_id."""
     source = json.loads((course / "source" / LESSON / f"{LESSON}.ipynb").read_text("utf-8"))
@@ -300,10 +309,13 @@ def test_a_term_in_the_classroom(browser, record_property):
                 base = f"http://127.0.0.1:{ports['port']}"
                 assert http_status(f"{base}/hub/login") == 200
 
-                # The instructor's formgrader manages the English course.
+                # The instructor's formgrader: the English course on the default server,
+                # the Chinese one on the server named "zh".
                 instructor = people[teacher] = Person(browser, base, teacher, password)
-                instructor.page.goto(instructor.url("formgrader"))
-                instructor.page.get_by_text(LESSON).first.wait_for(timeout=60_000)
+                assert _formgrader_course(instructor, "") == "autograd-course-en"
+                instructor.page.goto(f"{base}/hub/spawn/{teacher}/zh")
+                instructor.page.locator("#jp-MainMenu").wait_for(timeout=180_000)
+                assert _formgrader_course(instructor, "zh/") == "autograd-course-zh"
 
                 solutions = _official_solutions(en)
                 partial = {g: code for g, code in solutions.items() if g != SKIPPED_EXERCISE}
@@ -361,7 +373,9 @@ def test_a_term_in_the_classroom(browser, record_property):
             for text in feedback.values():
                 for mark in HIDDEN_TEST_MARKS:
                     assert mark not in text
-            assert WRONG_ID in feedback[bob] and WRONG_ID not in feedback[alice]
+            # The lesson's prose names every misconception; a verdict says "misconception ID:".
+            verdict = f"misconception {WRONG_ID}:"
+            assert verdict in feedback[bob] and verdict not in feedback[alice], feedback[bob]
             assert re.search(r"Score: 14(\.0)? / 16", feedback[alice]), feedback[alice][:800]
             assert re.search(r"Score: 10(\.0)? / 16", feedback[bob]), feedback[bob][:800]
     except BaseException:
