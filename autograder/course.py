@@ -29,13 +29,17 @@ RUN_ALL_CONTINUES_TAG = "raises-exception"
 
 _CONFIG_TEMPLATE = """\
 # nbgrader configuration of the autograd course ({lang}); written by autograder.course.
+import os
+
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "autograd-course-{lang}"
 c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
 c.ClearSolutions.text_stub = {text_stub!r}
 c.ExecutePreprocessor.timeout = {timeout}
-c.Exchange.root = {exchange!r}
+c.Exchange.root = {exchange}
 """
+# Without an exchange of its own, a course uses exchange/ beside this file, wherever it is moved.
+_EXCHANGE_BESIDE = 'os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")'
 
 
 class CourseError(RuntimeError):
@@ -84,14 +88,13 @@ def create(
     defaults to ``exchange/`` inside the course.
     """
     root.mkdir(parents=True, exist_ok=True)
-    exchange = exchange or root / "exchange"
     (root / "nbgrader_config.py").write_text(
         _CONFIG_TEMPLATE.format(
             lang=lang,
             code_stub=CODE_STUBS[lang],
             text_stub=TEXT_STUBS[lang],
             timeout=CELL_TIMEOUT_S,
-            exchange=str(exchange.resolve()),
+            exchange=repr(str(exchange.resolve())) if exchange else _EXCHANGE_BESIDE,
         ),
         encoding="utf-8",
     )

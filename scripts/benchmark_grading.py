@@ -2,10 +2,13 @@
 
 Prints the wall time of each, their ratio, and the fixed cost per submission:
 worker-seconds spent on a submission beyond its learner cells (the cells after
-the setup cell, as timed by the kernel in plain nbgrader's run). Run it on an
-otherwise idle machine:
+the setup cell, as timed by the kernel in plain nbgrader's run). With
+``--scaling`` it also grades the class with 1 and 2 local workers and with 4
+workers of a local Dask cluster (``--scheduler``) and prints submissions per
+minute for each. Run it on an otherwise idle machine:
 
     .venv/bin/python scripts/benchmark_grading.py [--lesson 01_requires_grad] [--workers N]
+        [--scaling]
 
 The class is the demo class without its red-team part, because plain nbgrader
 cannot be relied on to finish that part (a loop that swallows KeyboardInterrupt
@@ -53,10 +56,57 @@ def learner_seconds(course: Path, lesson: str) -> float:
     return total
 
 
+def grade_once(course: Path, lesson: str, *options: str) -> float:
+    """Wall time of one `course-grade grade` of the whole class, from a clean slate."""
+    for folder in ("autograded", "feedback", "grading"):
+        shutil.rmtree(course / folder, ignore_errors=True)
+    return run(str(BIN / "course-grade"), "grade", str(course), lesson, *options)
+
+
+def dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
+    """A local Dask scheduler and ``workers`` single-threaded worker processes."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    started = [subprocess.Popen([str(BIN / "dask"), "scheduler", "--port", str(port)], **quiet)]
+    time.sleep(3)
+    started.append(
+        subprocess.Popen(
+            [str(BIN / "dask"), "worker", address, "--nworkers", str(workers), "--nthreads", "1"],
+            **quiet,
+        )
+    )
+    time.sleep(8)
+    return address, started
+
+
+def scaling(course: Path, lesson: str, n: int) -> None:
+    """Submissions per minute with 1 and 2 local workers and 4 Dask workers."""
+    rows = []
+    for workers in (1, 2):
+        seconds = grade_once(course, lesson, "--workers", str(workers), "--cell-timeout", TIMEOUT)
+        rows.append((f"{workers} local worker{'s' if workers > 1 else ''}", seconds))
+    address, started = dask_cluster(4)
+    try:
+        seconds = grade_once(course, lesson, "--scheduler", address, "--cell-timeout", TIMEOUT)
+        rows.append(("4 Dask workers (--scheduler)", seconds))
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            process.wait(timeout=30)
+    for label, seconds in rows:
+        print(f"{label:30s}: {seconds:6.1f} s, {60 * n / seconds:5.1f} submissions/min")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lesson", default="01_requires_grad")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--scaling", action="store_true", help="also 1, 2 and 4 (Dask) workers")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="grading-benchmark-"))
     try:
@@ -77,15 +127,8 @@ def main() -> None:
             f"--ExecutePreprocessor.timeout={TIMEOUT}",
             cwd=plain,
         )
-        t_ours = run(
-            str(BIN / "course-grade"),
-            "grade",
-            str(ours),
-            args.lesson,
-            "--workers",
-            str(args.workers),
-            "--cell-timeout",
-            TIMEOUT,
+        t_ours = grade_once(
+            ours, args.lesson, "--workers", str(args.workers), "--cell-timeout", TIMEOUT
         )
         learner = learner_seconds(plain, args.lesson)
         print(f"plain nbgrader autograde : {t_plain:7.1f} s")
@@ -96,6 +139,8 @@ def main() -> None:
             f"fixed cost / submission  : plain {(t_plain - learner) / n:5.2f} s, "
             f"course-grade {(t_ours * args.workers - learner) / n:5.2f} worker-s"
         )
+        if args.scaling:
+            scaling(ours, args.lesson, n)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

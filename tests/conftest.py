@@ -1,11 +1,15 @@
-"""Shared fixtures: the repository's paths, and a device parameter that skips CUDA honestly."""
+"""Shared fixtures: the repository's paths, a device parameter that skips CUDA honestly, courses."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
@@ -41,3 +45,36 @@ def _english_feedback(monkeypatch):
 
     monkeypatch.setattr(i18n, "_current", None)
     monkeypatch.setenv("COURSE_LANG", "en")
+
+
+def _courses_folder(tmp_path_factory) -> Path:
+    """One folder per test run, shared by pytest-xdist's workers (they share the run's id)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        return tmp_path_factory.getbasetemp().parent / f"courses-{run}"
+    return tmp_path_factory.getbasetemp() / "courses"
+
+
+@pytest.fixture(scope="session")
+def make_course(tmp_path_factory) -> Callable[[Path, str], Path]:
+    """Copy an nbgrader course of every lesson, built once per test run and language.
+
+    Building runs nbgrader's generate_assignment for every lesson; a copy takes
+    a moment. The first worker to need a language builds it under a file lock.
+    """
+    from autograder import course
+
+    shared = _courses_folder(tmp_path_factory)
+    shared.mkdir(parents=True, exist_ok=True)
+
+    def copy(root: Path, lang: str = "en") -> Path:
+        built = shared / lang
+        with FileLock(str(shared / f"{lang}.lock")):
+            if not (built / ".complete").exists():
+                shutil.rmtree(built, ignore_errors=True)
+                course.create(built, lang, SOLUTIONS)
+                (built / ".complete").touch()
+        shutil.copytree(built, root, symlinks=True, ignore=shutil.ignore_patterns(".complete"))
+        return root
+
+    return copy

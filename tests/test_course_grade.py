@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SOLUTIONS
+from lesson_cells import graded_cells
+from nbgrader_course import autograde, scores, submission, submit
 from processes import BIN, free_port, stop_group, venv_env
 
 from autograder import course
@@ -50,11 +53,10 @@ def _hashes(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    root = tmp_path_factory.mktemp("class") / "course"
-    for step in (["create", str(root)], ["demo-class", str(root), LESSON]):
-        result = course_grade(*step)
-        assert result.returncode == 0, result.stderr[-3000:]
+def demo(tmp_path_factory, make_course):
+    root = make_course(tmp_path_factory.mktemp("class") / "course")
+    result = course_grade("demo-class", str(root), LESSON)
+    assert result.returncode == 0, result.stderr[-3000:]
     before = _hashes(root / "submitted")
     # 2 GiB per submission: the memory bomb reaches the cgroup limit well within a cell timeout
     limits = ("--cell-timeout", "20", "--memory-mb", "2048")
@@ -200,9 +202,8 @@ def test_the_sandbox_hides_course_files_and_the_network(tmp_path):
     assert not (work / "ok.txt").exists()  # the scratch is the sandbox's own tmpfs
 
 
-def test_grading_runs_on_a_dask_cluster(tmp_path):
-    root = tmp_path / "course"
-    assert course_grade("create", str(root)).returncode == 0
+def test_grading_runs_on_a_dask_cluster(tmp_path, make_course):
+    root = make_course(tmp_path / "course")
     assert course_grade("demo-class", str(root), LESSON).returncode == 0
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -287,13 +288,26 @@ def test_a_created_course_works_with_plain_nbgrader_commands(tmp_path):
     assert (root / "exchange" / "autograd-course-zh" / "outbound" / LESSON).is_dir()
     learner = next((root / "release" / LESSON).glob("*.ipynb")).read_text(encoding="utf-8")
     assert "学习目标" in learner and "BEGIN SOLUTION" not in learner
+    release = root / "release" / LESSON / f"{LESSON}.ipynb"
+    cells = graded_cells(SOLUTIONS / LESSON / f"{LESSON}.ipynb").items()
+    solved = {
+        g: c.source
+        for g, c in cells
+        if c.cell_type == "code" and c.metadata["nbgrader"].get("solution")
+    }
+    submit(root, "solved", LESSON, submission(release, solved))
+    submit(root, "blank", LESSON, submission(release, {}))
+    result = autograde(root, LESSON)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    points = {g: p for g, p in scores(root, LESSON, "solved").items() if g.endswith("_tests")}
+    assert points and all(score == top for score, top in points.values()), points
+    assert not any(scores(root, LESSON, "blank")[g][0] for g in points)
 
 
-def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(tmp_path):
+def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(tmp_path, make_course):
     import nbformat
 
-    root = tmp_path / "course"
-    assert course_grade("create", str(root), "--lang", "zh").returncode == 0
+    root = make_course(tmp_path / "course", "zh")
     assert course_grade("demo-class", str(root), LESSON).returncode == 0
     student = "wrong_ex1_product_grads_RG-1"
     path = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"

@@ -1,20 +1,24 @@
-"""Lesson notebooks graded end to end by real ``nbgrader autograde`` in temporary courses.
+"""Lesson notebooks graded end to end by nbgrader's autograde (through ``course-grade``).
 
 One course per language is made from solutions/ and graded once with several
 students: the filled-in solution in both languages, the untouched learner
-notebooks, and submissions built from the catalogued wrong answers.
+notebooks, and submissions built from the catalogued wrong answers. Plain
+``nbgrader`` commands on a course are tested in test_course_grade.py.
 """
 
 from __future__ import annotations
 
 import importlib
+import subprocess
 
 import pytest
 from conftest import NOTEBOOKS, SOLUTIONS
 from lesson_cells import graded_cells
-from nbgrader_course import autograde, autograded_outputs, scores, submission, submit
+from nbgrader_course import autograded_outputs, scores, submission, submit
+from processes import BIN, venv_env
 
 from autograder import course
+from autograder.grader import records
 
 pytestmark = pytest.mark.notebooks
 
@@ -74,12 +78,11 @@ STUDENTS = {
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(tmp_path_factory, make_course):
     """Grade every lesson in an English and a Chinese course; return their roots."""
     roots = {}
     for lang, students in STUDENTS.items():
-        root = tmp_path_factory.mktemp(f"course-{lang}")
-        course.create(root, lang, SOLUTIONS)
+        root = make_course(tmp_path_factory.mktemp(f"course-{lang}") / "course", lang)
         for lesson in LESSONS:
             learner = {code: NOTEBOOKS / code / f"{lesson}.ipynb" for code in ("en", "zh")}
             answers = {
@@ -91,8 +94,17 @@ def graded(tmp_path_factory):
                 kind, nb_lang = student.rsplit("_", 1)
                 if kind in answers:
                     submit(root, student, lesson, submission(learner[nb_lang], answers[kind]))
-            result = autograde(root, lesson)
+            result = subprocess.run(
+                [str(BIN / "course-grade"), "grade", str(root), lesson, "--workers", "2"],
+                env=venv_env(),
+                capture_output=True,
+                text=True,
+                timeout=1800,
+                check=False,
+            )
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+            for record in records.load(root, lesson):
+                assert record.status in ("graded", "flagged"), (lesson, record)
         roots[lang] = root
     return roots
 

@@ -184,9 +184,8 @@ def _scores(root, student: str) -> dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("redteam") / "course"
-    assert course_grade("create", str(root)).returncode == 0
+def graded(tmp_path_factory, make_course):
+    root = make_course(tmp_path_factory.mktemp("redteam") / "course")
     blank = _blank(root)
     for name, (code, _) in {**VERDICT_CHANNEL, **CHECK_PROCESS}.items():
         _submit(root, name, _insert(blank, code))

@@ -236,14 +236,13 @@ def _write_rejected(course: Path, learner_nb) -> None:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
+def template(make_course):
     """One course with the solution, the attacks and the rejected folders, made once."""
     base = Path(tempfile.mkdtemp(prefix="course-sandbox-test-", dir="/tmp"))
     os.chmod(base, 0o755)
-    course = base / "course"
-    for step in (["create", str(course)], ["demo-class", str(course), LESSON]):
-        done = cli(*step)
-        assert done.returncode == 0, done.stderr[-2000:]
+    course = make_course(base / "course")
+    done = cli("demo-class", str(course), LESSON)
+    assert done.returncode == 0, done.stderr[-2000:]
     submitted = course / "submitted"
     for entry in list(submitted.iterdir()):
         if entry.name != "solution":
@@ -322,14 +321,14 @@ def _leftovers() -> list[str]:
 
 
 def _kernel_uids(ancestor: int) -> set[int]:
-    """Host uids of the ipykernel processes that descend from ``ancestor``, seen from outside."""
+    """Host uids of the zygotes and their forks (kernels, observers) below ``ancestor``."""
     uids = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if argv[1:3] != [b"-m", b"ipykernel_launcher"]:  # the kernel, not its launcher
+            if argv[-3:-1] != [b"-m", b"autograder.grader.zygote"]:  # not its launcher
                 continue
             status = (entry / "status").read_text()
             uid = int(status.split("Uid:")[1].split()[0])

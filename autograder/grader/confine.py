@@ -17,6 +17,7 @@ import sys
 WRITE_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
 MAKE = sum(1 << bit for bit in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
 MAKE_SOCK, REFER, TRUNCATE = 1 << 9, 1 << 13, 1 << 14
+EVERYTHING = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE | REFER | TRUNCATE
 SYSCALLS = {"create_ruleset": 444, "add_rule": 445, "restrict_self": 446}  # all architectures
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -71,8 +72,7 @@ def main(argv=None):
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command to run")
-    everything = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE | REFER | TRUNCATE
-    rules = dict.fromkeys(args.writable, everything)
+    rules = dict.fromkeys(args.writable, EVERYTHING)
     rules.update(dict.fromkeys(args.devices, WRITE_FILE | TRUNCATE))
     rules.update(dict.fromkeys(args.sockets, MAKE_SOCK | REMOVE_FILE))
     restrict(rules)

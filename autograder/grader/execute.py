@@ -1,8 +1,8 @@
 """nbgrader's Execute step, made safe for learner code.
 
-Kernels start inside the sandbox under the limits (see kernel.py). A cell that
-runs past its timeout, or a kernel that dies (``os._exit``, a segfault, the
-memory limit), is recorded against the cell that caused it; the kernel is
+Kernels are forked from the worker's zygote and confined (see kernel.py). A
+cell that runs past its timeout, or a kernel that dies (``os._exit``, a
+segfault, the memory limit), is recorded against the cell that caused it; the kernel is
 started afresh and grading goes on with the next cell.
 """
 
@@ -48,7 +48,10 @@ OUT_OF_TIME_TEXT = Text(
 class SandboxedExecute(Execute):
     """Execute each cell in a sandboxed, limited kernel; survive hangs and crashes."""
 
-    workdir = Unicode(help="Host folder private to this submission's kernels (sockets).").tag(
+    workdir = Unicode(help="Folder private to this submission's kernels (sockets).").tag(
+        config=True
+    )
+    zygote = Any(help="The worker's autograder.grader.forked.Zygote, which forks kernels.").tag(
         config=True
     )
     feedback_language = Unicode("", help="Language of the checks' feedback.").tag(config=True)
@@ -77,6 +80,7 @@ class SandboxedExecute(Execute):
             config=self.config,
             workdir=self.workdir,
             confinement=self.confinement,
+            zygote=self.zygote,
             feedback_language=self.feedback_language,
             threads=self.threads,
         )

@@ -1,34 +1,53 @@
-"""A kernel manager that starts each kernel inside the sandbox, in the submission's cgroup.
+"""A kernel manager whose kernels are confined children of the worker's zygote.
 
-The kernel talks over Unix sockets (IPC transport) in a host folder private to
-this submission's kernels, so it needs no network at all; inside the sandbox
-that folder only takes sockets, and the kernel writes only to its scratch.
+Instead of starting Python and importing torch for every kernel, the kernel is
+forked from the zygote (``zygote.py``), placed in the submission's cgroup and
+confined (``isolate.py``) before it runs a line of the notebook. It talks over
+Unix sockets (IPC transport) in a folder of its own in the zygote's spool, so it
+needs no network at all, and may write only to its scratch.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any, Integer, Unicode
 
-from autograder.grader.sandbox import SCRATCH, sandbox_argv
+from autograder.grader.sandbox import SCRATCH, inside_environment
+
+
+class ForkedProvisioner(LocalProvisioner):
+    """Launch the kernel by asking the zygote for a child; the rest is ``LocalProvisioner``'s."""
+
+    async def launch_kernel(self, cmd: list[str], **kwargs) -> dict:
+        km = self.parent
+        confinement = km.confinement
+        self.process = km.zygote.fork(
+            "kernel",
+            confinement.cgroup,
+            km.kernel_env(),
+            sockets=Path(km.workdir),
+            cwd=SCRATCH if confinement.bubblewrap else km.workdir,
+            connection_file=km.connection_file,
+            threads=km.threads,
+        )
+        self.pid, self.pgid = self.process.pid, None
+        self.cwd = km.workdir
+        return self.connection_info
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """Start the kernel as ``launcher (cgroup, rlimits) -> bubblewrap -> Landlock -> kernel``."""
+    """Kernels forked from the zygote into the submission's cgroup, then confined."""
 
-    workdir = Unicode(help="Host folder for the connection file and sockets, private.").tag(
-        config=True
-    )
+    workdir = Unicode(help="Folder for the connection file and sockets, in the zygote's spool.")
     confinement = Any(help="The autograder.grader.sandbox.Confinement of this submission.")
-    threads = Integer(0, help="CPU threads a kernel's torch may use (0: torch's default).").tag(
-        config=True
-    )
-    feedback_language = Unicode("", help="Language of the checks' feedback (course's).").tag(
-        config=True
-    )
+    zygote = Any(help="The worker's autograder.grader.forked.Zygote.")
+    threads = Integer(0, help="CPU threads a kernel's torch may use (0: torch's default).")
+    feedback_language = Unicode("", help="Language of the checks' feedback (course's).")
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -38,8 +57,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.ip = str(work / "kernel")
         self.connection_file = str(work / "kernel.json")
 
-    def kernel_env(self, scratch: str = SCRATCH) -> dict[str, str]:
-        """What the kernel's environment holds besides the sandbox's minimal one."""
+    def kernel_env(self) -> dict[str, str]:
+        """The kernel's whole environment, as a sandboxed process gets it."""
+        scratch = SCRATCH if self.confinement.bubblewrap else self.workdir
         env = {
             "IPYTHONDIR": f"{scratch}/.ipython",
             "MPLCONFIGDIR": f"{scratch}/.matplotlib",
@@ -50,26 +70,20 @@ class SandboxedKernelManager(AsyncKernelManager):
             env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(self.threads)
         if self.feedback_language:
             env["COURSE_GRADING_LANG"] = self.feedback_language
+        env = inside_environment(self.confinement, env)
+        if not self.confinement.bubblewrap:
+            env.update(HOME=scratch, TMPDIR=scratch)
         return env
 
-    def format_kernel_cmd(self, extra_arguments=None):
-        command = super().format_kernel_cmd(extra_arguments)
-        return sandbox_argv(
-            command, Path(self.workdir), self.confinement, env=self.kernel_env(), sockets=True
-        )
-
     async def _async_pre_start_kernel(self, **kwargs):
+        if self.provisioner is None:
+            self.kernel_id = self.kernel_id or kwargs.pop("kernel_id", str(uuid.uuid4()))
+            self.provisioner = ForkedProvisioner(
+                kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
+            )
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kwargs)
         uid = self.confinement.uid if self.confinement.bubblewrap else None
         if uid is not None:  # the kernel runs as this user: its folder and file are its own
             for path in (self.workdir, self.connection_file):
                 os.chown(path, uid, uid)
-        env = dict(kw.get("env") or os.environ)
-        if self.confinement.bubblewrap:
-            env = {"PATH": env.get("PATH", os.defpath)}  # bwrap clears it anyway
-        else:
-            env.update(self.kernel_env(self.workdir), HOME=self.workdir)
-            env.pop("JPY_PARENT_PID", None)
-        kw["env"] = env
-        kw["cwd"] = self.workdir
         return kernel_cmd, kw

@@ -73,6 +73,7 @@ def sandbox_argv(
     *,
     env: Mapping[str, str] | None = None,
     sockets: bool = False,
+    keep_capabilities: bool = False,
 ) -> list[str]:
     """``command`` wrapped: launcher (cgroup, rlimits) -> bubblewrap -> Landlock -> command.
 
@@ -81,6 +82,9 @@ def sandbox_argv(
     or, with ``sockets``, where the process may also make and remove Unix sockets.
     The process starts in the scratch folder ``/tmp/work`` with exactly ``env``
     added to a minimal environment (PATH, HOME, TMPDIR, PYTHONPATH, LANG).
+    ``keep_capabilities`` is for the zygote alone: it keeps every capability
+    inside the sandbox's user namespace, which its children need to build their
+    own namespaces before they drop them all (``isolate.py``).
     """
     limits = confinement.limits
     launcher = [sys.executable, "-I", "-S", str(HERE / "launch.py")]
@@ -96,19 +100,12 @@ def sandbox_argv(
     workdir = Path(workdir).resolve()
     if workdir == Path(SCRATCH) or Path(SCRATCH) in workdir.parents:
         raise ValueError(f"{workdir} would lie inside the sandbox's scratch {SCRATCH}")
-    argv = ["bwrap", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+    capabilities = ["--cap-add" if keep_capabilities else "--cap-drop", "ALL"]
+    argv = ["bwrap", "--unshare-user", "--disable-userns", *capabilities]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent"]
     argv += ["--new-session", "--clearenv"]
-    inside_env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": SCRATCH,
-        "TMPDIR": SCRATCH,
-        "PYTHONPATH": confinement.python_path,
-        "LANG": "C.UTF-8",
-        **(env or {}),
-    }
-    for name, value in inside_env.items():
+    for name, value in inside_environment(confinement, env).items():
         argv += ["--setenv", name, value]
     argv += _system_binds()
     argv += ["--proc", "/proc", "--dev", "/dev"]
@@ -128,6 +125,20 @@ def sandbox_argv(
         argv += [f"--sockets={workdir}"] if sockets else []
         argv += ["--"]
     return [*launcher, "--", *argv, *command]
+
+
+def inside_environment(
+    confinement: Confinement, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The whole environment of a sandboxed process: a minimal one, plus ``env``."""
+    return {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": SCRATCH,
+        "TMPDIR": SCRATCH,
+        "PYTHONPATH": confinement.python_path,
+        "LANG": "C.UTF-8",
+        **(env or {}),
+    }
 
 
 def _system_binds() -> list[str]:

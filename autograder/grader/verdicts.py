@@ -1,33 +1,31 @@
 """nbgrader's autograde steps that decide the points: observe in a sandbox, judge here.
 
 ``ObserveTestCells`` runs before the (sandboxed) Execute step: it reads the
-learner's code cells, applies the learner-code policy, and starts the sandboxed
-observer on the learner's definitions alone (a fresh forked process per test
-cell). ``JudgeTestCells`` runs after Execute and before ``SaveAutoGrades``: it
-judges every graded test cell in this process from the observations and replaces
-the test cell's outputs with the verdict — so the points nbgrader saves come from
-here, never from the learner's kernel. Where the first run (the learner's kernel)
-and the verdict disagree, that is reported as a flag.
+learner's code cells, applies the learner-code policy, and has the worker's
+zygote fork the confined observer on the learner's definitions alone (which
+forks a fresh process per test cell). ``JudgeTestCells`` runs after Execute
+and before ``SaveAutoGrades``: it judges every graded test cell in this
+process from the observations and replaces the test cell's outputs with the
+verdict — so the points nbgrader saves come from here, never from the
+learner's kernel. Where the first run (the learner's kernel) and the verdict
+disagree, that is reported as a flag.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import select
 import time
 from pathlib import Path
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Dict, Integer, List, Unicode
+from traitlets import Any, Dict, Integer, Unicode
 
 from autograder.grader import policy
 from autograder.grader.integrity import is_test_cell, normal_source, visible_source
 from autograder.grader.judge import Verdict, judge_cell
 
-# -s -P, not -I: the sandbox's clean environment sets PYTHONPATH to the course package.
-OBSERVER = [sys.executable, "-s", "-P", "-m", "autograder.kernel.observer"]
 MAX_OUTPUT = 256 * 1024**2
 
 
@@ -78,10 +76,12 @@ class ObserveTestCells(NbGraderPreprocessor):
     threads = Integer(0, help="CPU threads the observer's torch may use (0: default).").tag(
         config=True
     )
-    observer_prefix = List(
-        Unicode(), help="Command prefix that sandboxes and limits the observer."
-    ).tag(config=True)
-    workdir = Unicode(help="Scratch folder of the observer (outside the course).").tag(config=True)
+    zygote = Any(help="The worker's autograder.grader.forked.Zygote.").tag(config=True)
+    cgroup = Any(None, allow_none=True, help="The submission's Cgroup (None: --unsafe).").tag(
+        config=True
+    )
+    env = Dict(help="The observer's whole environment.").tag(config=True)
+    cwd = Unicode(help="The observer's working folder (its scratch).").tag(config=True)
 
     def preprocess(self, nb, resources):
         import nbformat
@@ -92,54 +92,44 @@ class ObserveTestCells(NbGraderPreprocessor):
         if self.source_dir and source.is_file():
             exempt = instructor_sources(nbformat.read(str(source), as_version=4))
         flags, definitions, tests = read_notebook(nb, exempt)
-        workdir = Path(self.workdir) / name
-        workdir.mkdir(parents=True, exist_ok=True)
         job = {
             "definitions": definitions,
             "tests": [{"grade_id": _meta(c)["grade_id"], "source": c.source} for c in tests],
             "timeout_s": self.cell_timeout,
             "threads": self.threads,
-            "log": "observer.log",  # in the observer's own working folder (its scratch)
+            "log": f"{name}.observer.log",  # in the observer's working folder (its scratch)
         }
-        process = None
+        child = None
         if tests:
-            process = subprocess.Popen(
-                [*self.observer_prefix, *OBSERVER],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                cwd=workdir,
+            payload = json.dumps(job).encode()
+            child = self.zygote.fork(
+                "observer", self.cgroup, self.env, cwd=self.cwd, payload=payload
             )
-            RUNNING.add(process)
-            process.stdin.write(json.dumps(job).encode())
-            process.stdin.close()
-            process.stdin = None  # written and closed: communicate() must not touch it
+            RUNNING.add(child)
         budget = self.cell_timeout * len(tests) + 120
-        resources["observation"] = Observation(process, flags, time.monotonic() + budget)
+        resources["observation"] = Observation(child, flags, time.monotonic() + budget)
         return nb, resources
 
 
 class Observation:
-    """A running observer and what reading the notebook found."""
+    """A running observer (a ``forked.Forked``) and what reading the notebook found."""
 
-    def __init__(self, process, flags: list[dict], deadline: float):
-        self.process, self.flags, self.deadline = process, flags, deadline
+    def __init__(self, child, flags: list[dict], deadline: float):
+        self.child, self.flags, self.deadline = child, flags, deadline
 
     def collect(self) -> dict:
         """The observer's record of every test cell; {} when it failed or ran out of time."""
         from autograder.common.protocol import from_bytes
 
-        if self.process is None:
+        if self.child is None:
             return {}
         try:
-            out, _ = self.process.communicate(timeout=max(self.deadline - time.monotonic(), 1))
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
-            return {}
+            out = _read_until_closed(self.child.channel, self.deadline)
         finally:
-            RUNNING.discard(self.process)
-        if self.process.returncode != 0 or not out or len(out) > MAX_OUTPUT:
+            self.child.kill()
+            self.child.channel.close()
+            RUNNING.discard(self.child)
+        if out is None:
             return {}
         try:
             return from_bytes(out)
@@ -147,15 +137,30 @@ class Observation:
             return {}
 
 
-RUNNING: set[subprocess.Popen] = set()
+def _read_until_closed(channel, deadline: float) -> bytes | None:
+    """Everything the observer writes, or None past the deadline or the size limit."""
+    chunks, size = [], 0
+    while True:
+        if not select.select([channel], [], [], max(deadline - time.monotonic(), 0))[0]:
+            return None
+        chunk = channel.recv(1 << 20)
+        if not chunk:
+            return b"".join(chunks) or None
+        size += len(chunk)
+        if size > MAX_OUTPUT:
+            return None
+        chunks.append(chunk)
+
+
+RUNNING: set = set()
 
 
 def stop_observers() -> None:
     """Kill observers whose notebook never reached the judge step (nbgrader failed)."""
-    for process in list(RUNNING):
-        process.kill()
-        process.wait()
-        RUNNING.discard(process)
+    for child in list(RUNNING):
+        child.kill()
+        child.channel.close()
+        RUNNING.discard(child)
 
 
 def read_notebook(nb, exempt: set[str]):

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grader import integrity, records, submission, verdicts
+from autograder.grader import forked, integrity, records, submission, verdicts
 from autograder.grader.cgroups import CgroupParent
 from autograder.grader.records import GradeRecord
 from autograder.grader.sandbox import Confinement
@@ -44,6 +44,7 @@ class Task:
 
 def _config(
     task: Task,
+    zygote,
     workdir: Path,
     observer_dir: Path,
     incident_dir: Path,
@@ -56,7 +57,7 @@ def _config(
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.grader.execute import SandboxedExecute
-    from autograder.grader.sandbox import SCRATCH, sandbox_argv
+    from autograder.grader.sandbox import SCRATCH, inside_environment
     from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
 
     root = Path(task.course_root)
@@ -71,6 +72,7 @@ def _config(
     config.SandboxedExecute.timeout = confinement.limits.cell_timeout_s
     config.SandboxedExecute.notebook_timeout = confinement.limits.notebook_timeout_s
     config.SandboxedExecute.confinement = confinement
+    config.SandboxedExecute.zygote = zygote
     config.SandboxedExecute.workdir = str(workdir)
     config.SandboxedExecute.incident_dir = str(incident_dir)
     config.SandboxedExecute.feedback_language = course.language(root)
@@ -81,13 +83,15 @@ def _config(
         "MPLCONFIGDIR": f"{scratch}/.matplotlib",
         **{k: v for k, v in os.environ.items() if k.startswith("COURSE_")},
     }
+    if not confinement.bubblewrap:
+        observer_env.update(HOME=scratch, TMPDIR=scratch)
     config.ObserveTestCells.source_dir = str(root / "source" / task.assignment)
     config.ObserveTestCells.cell_timeout = confinement.limits.cell_timeout_s
     config.ObserveTestCells.threads = task.threads
-    config.ObserveTestCells.workdir = str(observer_dir)
-    config.ObserveTestCells.observer_prefix = sandbox_argv(
-        [], observer_dir, confinement, env=observer_env
-    )
+    config.ObserveTestCells.zygote = zygote
+    config.ObserveTestCells.cgroup = confinement.cgroup
+    config.ObserveTestCells.env = inside_environment(confinement, observer_env)
+    config.ObserveTestCells.cwd = scratch
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {
@@ -188,9 +192,10 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
     if not gradable:
         return result
     limits = task.confinement.limits
+    zygote = forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
     # Connection file and sockets of this submission's kernels; outside the course.
-    workdir = Path(tempfile.mkdtemp(prefix="course-kernel-"))
-    # The observer's own folder: the kernel, which runs learner code first, cannot see it.
+    workdir = zygote.workdir()
+    # The observer's working folder where it has no scratch of its own (--unsafe).
     observer_dir = Path(tempfile.mkdtemp(prefix="course-observer-"))
     incident_dir = root / "grading" / "incidents" / task.student / task.assignment
     shutil.rmtree(incident_dir, ignore_errors=True)
@@ -200,7 +205,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         if task.cgroup_parent:
             group = task.cgroup_parent.create(limits.memory_bytes, limits.processes)
         confinement = dataclasses.replace(task.confinement, cgroup=group)
-        config = _config(task, workdir, observer_dir, incident_dir, confinement, flags)
+        config = _config(task, zygote, workdir, observer_dir, incident_dir, confinement, flags)
         api = NbGraderAPI(config=config)
         outcome = api.autograde(task.assignment, task.student, force=True, create=True)
     finally:

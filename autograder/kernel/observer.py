@@ -1,20 +1,19 @@
-"""The sandboxed observer: runs a learner's definitions and records what the checks see.
+"""The verdict observer: runs a learner's definitions and records what the checks see.
 
-The grader starts ``python -I -m autograder.kernel.observer`` inside the sandbox
-and writes a job to its standard input: the learner's definitions (imports,
-functions, classes and constants taken from the notebook, nothing else) and the
-test cells to observe. This process imports torch and the checks before any
-learner code exists, then forks one child per test cell, so every exercise is
-observed in a fresh process that saw only the definitions. Each child sends its
-observations back through its own pipe; its standard output goes to a log. Only
-this parent writes to standard output: one weights-only blob with every test
-cell's observations and what happened to its child.
+The grading zygote forks it, confined, for a submission and gives it a job on
+its channel: the learner's definitions (imports, functions, classes and
+constants taken from the notebook, nothing else) and the test cells to observe.
+Torch and the checks were imported before any learner code existed; this
+process forks one child per test cell, so every exercise is observed in a fresh
+process that saw only the definitions. Each child sends its observations back
+through its own pipe; its standard output goes to a log. Only this parent writes
+to the channel: one weights-only blob with every test cell's observations and
+what happened to its child.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import pkgutil
 import select
@@ -108,19 +107,13 @@ def run(job: dict, log_path: str) -> dict:
     return results
 
 
-def main() -> None:
-    job = json.loads(sys.stdin.read())
+def serve(job: dict, out) -> None:
+    """Observe the job's test cells and write the one blob to ``out`` (the grader's channel)."""
     if job.get("threads"):
         import torch
 
         torch.set_num_threads(int(job["threads"]))
     for lesson in pkgutil.iter_modules(autograder.lessons.__path__):
         importlib.import_module(f"autograder.lessons.{lesson.name}")  # before any learner code
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing but the blob reaches the grader's pipe
     out.write(protocol.to_bytes(run(job, job["log"])))
     out.flush()
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,231 @@
+"""The grader's side of the zygote: start it once per worker, ask it for confined children.
+
+A child is placed in the submission's cgroup before it runs anything of the
+learner's: it reports on its channel, the grader reads its PID (the kernel
+translates it into the grader's PID namespace, ``SO_PASSCRED``), writes that
+PID into the cgroup and only then sends the go-ahead. The grader holds a pidfd
+of each child to poll, wait for and signal it without races.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.grader.cgroups import Cgroup
+from autograder.grader.isolate import Isolation
+from autograder.grader.sandbox import SCRATCH, Confinement, sandbox_argv
+from autograder.grader.zygote import GO, READY
+
+ZYGOTE = [sys.executable, "-s", "-P", "-m", "autograder.grader.zygote"]
+START_TIMEOUT_S = 120
+READY_TIMEOUT_S = 30
+UCRED = struct.Struct("iII")  # pid, uid, gid
+
+
+class ZygoteError(RuntimeError):
+    """The zygote could not be started or did not answer."""
+
+
+class Forked:
+    """A child of the zygote, seen from the grader: enough of ``Popen`` for jupyter_client."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int, channel: socket.socket):
+        self.pid, self.channel = pid, channel
+        self.pidfd = os.pidfd_open(pid)
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """None while it runs; its exit is not ours to reap, so a finished child reads -9."""
+        if self.returncode is None and select.select([self.pidfd], [], [], 0)[0]:
+            self.returncode = -9
+            os.close(self.pidfd)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout)
+            select.select([self.pidfd], [], [], left)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            signal_pidfd(self.pidfd, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+def signal_pidfd(pidfd: int, signum: int) -> None:
+    """Signal through the pidfd, so a reused PID is never hit."""
+    try:
+        signal.pidfd_send_signal(pidfd, signum)
+    except ProcessLookupError:
+        pass
+
+
+class Zygote:
+    """One worker's zygote: a sandboxed process that has imported torch and the course."""
+
+    def __init__(self, confinement: Confinement, threads: int = 0, cgroups: bool = True):
+        self.confinement = confinement
+        self.spool = Path(tempfile.mkdtemp(prefix="course-spool-"))
+        self.log = Path(tempfile.mkdtemp(prefix="course-zygote-")) / "zygote.log"
+        if confinement.bubblewrap and confinement.uid is not None:
+            os.chown(self.spool, confinement.uid, confinement.uid)
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = sandbox_argv(
+            ZYGOTE,
+            self.spool,
+            _zygote_confinement(confinement, cgroups),
+            env=zygote_env(threads),
+            sockets=True,
+            keep_capabilities=True,
+        )
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.PIPE, stderr=log)
+        theirs.close()
+        if not _line_within(self.process.stdout, START_TIMEOUT_S).startswith(b"ready"):
+            said = self.log.read_text(errors="replace").strip().splitlines()[-3:]
+            self.stop()
+            raise ZygoteError(f"the grading zygote did not start: {' / '.join(said)}")
+
+    def __deepcopy__(self, memo) -> Zygote:
+        """A handle on one running process: traitlets' config copies share it."""
+        return self
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def workdir(self) -> Path:
+        """A fresh socket folder for one kernel, inside the spool the zygote sees."""
+        folder = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.spool))
+        if self.confinement.bubblewrap and self.confinement.uid is not None:
+            os.chown(folder, self.confinement.uid, self.confinement.uid)
+        return folder
+
+    def fork(
+        self,
+        kind: str,
+        cgroup: Cgroup | None,
+        env: dict[str, str],
+        *,
+        sockets: Path | None = None,
+        payload: bytes = b"",
+        **extra,
+    ) -> Forked:
+        """A confined child in ``cgroup``, started with ``payload`` on its channel."""
+        limits = self.confinement.limits
+        isolation = Isolation(
+            namespaces=self.confinement.bubblewrap,
+            landlock=self.confinement.landlock,
+            scratch_bytes=limits.scratch_bytes,
+            shm_bytes=limits.shm_bytes,
+            spool=str(self.spool),
+            sockets=str(sockets) if sockets else None,
+        )
+        request = {"kind": kind, "isolation": dataclasses.asdict(isolation), "env": env, **extra}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        try:
+            socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
+        except OSError as error:
+            raise ZygoteError(f"the grading zygote is gone: {error}") from None
+        finally:
+            theirs.close()
+        pid = _ready_pid(ours)
+        child = Forked(pid, ours)
+        try:
+            if cgroup is not None:
+                for procs in cgroup.procs_files():
+                    Path(procs).write_text(str(pid))
+            ours.sendall(GO + payload)
+            ours.shutdown(socket.SHUT_WR)
+        except OSError:
+            child.kill()
+            raise
+        return child
+
+    def stop(self) -> None:
+        self.control.close()
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.spool, ignore_errors=True)
+        shutil.rmtree(self.log.parent, ignore_errors=True)
+
+
+def _line_within(stream, timeout_s: float) -> bytes:
+    if not select.select([stream], [], [], timeout_s)[0]:
+        return b""
+    return stream.readline()
+
+
+def _ready_pid(channel: socket.socket) -> int:
+    """The child's PID in our namespace, from the credentials on its first message."""
+    if not select.select([channel], [], [], READY_TIMEOUT_S)[0]:
+        raise ZygoteError("a child of the grading zygote did not report")
+    data, ancillary, _, _ = channel.recvmsg(1, socket.CMSG_SPACE(UCRED.size))
+    for level, kind, value in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and data == READY:
+            pid, _, _ = UCRED.unpack(value[: UCRED.size])
+            return pid
+    raise ZygoteError("a child of the grading zygote reported without credentials")
+
+
+def _zygote_confinement(confinement: Confinement, cgroups: bool) -> Confinement:
+    """The zygote's own sandbox: no Landlock (its children mount first); no address-space
+    rlimit where cgroups bound memory (torch's import would not fit under it)."""
+    limits = confinement.limits
+    if cgroups:
+        limits = dataclasses.replace(limits, address_space=False)
+    return dataclasses.replace(confinement, cgroup=None, landlock=False, limits=limits)
+
+
+def zygote_env(threads: int) -> dict[str, str]:
+    """What the zygote imports under; its children get their own environment."""
+    env = {"MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib"}
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    return env
+
+
+_ZYGOTES: dict[tuple[Confinement, int, bool], Zygote] = {}
+
+
+def zygote_for(confinement: Confinement, threads: int, cgroups: bool) -> Zygote:
+    """This worker's zygote for these limits, started on first use and after it died."""
+    key = (dataclasses.replace(confinement, cgroup=None), threads, cgroups)
+    found = _ZYGOTES.get(key)
+    if found is None or not found.alive():
+        if found is not None:
+            found.stop()
+        found = _ZYGOTES[key] = Zygote(*key)
+    return found
+
+
+@atexit.register
+def _stop_all() -> None:
+    for zygote in _ZYGOTES.values():
+        zygote.stop()
+    _ZYGOTES.clear()

@@ -1,0 +1,168 @@
+"""The zygote: one process per grading worker that imports everything once and forks kernels.
+
+Starting Python, importing torch, IPython and the course for every kernel and
+every observer was most of what grading a submission cost. The zygote runs in
+a bubblewrap sandbox (started by ``forked.Zygote``), imports all of that before
+any learner code exists, and then only forks: for each request the grader
+sends on the control socket (standard input: a JSON request and the child's
+own channel socket), a child
+
+1. says "ready" on its channel, so the grader learns its PID and moves it into
+   the submission's cgroup, and waits for the go-ahead;
+2. confines itself (``isolate.enter``: fresh namespaces, scratch, /proc,
+   no capabilities, Landlock);
+3. becomes an IPython kernel on the given connection file, or the verdict
+   observer (``autograder.kernel.observer``), which reads its job from the
+   channel and writes its blob back.
+
+The zygote never runs learner code, and none of its children can reach it: they
+live in PID namespaces of their own, it is not dumpable, and they hold neither
+its control socket nor each other's channels.
+
+Run as ``python -s -P -m autograder.grader.zygote`` inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import pkgutil
+import signal
+import socket
+import sys
+import traceback
+
+PR_SET_DUMPABLE = 4
+MAX_REQUEST = 1 << 16
+READY, GO = b"R", b"G"
+PRELOADED = (
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torchvision",
+    "numpy",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "ipykernel.kernelapp",
+    "autograder",
+    "autograder.kernel.observer",
+)
+
+
+def preload() -> None:
+    """Import what kernels and observers import, so that every fork starts with it."""
+    import autograder.kernel
+    import autograder.lessons
+
+    for name in PRELOADED:
+        importlib.import_module(name)
+    for package in (autograder.kernel, autograder.lessons):
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    from autograder.kernel.fonts import use_cjk_font
+
+    use_cjk_font()  # matplotlib's font list, built once here, not in every kernel
+
+
+def serve(control: socket.socket) -> None:
+    """Fork one confined child per request until the grader closes the control socket."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, 1)
+        except InterruptedError:
+            continue
+        if not message:
+            return
+        if os.fork() == 0:
+            _child(json.loads(message), fds[0], control)
+        for fd in fds:
+            os.close(fd)
+
+
+def _child(request: dict, channel_fd: int, control: socket.socket) -> None:
+    """In the forked child: report, wait to be placed, confine, then run; never returns."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        control.close()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):
+            os.dup2(devnull, fd)
+        os.closerange(3, channel_fd)
+        os.closerange(channel_fd + 1, 1 << 16)
+        channel = socket.socket(fileno=channel_fd)
+        channel.sendall(READY)
+        payload = _read_all(channel)
+        if not payload.startswith(GO):
+            os._exit(3)
+        from autograder.grader.isolate import Isolation, enter
+
+        enter(Isolation(**request["isolation"]))
+        os.dup2(0, 2)  # the zygote's log is for confinement failures, not learner output
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        _fresh_random_state()
+        if request["kind"] == "kernel":
+            channel.close()
+            _run_kernel(request["connection_file"], request.get("threads", 0))
+        else:
+            _run_observer(json.loads(payload[1:]), channel)
+    except BaseException:
+        traceback.print_exc()
+        os._exit(4)
+    os._exit(0)
+
+
+def _read_all(channel: socket.socket) -> bytes:
+    chunks = []
+    while chunk := channel.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _fresh_random_state() -> None:
+    """Draw new seeds, as a fresh interpreter would (Python's ``random`` reseeds itself)."""
+    import numpy
+    import torch
+
+    numpy.random.seed(int.from_bytes(os.urandom(4), "little"))
+    torch.seed()
+
+
+def _run_kernel(connection_file: str, threads: int) -> None:
+    import torch
+    from ipykernel.kernelapp import IPKernelApp
+
+    if threads:
+        torch.set_num_threads(threads)
+    sys.argv = ["ipykernel_launcher", "-f", connection_file]
+    app = IPKernelApp.instance()
+    app.initialize(sys.argv[1:])
+    app.start()
+
+
+def _run_observer(job: dict, channel: socket.socket) -> None:
+    from autograder.kernel import observer
+
+    os.dup2(channel.fileno(), 1)  # the one way out; the observer's children cannot use it
+    channel.close()
+    observer.serve(job, os.fdopen(1, "wb"))
+
+
+def main() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    control = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    preload()
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    serve(control)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Kernels forked from one worker's zygote share nothing a learner can see.
+
+Two submissions graded one after the other by the same worker (so by the same
+zygote) each first look for what the other may have left, then leave all they
+can: files in the scratch and in /dev/shm, an environment variable, a changed
+grad mode and default dtype, an attribute on the torch module, a process left
+running. Neither may see any of it, nor the zygote, and their random number
+generators must start from different seeds, as two fresh interpreters' would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import nbformat
+import pytest
+from processes import BIN, venv_env
+
+pytestmark = pytest.mark.notebooks
+LESSON = "01_requires_grad"
+PROBE = """\
+import glob, os, random, subprocess
+import numpy
+seen = []
+if glob.glob('/tmp/work/planted*') or glob.glob('/dev/shm/planted*'):
+    seen.append('files')
+if os.environ.get('PLANTED'):
+    seen.append('environment')
+if not torch.is_grad_enabled():
+    seen.append('grad mode')
+if torch.get_default_dtype() != torch.float32:
+    seen.append('default dtype')
+if hasattr(torch, 'planted'):
+    seen.append('module attribute')
+for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:
+    try:
+        command = open(f'/proc/{pid}/cmdline', 'rb').read()
+    except OSError:
+        continue
+    if b'zygote' in command or b'planted' in command:
+        seen.append('process ' + command.decode(errors='replace'))
+state = [torch.initial_seed(), torch.rand(1).item(), random.random(), numpy.random.random()]
+print('PROBE', json.dumps({'seen': seen, 'random': state}))
+open('/tmp/work/planted', 'w').write('x')
+open('/dev/shm/planted', 'w').write('x')
+os.environ['PLANTED'] = '1'
+torch.planted = 1
+subprocess.Popen(['bash', '-c', 'exec -a planted sleep 300'])
+torch.set_grad_enabled(False)
+torch.set_default_dtype(torch.float64)
+"""
+
+
+def _course_grade(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "course-grade"), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=venv_env(),
+        check=False,
+    )
+
+
+def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_course):
+    root = make_course(tmp_path / "course")
+    learner = nbformat.read(str(root / "release" / LESSON / f"{LESSON}.ipynb"), as_version=4)
+    setup = next(i for i, c in enumerate(learner.cells) if c.cell_type == "code")
+    learner.cells.insert(setup + 1, nbformat.v4.new_code_cell("import json\n" + PROBE))
+    for student in ("first", "second"):
+        folder = root / "submitted" / student / LESSON
+        folder.mkdir(parents=True)
+        nbformat.write(learner, str(folder / f"{LESSON}.ipynb"))
+    graded = _course_grade("grade", str(root), LESSON, "--workers", "1", "--cell-timeout", "30")
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    probes = {}
+    for student in ("first", "second"):
+        nb = nbformat.read(
+            str(root / "autograded" / student / LESSON / f"{LESSON}.ipynb"), as_version=4
+        )
+        outputs = nb.cells[setup + 1].outputs
+        found = re.search(r"^PROBE (.*)$", "".join(o.get("text", "") for o in outputs), re.M)
+        assert found, (student, outputs)
+        probes[student] = json.loads(found.group(1))
+    for student, probe in probes.items():
+        assert probe["seen"] == [], (student, probe["seen"])
+    first, second = probes["first"]["random"], probes["second"]["random"]
+    assert all(a != b for a, b in zip(first, second, strict=True)), (first, second)
