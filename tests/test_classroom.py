@@ -59,7 +59,11 @@ def _python_for_users() -> list[str]:
 
     from autograder.classroom import interpreter
 
-    if interpreter.runs_as(PYTHON, pwd.getpwnam("nobody")):
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        return []
+    if interpreter.runs_as(PYTHON, nobody):
         return []
     system = Path(f"/usr/bin/python{interpreter.VERSION}")
     if not system.is_file():
