@@ -45,8 +45,8 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The Jupyter set-up `make lab` serves, a folder of jupyter-config/ put first on Jupyter's
 # config path: self-study (default) shows only what works without a course (Validate, not
-# nbgrader's Assignments, Courses or Formgrader). A classroom set-up would be a sibling folder
-# enabling those, chosen with `make lab LAB_SETUP=classroom`.
+# nbgrader's Assignments, Courses or Formgrader). The classroom's set-ups, classroom-learner
+# and classroom-instructor, enable those; JupyterHub chooses them (`course-classroom`).
 LAB_SETUP ?= self-study
 LAB_CONFIG := $(CURDIR)/jupyter-config/$(LAB_SETUP)
 # The folder it serves; tests serve a copy so that autosave never touches notebooks/.

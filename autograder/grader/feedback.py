@@ -6,7 +6,8 @@ tracebacks that quote them. Two steps are added to its pipeline: nbgrader's own
 checks' messages (expected vs found, misconception ID, section) of each error.
 nbgrader also copies every other file of the autograded folder (the course's
 source files among them) into the feedback folder; here nothing but the HTML
-feedback of the expected notebooks may land there.
+feedback of the expected notebooks may land there, and the two small files that
+nbgrader's ``release_feedback`` needs, copied as data from the submission.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ import stat
 from pathlib import Path
 
 from nbgrader.preprocessors import NbGraderPreprocessor
+
+# What release_feedback reads beside the HTML: the submission's timestamp and the secret
+# that names the released file, both written by the learner's `nbgrader submit`.
+RELEASE_FILES = ("timestamp.txt", "submission_secret.txt")
+RELEASE_FILE_MAX_BYTES = 1024
 
 
 class ShowOnlyCheckMessages(NbGraderPreprocessor):
@@ -52,6 +58,7 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
         outcome = nbgrader.generate_feedback(assignment, learner, force=True)
         folder = course_root / "feedback" / learner / assignment
         _keep_only(folder, pages)
+        _copy_release_files(course_root / "submitted" / learner / assignment, folder)
         if outcome["success"]:
             written.append(folder)
     return written
@@ -70,3 +77,16 @@ def _keep_only(folder: Path, pages: set[str]) -> None:
                 shutil.rmtree(entry.path)
             else:
                 os.unlink(entry.path)
+
+
+def _copy_release_files(submitted: Path, folder: Path) -> None:
+    """Copy the files release_feedback needs, as plain bounded data, readable by the course."""
+    from autograder.grader.submission import copy_plain_file
+
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for name in RELEASE_FILES:
+        target = folder / name
+        copy_plain_file(submitted / name, target, RELEASE_FILE_MAX_BYTES)
+        if target.exists():
+            os.chmod(target, 0o644)

@@ -166,11 +166,11 @@ def stage(
         shutil.rmtree(target)
     target.mkdir(parents=True, mode=0o700)
     for name in names:
-        _copy_plain_file(source / f"{name}.ipynb", target / f"{name}.ipynb", limit)
+        copy_plain_file(source / f"{name}.ipynb", target / f"{name}.ipynb", limit)
     return target
 
 
-def _copy_plain_file(source: Path, target: Path, limit: int) -> None:
+def copy_plain_file(source: Path, target: Path, limit: int) -> None:
     """Copy up to ``limit`` bytes of a regular file; a link or special file copies nothing."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -4,9 +4,9 @@ A learner on their own has no course and no exchange, so nbgrader's Assignments,
 Courses and Formgrader only show "Error fetching courses!": their server parts are
 off here and their panels (with nbgrader's menu and the instructor's Create
 Assignment tool) are disabled in labconfig/page_config.json. Validate stays: it
-needs neither. A classroom set-up goes in a sibling folder (jupyter-config/classroom)
-that leaves these on and names its course and exchange in its nbgrader_config.py;
-`make lab LAB_SETUP=classroom` uses it.
+needs neither. The classroom's sibling folders (classroom-learner, classroom-instructor)
+leave these on; `course-classroom` makes JupyterHub choose them, and names each person's
+course and exchange in their ~/.jupyter/nbgrader_config.py.
 """
 
 import zmq

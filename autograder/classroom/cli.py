@@ -1,0 +1,149 @@
+"""``course-classroom``: set up a local classroom, start its JupyterHub, start a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from autograder.classroom import accounts, hub_config, interpreter
+
+BIN = Path(sys.executable).parent
+
+
+def _learners(args) -> dict[str, str]:
+    chosen = {name: "en" for name in args.learners} | {name: "zh" for name in args.zh_learners}
+    bad = [name for name in [args.instructor, *chosen] if not accounts.valid_name(name)]
+    if bad:
+        raise SystemExit(f"course-classroom: not a portable user name: {bad[0]!r}")
+    return chosen
+
+
+def _setup(args) -> int:
+    from autograder.classroom import setup
+
+    learners = _learners(args)
+    if os.geteuid() != 0:
+        print(
+            "course-classroom setup needs root: it makes the classroom's Unix accounts, and "
+            "JupyterHub starts each person's server as their own user.",
+            file=sys.stderr,
+        )
+        return 2
+    listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
+    again = (args.folder / "hub" / "jupyterhub_config.py").is_file()
+    try:
+        classroom = setup.set_up(
+            args.folder, args.instructor, learners, listen, not args.pam, args.python
+        )
+    except (accounts.AccountError, interpreter.InterpreterError) as error:
+        print(f"course-classroom: {error}", file=sys.stderr)
+        return 2
+    print(f"Classroom in {classroom.folder}")
+    print(f"  instructor: {classroom.instructor} (formgrader; courses in", end=" ")
+    print(f"{classroom.course('en')} and {classroom.course('zh')})")
+    for lang in setup.LANGUAGES:
+        names = [name for name, chosen in learners.items() if chosen == lang]
+        print(f"  learners of {setup.course_id(lang)}: {', '.join(names) or '-'}")
+    print(f"  exchange: {classroom.exchange}")
+    if classroom.password is not None and not again:
+        print(f"  shared password (shown only now): {classroom.password}")
+    elif classroom.password is not None:
+        print("  shared password: unchanged")
+    else:
+        print("  log-in: the machine's own passwords (PAM)")
+    print(f"Start it with: course-classroom start {classroom.folder}")
+    print(f"Then open http://{listen.ip}:{listen.port}/")
+    return 0
+
+
+def _start(args) -> int:
+    hub = args.folder.resolve() / "hub"
+    config = hub / "jupyterhub_config.py"
+    if not config.is_file():
+        print(f"course-classroom: no classroom in {args.folder} (run setup first)", file=sys.stderr)
+        return 2
+    os.chdir(hub)
+    command = [str(BIN / "jupyterhub"), "-f", str(config), *args.hub_args]
+    os.execve(command[0], command, dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}"))
+
+
+def _cluster(args) -> int:
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        host=args.host,
+        scheduler_port=args.port,
+        dashboard_address=None,
+    ) as cluster:
+        address = cluster.scheduler_address
+        print(
+            f"Dask scheduler at {cluster.scheduler_address} with {args.workers} workers", flush=True
+        )
+        print(f"Grade through it: course-grade grade COURSE LESSON --scheduler {address}")
+        print("Stop it with Ctrl-C.", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="course-classroom", description=__doc__.splitlines()[0])
+    sub = main.add_subparsers(dest="command", required=True)
+
+    setup = sub.add_parser(
+        "setup",
+        help="make accounts, the exchange, both courses and JupyterHub's configuration (root)",
+        description="Set up a local classroom in FOLDER; run it again with the whole class "
+        "to add learners (the shared password stays).",
+    )
+    setup.add_argument("folder", type=Path, help="where the classroom lives")
+    setup.add_argument("--instructor", default="instructor", help="the instructor's user name")
+    setup.add_argument("--learners", nargs="*", default=[], help="learners of the English course")
+    setup.add_argument(
+        "--zh-learners", nargs="*", default=[], help="learners of the Chinese course"
+    )
+    setup.add_argument("--ip", default="127.0.0.1", help="address the hub listens on (%(default)s)")
+    setup.add_argument("--port", type=int, default=8000, help="the hub's port (%(default)s)")
+    setup.add_argument("--hub-port", type=int, default=8081, help="internal, on 127.0.0.1")
+    setup.add_argument("--proxy-api-port", type=int, default=8001, help="internal, on 127.0.0.1")
+    setup.add_argument(
+        "--python",
+        type=Path,
+        help="a system Python of the course's version, for when other users cannot run this one "
+        "(e.g. a pyenv under /root): setup bridges it to the course's packages",
+    )
+    setup.add_argument(
+        "--pam",
+        action="store_true",
+        help="log in with the machine's own passwords instead of the demo's shared one",
+    )
+    setup.set_defaults(run=_setup)
+
+    start = sub.add_parser("start", help="run the classroom's JupyterHub (as root)")
+    start.add_argument("folder", type=Path, help="the classroom folder")
+    start.add_argument("hub_args", nargs="*", help="more jupyterhub options, after --")
+    start.set_defaults(run=_start)
+
+    cluster = sub.add_parser("cluster", help="start a local Dask cluster to grade through")
+    cluster.add_argument("--workers", type=int, default=2, help="worker processes (%(default)s)")
+    cluster.add_argument("--host", default="127.0.0.1", help="scheduler address (%(default)s)")
+    cluster.add_argument("--port", type=int, default=8786, help="scheduler port (%(default)s)")
+    cluster.set_defaults(run=_cluster)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""The classroom's ``jupyterhub_config.py``: who logs in, how servers start, where they listen."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_TEMPLATE = '''\
+# JupyterHub configuration of the autograd course's classroom; written by course-classroom setup.
+# Run it with `course-classroom start {folder}` (or `jupyterhub -f` this file, from {hub}).
+c = get_config()  # noqa: F821
+
+c.JupyterHub.ip = {ip!r}
+c.JupyterHub.port = {port}
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = {hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+# Validate runs a whole lesson before it answers: give requests 10 minutes, not the
+# pure-Python proxy's default of 20 s.
+c.ConfigurableHTTPProxy.command = [{proxy!r}, "--proxy-timeout", "600000"]
+c.ConfigurableHTTPProxy.pid_file = {proxy_pid!r}
+c.JupyterHub.db_url = "sqlite:///{hub}/jupyterhub.sqlite"
+c.JupyterHub.cookie_secret_file = "{hub}/jupyterhub_cookie_secret"
+
+# Who may log in. The demo's dummy authenticator takes one shared password; for a real
+# class use the machine's accounts ("pam") or another authenticator (see the README).
+{authenticator}
+c.Authenticator.allowed_users = set({allowed!r})
+c.Authenticator.admin_users = {{{instructor!r}}}
+
+# Each person's JupyterLab runs as their own Unix user, in their private home.
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
+c.Spawner.default_url = "/lab"
+c.Spawner.notebook_dir = "~"
+c.Spawner.start_timeout = 180
+c.Spawner.http_timeout = 180
+# The instructor's default server grades the English course; a server named "zh" the Chinese.
+c.JupyterHub.allow_named_servers = True
+INSTRUCTORS = {{{instructor!r}}}
+
+
+def jupyter_config_path(spawner):
+    """The instructor's Lab gets the formgrader; learners' Labs the Assignments panel."""
+    role = "instructor" if spawner.user.name in INSTRUCTORS else "learner"
+    return {config_root!r} + "/classroom-" + role + ":" + {env!r} + "/etc/jupyter"
+
+
+# The course environment's Jupyter files (JupyterLab, its extensions), also when users
+# run it through a bridging venv (course-classroom setup --python).
+c.Spawner.environment = {{
+    "JUPYTER_CONFIG_PATH": jupyter_config_path,
+    "JUPYTER_PATH": {env!r} + "/share/jupyter",
+    "JUPYTERLAB_DIR": {env!r} + "/share/jupyter/lab",
+    "PATH": {path!r},
+}}
+'''
+
+DUMMY = 'c.JupyterHub.authenticator_class = "dummy"\nc.DummyAuthenticator.password = {!r}'
+PAM = 'c.JupyterHub.authenticator_class = "pam"'
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where the hub listens (``ip``:``port``) and its two loopback-only internal ports."""
+
+    ip: str = "127.0.0.1"
+    port: int = 8000
+    hub_port: int = 8081
+    proxy_api_port: int = 8001
+
+
+def render(
+    folder: Path,
+    listen: Listen,
+    bin_dir: Path,
+    python: Path,
+    config_root: Path,
+    instructor: str,
+    learners: list[str],
+    password: str | None,
+) -> str:
+    """The configuration text; ``password`` None means the machine's own accounts (PAM).
+
+    ``python`` is the interpreter users' servers run (see interpreter.py), ``bin_dir`` the
+    course environment's commands (the hub's proxy among them).
+    """
+    hub = folder / "hub"
+    return _TEMPLATE.format(
+        folder=folder,
+        hub=hub,
+        ip=listen.ip,
+        port=listen.port,
+        hub_port=listen.hub_port,
+        proxy_api_port=listen.proxy_api_port,
+        proxy=str(bin_dir / "configurable-http-proxy"),
+        proxy_pid=str(hub / "jupyterhub-proxy.pid"),
+        authenticator=DUMMY.format(password) if password is not None else PAM,
+        allowed=sorted({instructor, *learners}),
+        instructor=instructor,
+        python=str(python),
+        config_root=str(config_root),
+        env=str(bin_dir.parent),
+        path=os.pathsep.join([str(python.parent), str(bin_dir), "/usr/local/bin:/usr/bin:/bin"]),
+    )

@@ -1,0 +1,83 @@
+"""The Python the classroom's users run: this environment's, or a bridge to it.
+
+JupyterHub starts every server as its own user, so the interpreter must be one they may
+run. A Python installed in a private folder (pyenv under /root, a home) is not; then a
+system Python of the same version can stand in: a virtual environment of it whose one
+``.pth`` line adds this environment's packages.
+"""
+
+from __future__ import annotations
+
+import pwd
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+# The version the course's packages were installed for, e.g. "3.11".
+VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+class InterpreterError(RuntimeError):
+    """No Python the classroom's users can run with the course's packages."""
+
+
+def runs_as(python: Path, account: pwd.struct_passwd) -> bool:
+    """Whether ``account`` can start ``python`` and import the course's packages with it."""
+    try:
+        result = subprocess.run(
+            [str(python), "-c", "import jupyterhub.singleuser, nbgrader, torch"],
+            user=account.pw_uid,
+            group=account.pw_gid,
+            extra_groups=[],
+            cwd="/",
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    except PermissionError:
+        return False
+    return result.returncode == 0
+
+
+def _version(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def bridge(base: Path, target: Path) -> Path:
+    """A venv of ``base`` in ``target`` that sees this environment's packages; its python."""
+    if _version(base) != VERSION:
+        raise InterpreterError(f"{base} is Python {_version(base)}; the course runs on {VERSION}")
+    subprocess.run([str(base), "-m", "venv", "--clear", "--without-pip", str(target)], check=True)
+    purelib = sysconfig.get_paths()["purelib"]
+    site_packages = target / "lib" / f"python{VERSION}" / "site-packages"
+    line = f"import site; site.addsitedir({purelib!r})\n"
+    (site_packages / "course-environment.pth").write_text(line, encoding="utf-8")
+    return target / "bin" / "python"
+
+
+def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Path:
+    """The python ``account`` (and every classroom user) will run; bridged from ``base`` if given.
+
+    Raises InterpreterError, naming the remedy, when neither this Python nor the bridge runs.
+    """
+    own = Path(sys.executable)
+    if base is None:
+        if runs_as(own, account):
+            return own
+        raise InterpreterError(
+            f"the classroom's users cannot run this Python ({own}, which resolves to "
+            f"{own.resolve()}): it lies in a folder only its owner may enter. Give a system "
+            f"Python of the same version with --python, e.g. --python /usr/bin/python{VERSION}"
+        )
+    python = bridge(base, folder / "python")
+    if not runs_as(python, account):
+        raise InterpreterError(
+            f"the classroom's users cannot run {python} either: may they enter {folder}?"
+        )
+    return python

@@ -1,0 +1,184 @@
+"""Set up a classroom in one folder: accounts, exchange, courses, per-person Jupyter settings.
+
+Layout of the folder (root-owned unless said otherwise):
+  hub/                      JupyterHub's configuration, database and cookie secret (private)
+  python/                   only with --python: a venv of that Python seeing the course's packages
+  exchange/                 nbgrader's shared exchange; exchange/<course>/ is the instructor's
+  home/<user>/              homes of the accounts setup made (each private to its user)
+The instructor's home holds one nbgrader course per language, autograd-course-en and
+autograd-course-zh; learners' homes get the nbgrader settings of their course.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import course
+from autograder.classroom import accounts, hub_config, interpreter
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG_ROOT = REPO / "jupyter-config"
+LANGUAGES = ("en", "zh")
+
+
+def course_id(lang: str) -> str:
+    """The nbgrader course id of the course in ``lang`` (as autograder.course writes it)."""
+    return f"autograd-course-{lang}"
+
+
+_LEARNER_NBGRADER = """\
+# nbgrader settings of a learner in the classroom; written by course-classroom setup.
+c = get_config()  # noqa: F821
+c.Exchange.root = {exchange!r}
+c.CourseDirectory.course_id = {course_id!r}
+"""
+
+_INSTRUCTOR_NBGRADER = """\
+# nbgrader settings of the classroom's instructor; written by course-classroom setup.
+# The formgrader works on one course per server: the default server on the English
+# course, the server named "zh" on the Chinese one. Inside a course folder, nbgrader's
+# commands use that folder's own nbgrader_config.py instead.
+import os
+
+c = get_config()  # noqa: F821
+if not os.path.isfile("nbgrader_config.py"):
+    lang = "zh" if os.environ.get("JUPYTERHUB_SERVER_NAME") == "zh" else "en"
+    course = os.path.join(os.path.expanduser("~"), "autograd-course-" + lang)
+    c.CourseDirectory.root = course
+    load_subconfig(os.path.join(course, "nbgrader_config.py"))  # noqa: F821
+"""
+
+# JupyterLab's own menus in Chinese for learners of the Chinese course (language pack).
+_CHINESE_LAB = '{"locale": "zh_CN"}\n'
+_LAB_LOCALE = Path("lab/user-settings/@jupyterlab/translation-extension/plugin.jupyterlab-settings")
+
+
+@dataclass(frozen=True)
+class Classroom:
+    """What setup made: the folder, who is in it, and the shared password (None with PAM)."""
+
+    folder: Path
+    instructor: str
+    learners: dict[str, str]  # user -> course language
+    password: str | None
+    listen: hub_config.Listen
+    python: Path  # the interpreter every classroom user runs
+
+    @property
+    def config_file(self) -> Path:
+        return self.folder / "hub" / "jupyterhub_config.py"
+
+    @property
+    def exchange(self) -> Path:
+        return self.folder / "exchange"
+
+    def course(self, lang: str) -> Path:
+        """The instructor's course folder in ``lang``."""
+        return Path(pwd.getpwnam(self.instructor).pw_dir) / course_id(lang)
+
+
+def _write_private(path: Path, text: str, owner: pwd.struct_passwd) -> None:
+    """Write a file in ``owner``'s home, owned by them, as are the folders made on the way."""
+    home = Path(owner.pw_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    relative = path.relative_to(home)
+    for part in [relative, *relative.parents]:
+        os.chown(home / part, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
+
+
+def _new_password() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def _password_in(config: Path) -> str | None:
+    """The shared password of an earlier setup, kept when setup runs again."""
+    if not config.is_file():
+        return None
+    found = re.search(r"^c\.DummyAuthenticator\.password = '([^']+)'$", config.read_text(), re.M)
+    return found[1] if found else None
+
+
+def _make_exchange(exchange: Path, instructor: pwd.struct_passwd) -> None:
+    """nbgrader needs the exchange writable by all; the sticky bit and course folders owned
+    by the instructor keep a learner from taking a course's place before its first release."""
+    exchange.mkdir(parents=True, exist_ok=True)
+    os.chmod(exchange, 0o1777)
+    for lang in LANGUAGES:
+        folder = exchange / course_id(lang)
+        folder.mkdir(exist_ok=True)
+        os.chown(folder, instructor.pw_uid, instructor.pw_gid)
+        os.chmod(folder, 0o755)
+
+
+def _make_courses(classroom: Classroom, instructor: pwd.struct_passwd) -> list[str]:
+    """One nbgrader course per language in the instructor's home; an existing one is kept."""
+    made = []
+    for lang in LANGUAGES:
+        root = classroom.course(lang)
+        if root.exists():
+            continue
+        course.create(root, lang, REPO / "solutions", exchange=classroom.exchange)
+        accounts.give(root, instructor)
+        made.append(str(root))
+    return made
+
+
+def set_up(
+    folder: Path,
+    instructor: str,
+    learners: dict[str, str],
+    listen: hub_config.Listen,
+    demo: bool = True,
+    python_base: Path | None = None,
+) -> Classroom:
+    """Make (or complete) the classroom in ``folder``; return what it holds."""
+    folder = folder.resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)
+    homes = folder / "home"
+    homes.mkdir(exist_ok=True)
+    os.chmod(homes, 0o755)
+    password = (
+        (_password_in(folder / "hub" / "jupyterhub_config.py") or _new_password()) if demo else None
+    )
+    teacher = accounts.ensure_user(instructor, homes)
+    python = interpreter.for_users(folder, teacher, python_base)
+    classroom = Classroom(folder, instructor, dict(learners), password, listen, python)
+
+    _make_exchange(classroom.exchange, teacher)
+    _make_courses(classroom, teacher)
+    _write_private(
+        Path(teacher.pw_dir) / ".jupyter/nbgrader_config.py", _INSTRUCTOR_NBGRADER, teacher
+    )
+    for name, lang in learners.items():
+        learner = accounts.ensure_user(name, homes)
+        settings = _LEARNER_NBGRADER.format(
+            exchange=str(classroom.exchange), course_id=course_id(lang)
+        )
+        _write_private(Path(learner.pw_dir) / ".jupyter/nbgrader_config.py", settings, learner)
+        if lang == "zh":
+            _write_private(Path(learner.pw_dir) / ".jupyter" / _LAB_LOCALE, _CHINESE_LAB, learner)
+
+    hub = folder / "hub"
+    hub.mkdir(exist_ok=True)
+    os.chmod(hub, 0o700)
+    text = hub_config.render(
+        folder,
+        listen,
+        Path(sys.executable).parent,
+        python,
+        CONFIG_ROOT,
+        instructor,
+        list(learners),
+        password,
+    )
+    classroom.config_file.write_text(text, encoding="utf-8")
+    os.chmod(classroom.config_file, 0o600)
+    return classroom

@@ -1,0 +1,21 @@
+"""The instructor's JupyterLab in the classroom, chosen by the hub through $JUPYTER_CONFIG_PATH.
+
+Every nbgrader tool is on: the formgrader (on the course named in the instructor's
+~/.jupyter/nbgrader_config.py by course-classroom setup), Create Assignment, the
+Assignments and Courses panels, Validate.
+"""
+
+import zmq
+
+c = get_config()  # noqa: F821
+
+c.ServerApp.jpserver_extensions = {
+    "nbgrader.server_extensions.assignment_list": True,
+    "nbgrader.server_extensions.course_list": True,
+    "nbgrader.server_extensions.formgrader": True,
+    "nbgrader.server_extensions.validate_assignment": True,
+}
+
+# Encrypted traffic between the server and each kernel where pyzmq can (as in self-study).
+if zmq.has("curve"):
+    c.KernelManager.transport_encryption = "auto"

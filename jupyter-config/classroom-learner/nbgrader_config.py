@@ -1,0 +1,15 @@
+"""nbgrader's settings for Validate in the classroom (found through $JUPYTER_CONFIG_PATH).
+
+Validate runs the learner's notebook in a fresh kernel with the course's cell timeout.
+"""
+
+import zmq
+
+from autograder.course import CELL_TIMEOUT_S
+
+c = get_config()  # noqa: F821
+
+c.Execute.timeout = CELL_TIMEOUT_S
+# As in jupyter_server_config.py: encrypted kernel traffic, no warning in the terminal.
+if zmq.has("curve"):
+    c.KernelManager.transport_encryption = "auto"

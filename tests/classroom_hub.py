@@ -1,0 +1,151 @@
+"""What the classroom test runs on: throw-away Unix users, the hub, commands as a user.
+
+Everything here is started or made by the test and stopped or removed by it, by process
+id and by exact user name, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from processes import stop_group, venv_env
+
+START_TIMEOUT_S = 120
+
+
+def processes_of(uids: set[int]) -> list[int]:
+    """Pids of the processes whose real user is one of ``uids``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat().st_uid in uids:
+                found.append(int(entry.name))
+    return found
+
+
+@contextlib.contextmanager
+def throwaway_users(names: list[str]) -> Iterator[list[str]]:
+    """Yield ``names`` (which must not exist yet); at the end end their processes and remove
+    exactly these users and their groups, whoever made them (the classroom's setup does)."""
+    existing = [name for name in names if _exists(name)]
+    assert not existing, f"users already exist: {existing}"
+    try:
+        yield names
+    finally:
+        uids = {pwd.getpwnam(name).pw_uid for name in names if _exists(name)}
+        for _ in range(3):
+            for pid in processes_of(uids):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.5)
+        for name in names:
+            if _exists(name):
+                subprocess.run(["userdel", name], check=False, capture_output=True)
+            if _group_exists(name):
+                subprocess.run(["groupdel", name], check=False, capture_output=True)
+
+
+def _exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def _group_exists(name: str) -> bool:
+    import grp
+
+    try:
+        grp.getgrnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+def classroom_command(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """``course-classroom ARGS`` with this tree's package (as root, like the instructor's sudo)."""
+    return subprocess.run(
+        [sys.executable, "-m", "autograder.classroom.cli", *args],
+        env=venv_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        **kwargs,
+    )
+
+
+def as_user(name: str, argv: list[str], cwd: Path, timeout: float = 300):
+    """Run ``argv`` as user ``name`` (no other groups), with their HOME; return the result."""
+    account = pwd.getpwnam(name)
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        user=account.pw_uid,
+        group=account.pw_gid,
+        extra_groups=[],
+        env=venv_env(HOME=account.pw_dir, USER=name),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@contextlib.contextmanager
+def running(argv: list[str], log: Path, ready: str, timeout_s: float = START_TIMEOUT_S):
+    """Start ``argv`` in a new session; yield once ``ready`` shows in its output; stop its group."""
+    with open(log, "wb") as output:
+        process = subprocess.Popen(
+            argv,
+            env=venv_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + timeout_s
+        while ready not in log.read_text(errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{argv[:4]} did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield process
+    finally:
+        stop_group(process)
+
+
+@contextlib.contextmanager
+def running_hub(folder: Path, log: Path) -> Iterator[subprocess.Popen]:
+    """`course-classroom start FOLDER`; at the end the hub, and the proxy it started by pid."""
+    argv = [sys.executable, "-m", "autograder.classroom.cli", "start", str(folder)]
+    try:
+        with running(argv, log, "JupyterHub is now running at") as hub:
+            yield hub
+    finally:
+        # The hub stops its proxy itself; one it could not stop is ended by its recorded pid.
+        with contextlib.suppress(OSError, ValueError):
+            pid = int((folder / "hub" / "jupyterhub-proxy.pid").read_text().strip())
+            if b"configurable-http-proxy" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
+
+
+def http_status(url: str) -> int:
+    """The status of a GET, HTTP errors included."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code

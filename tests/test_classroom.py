@@ -1,0 +1,394 @@
+"""A term in the local classroom, end to end, in a real browser (issue 16).
+
+`course-classroom setup` makes a classroom with throw-away Unix users (a unique prefix,
+removed at the end, also on failure): an instructor, two learners of the English course
+and one of the Chinese course. Through JupyterHub and Chromium, the learners fetch lesson
+01 in the Assignments panel; one pastes the official solutions, the other solves part and
+answers one exercise with a catalogued wrong answer; both validate and submit from the
+panel. The instructor collects, grades with `course-grade grade` through a local
+two-worker Dask cluster (`course-classroom cluster`), writes feedback and releases it;
+the learners fetch it in the panel, and the test reads it: scores, the named
+misconception, no hidden tests. Learners must not read each other's work or the
+instructor's course. The Chinese learner's JupyterLab runs with the Chinese language
+pack and fetches and submits the Chinese notebook. One run, kept lean: the suite must
+stay fast. On failure the pages' screenshots land in test-artifacts/classroom/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from classroom_hub import (
+    as_user,
+    classroom_command,
+    http_status,
+    running,
+    running_hub,
+    throwaway_users,
+)
+from conftest import REPO
+from processes import free_port, venv_env
+
+pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
+
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = REPO / "test-artifacts" / "classroom"
+LESSON = "01_requires_grad"
+NOTEBOOK = f"{LESSON}/{LESSON}.ipynb"
+WRONG_EXERCISE, WRONG_ID = "ex4_per_batch_grads", "RG-4"
+SKIPPED_EXERCISE = "ex7_to_device"
+HIDDEN_TEST_MARKS = ("BEGIN HIDDEN TESTS", "seed=505")  # seed=505: only in a hidden test
+VALIDATE_TIMEOUT_S = 300
+PYTHON = Path(sys.executable)
+
+
+def _python_for_users() -> list[str]:
+    """setup's --python where other users cannot run this interpreter (a pyenv under /root)."""
+    import pwd
+
+    from autograder.classroom import interpreter
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        return []
+    if interpreter.runs_as(PYTHON, nobody):
+        return []
+    system = Path(f"/usr/bin/python{interpreter.VERSION}")
+    if not system.is_file():
+        pytest.skip(f"other users cannot run {PYTHON}, and there is no {system} to bridge to")
+    return ["--python", str(system)]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium; skipped, with the reason, where the classroom cannot run."""
+    if os.geteuid() != 0:
+        pytest.skip("the classroom test makes throw-away Unix users: it needs root")
+    if shutil.which("useradd") is None:
+        pytest.skip("no useradd on this machine")
+    if shutil.which("bwrap") is None:
+        pytest.skip("grading needs bubblewrap (apt-get install bubblewrap)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        try:
+            chromium = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=["--no-sandbox"]
+            )
+        except sync_api.Error as error:
+            pytest.skip(f"Chromium at {CHROMIUM} cannot start here: {error.message[:300]}")
+        yield chromium
+        chromium.close()
+
+
+@contextlib.contextmanager
+def _screenshots_on_failure(people: dict):
+    """On failure, a screenshot of every person's page."""
+    try:
+        yield
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for name, person in people.items():
+            with contextlib.suppress(Exception):
+                person.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+                print(f"screenshot saved: {ARTIFACTS / name}.png")
+        raise
+
+
+class Person:
+    """One person's browser session on the hub: log in, use the Assignments panel."""
+
+    def __init__(self, browser, base: str, name: str, password: str):
+        self.base, self.name = base, name
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.page.goto(f"{base}/hub/login")
+        self.page.fill("#username_input", name)
+        self.page.fill("#password_input", password)
+        self.page.click("#login_submit")
+        self.page.locator("#jp-MainMenu").wait_for(timeout=180_000)
+
+    def url(self, path: str) -> str:
+        return f"{self.base}/user/{self.name}/{path}"
+
+    def contents(self, path: str) -> dict:
+        """A file or folder through the server's contents API, with the browser's log-in."""
+        response = self.page.request.get(self.url(f"api/contents/{path}?content=1"))
+        assert response.ok, (path, response.status)
+        return json.loads(response.text())["content"]
+
+    def assignments(self):
+        """Open Nbgrader → Assignment List; return the panel."""
+        self.page.goto(self.url("lab"))
+        self.page.locator("#jp-MainMenu .lm-MenuBar-item", has_text="Nbgrader").click()
+        self.page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+        panel = self.page.locator("#nbgrader-assignment-list")
+        panel.wait_for(timeout=60_000)
+        return panel
+
+    def fetch(self) -> None:
+        panel = self.assignments()
+        released = panel.locator("#released_assignments_list .list_item", has_text=LESSON)
+        released.get_by_role("button", name="Fetch").click()
+        panel.locator("#fetched_assignments_list .list_item", has_text=LESSON).first.wait_for()
+
+    def answer(self, answers: dict[str, str]) -> None:
+        """Paste each answer into its solution cell (by grade_id) in JupyterLab, then save."""
+        cells = self.contents(NOTEBOOK)["cells"]
+        where = {c["metadata"].get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(cells)}
+        self.page.goto(self.url(f"lab/tree/{NOTEBOOK}"))
+        shown = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+        shown.first.wait_for(timeout=60_000)
+        for grade_id, code in answers.items():
+            cell = shown.nth(where[grade_id])
+            cell.scroll_into_view_if_needed()
+            cell.locator(".cm-content").click()
+            self.page.keyboard.press("Control+a")
+            self.page.keyboard.insert_text(code)
+            self.page.keyboard.press("Escape")
+        toolbar = self.page.locator(
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar"
+        )
+        # Read the file only once JupyterLab has saved it (its tab no longer marked as
+        # changed): a read during the save races with the server's atomic write.
+        unsaved = self.page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-dirty")
+        unsaved.first.wait_for()
+        toolbar.locator("[data-command='docmanager:save']").first.click()
+        unsaved.first.wait_for(state="detached", timeout=60_000)
+        saved = self.contents(NOTEBOOK)["cells"]
+        if all("".join(saved[where[g]]["source"]) == code for g, code in answers.items()):
+            return
+        raise AssertionError(f"{self.name}'s answers did not reach the saved notebook")
+
+    def submit(self, validate: bool = True) -> str:
+        """Validate the notebook (unless told not to), then Submit, both from the panel;
+        return Validate's text."""
+        panel = self.assignments()
+        fetched = panel.locator("#fetched_assignments_list")
+        text = ""
+        if validate:
+            fetched.locator(".assignment-notebooks-link", has_text=LESSON).click()
+            fetched.get_by_role("button", name="Validate").click()
+            dialog = self.page.locator(".jp-Dialog")
+            dialog.wait_for(timeout=VALIDATE_TIMEOUT_S * 1000)
+            text = dialog.locator(".jp-Dialog-body").inner_text()
+            dialog.locator(".jp-Dialog-button").first.click()
+        fetched.get_by_role("button", name="Submit").first.click()
+        panel.locator("#submitted_assignments_list .list_item", has_text=LESSON).first.wait_for()
+        return text
+
+    def fetch_feedback(self) -> str:
+        """Fetch Feedback in the panel; return the feedback page's text as the browser shows it."""
+        panel = self.assignments()
+        submitted = panel.locator("#submitted_assignments_list")
+        submitted.get_by_role("button", name="Fetch Feedback").first.click()
+        submitted.get_by_text("(view feedback)").first.wait_for(timeout=60_000)
+        folder = self.contents(f"{LESSON}/feedback")
+        (stamp,) = [entry["path"] for entry in folder]
+        page = self.context.new_page()
+        page.goto(self.url(f"files/{stamp}/{LESSON}.html"))
+        text = page.locator("body").inner_text()
+        page.close()
+        return text
+
+
+def _formgrader_course(instructor: Person, server: str) -> str:
+    """The course id the formgrader of one of the instructor's servers manages."""
+    instructor.page.goto(instructor.url(f"{server}formgrader"))
+    instructor.page.get_by_text(LESSON).first.wait_for(timeout=60_000)
+    assert instructor.page.locator("#warning-course-id, #warning-exchange").count() == 0
+    found = re.search(r"course_id[^\n]*?(autograd-course-\w+)", instructor.page.content())
+    return found[1] if found else ""
+
+
+def _official_solutions(course: Path) -> dict[str, str]:
+    """The solution cells of the instructor's source notebook, by grade_id."""
+    source = json.loads((course / "source" / LESSON / f"{LESSON}.ipynb").read_text("utf-8"))
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
+        for cell in source["cells"]
+        if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution")
+    }
+
+
+def _catalogued_wrong_answer() -> str:
+    from catalog import lesson01
+
+    return next(
+        w.code for w in lesson01.WRONG[WRONG_EXERCISE] if w.misconception == WRONG_ID
+    ).strip("\n")
+
+
+# Run as a learner: what each path gives them, "read" or the error's name.
+_PROBE = """
+import json, os, sys
+seen = {}
+for path in sys.argv[1:]:
+    try:
+        os.listdir(path) if os.path.isdir(path) else open(path, "rb").read(1)
+        seen[path] = "read"
+    except OSError as error:
+        seen[path] = type(error).__name__
+print(json.dumps(seen))
+"""
+
+
+def _what_user_can_read(name: str, paths: list[Path], python: str) -> dict[str, str]:
+    result = as_user(name, [python, "-c", _PROBE, *map(str, paths)], cwd=Path("/"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def _nbgrader(user: str, course: Path, python: str, *args: str) -> str:
+    result = as_user(user, [python, "-m", "nbgrader", *args], cwd=course)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stderr
+
+
+def _course_grade(*args: str) -> str:
+    """``course-grade ARGS`` with this tree's package, as root (grading needs cgroups)."""
+    result = subprocess.run(
+        [str(PYTHON), "-m", "autograder.grader.cli", *args],
+        env=venv_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    return result.stdout + result.stderr
+
+
+def test_a_term_in_the_classroom(browser, record_property):
+    started = time.monotonic()
+    prefix = f"ct{secrets.token_hex(3)}"
+    teacher, alice, bob, chen = (f"{prefix}{role}" for role in ("t", "a", "b", "z"))
+    # Not pytest's tmp_path: the classroom's users must be able to enter the folder.
+    folder = Path(tempfile.mkdtemp(prefix="classroom-", dir="/tmp"))
+    folder.chmod(0o755)
+    people: dict[str, Person] = {}
+    ports = {name: free_port() for name in ("port", "hub-port", "proxy-api-port")}
+    try:
+        with throwaway_users([teacher, alice, bob, chen]), _screenshots_on_failure(people):
+            made = classroom_command(
+                "setup",
+                str(folder / "room"),
+                "--instructor",
+                teacher,
+                "--learners",
+                alice,
+                bob,
+                "--zh-learners",
+                chen,
+                *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
+                *_python_for_users(),
+                timeout=600,
+            )
+            assert made.returncode == 0, made.stdout + made.stderr
+            password = re.search(r"shared password \(shown only now\): (\S+)", made.stdout)[1]
+            room = folder / "room"
+            bridged = room / "python" / "bin" / "python"  # setup --python made it
+            python = str(bridged if bridged.is_file() else PYTHON)
+            en, zh = (room / "home" / teacher / f"autograd-course-{lang}" for lang in ("en", "zh"))
+            record_property("setup_seconds", round(time.monotonic() - started, 1))
+
+            for course in (en, zh):
+                _nbgrader(teacher, course, python, "release_assignment", LESSON)
+
+            with running_hub(room, folder / "hub.log"):
+                base = f"http://127.0.0.1:{ports['port']}"
+                assert http_status(f"{base}/hub/login") == 200
+
+                # The instructor's formgrader: the English course on the default server,
+                # the Chinese one on the server named "zh".
+                instructor = people[teacher] = Person(browser, base, teacher, password)
+                assert _formgrader_course(instructor, "") == "autograd-course-en"
+                instructor.page.goto(f"{base}/hub/spawn/{teacher}/zh")
+                instructor.page.locator("#jp-MainMenu").wait_for(timeout=180_000)
+                assert _formgrader_course(instructor, "zh/") == "autograd-course-zh"
+
+                solutions = _official_solutions(en)
+                partial = {g: code for g, code in solutions.items() if g != SKIPPED_EXERCISE}
+                partial[WRONG_EXERCISE] = _catalogued_wrong_answer()
+                validated = {}
+                for name, answers in ((alice, solutions), (bob, partial)):
+                    learner = people[name] = Person(browser, base, name, password)
+                    learner.fetch()
+                    learner.answer(answers)
+                    validated[name] = learner.submit()
+                # Validate leaves only the hand-graded written answer open for the solution,
+                # and names the misconception of the wrong answer.
+                assert "Check failed" not in validated[alice], validated[alice]
+                assert "You did not provide a response" in validated[alice], validated[alice]
+                assert WRONG_ID in validated[bob] and "Check failed" in validated[bob]
+
+                # The Chinese course: JupyterLab in Chinese, the Chinese notebook.
+                learner = people[chen] = Person(browser, base, chen, password)
+                assert learner.page.locator("#jp-MainMenu", has_text="文件").count() == 1
+                learner.fetch()
+                fetched = json.dumps(learner.contents(NOTEBOOK), ensure_ascii=False)
+                assert "学习目标" in fetched and "Learning goals" not in fetched
+                learner.submit(validate=False)
+
+                # Isolation: another learner's work and the instructor's course stay closed.
+                own = room / "home" / alice / NOTEBOOK
+                probed = [
+                    own,
+                    room / "home" / bob / NOTEBOOK,
+                    room / "home" / bob,
+                    en / "source" / LESSON,
+                    en / "gradebook.db",
+                    room / "exchange" / "autograd-course-en" / "inbound",
+                ]
+                seen = _what_user_can_read(alice, probed, python)
+                assert seen.pop(str(own)) == "read"
+                assert set(seen.values()) == {"PermissionError"}, seen
+
+                # The instructor collects and grades through a local two-worker Dask cluster.
+                _nbgrader(teacher, en, python, "collect", LESSON)
+                _nbgrader(teacher, zh, python, "collect", LESSON)
+                assert (zh / "submitted" / chen / LESSON / f"{LESSON}.ipynb").is_file()
+                scheduler = free_port()
+                cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster"]
+                cluster += ["--workers", "2", "--port", str(scheduler)]
+                with running(cluster, folder / "dask.log", "Dask scheduler at"):
+                    address = f"tcp://127.0.0.1:{scheduler}"
+                    graded = _course_grade("grade", str(en), LESSON, "--scheduler", address)
+                assert f"Dask at {address}" in graded and "2 graded" in graded, graded
+                _course_grade("feedback", str(en), LESSON)
+                _nbgrader(teacher, en, python, "release_feedback", LESSON)
+
+                feedback = {name: people[name].fetch_feedback() for name in (alice, bob)}
+            record_property("feedback", json.dumps(feedback)[:4000])
+            for text in feedback.values():
+                for mark in HIDDEN_TEST_MARKS:
+                    assert mark not in text
+            # The lesson's prose names every misconception; a verdict says "misconception ID:".
+            verdict = f"misconception {WRONG_ID}:"
+            assert verdict in feedback[bob] and verdict not in feedback[alice], feedback[bob]
+            assert re.search(r"Score: 14(\.0)? / 16", feedback[alice]), feedback[alice][:800]
+            assert re.search(r"Score: 10(\.0)? / 16", feedback[bob]), feedback[bob][:800]
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for log in folder.glob("*.log"):
+            shutil.copy(log, ARTIFACTS / log.name)
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        seconds = round(time.monotonic() - started, 1)
+        record_property("seconds", seconds)
+        print(f"classroom term: {seconds} s")
