@@ -15,6 +15,7 @@ from lesson_cells import graded_cells
 from nbgrader_course import autograde, autograded_outputs, scores, submission, submit
 
 from autograder import course
+from autograder.starter import starter_source
 
 pytestmark = pytest.mark.notebooks
 
@@ -97,6 +98,12 @@ def graded(tmp_path_factory):
     return roots
 
 
+def _starts_from_code(lesson: str) -> bool:
+    """Whether the learner starts from starter code (the capstone) instead of nbgrader's stub."""
+    cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb").values()
+    return any(starter_source(cell, "en") is not None for cell in cells)
+
+
 def _auto_cells(lesson: str) -> dict[str, float]:
     cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
     return {
@@ -124,7 +131,14 @@ def test_learner_notebook_runs_and_earns_nothing(graded, lesson, lang, student):
     outputs = autograded_outputs(graded[lang], lesson, student)
     self_check = [text for text in outputs.values() if "Self-check" in text or "自测" in text]
     assert self_check, "the self-check cell produced no output: did the kernel die?"
-    assert "not attempted" in self_check[0] or "尚未作答" in self_check[0]
+    if _starts_from_code(lesson):
+        # the capstone's learner version is the broken script: every part runs and fails
+        failed = "failed" if lang == "en" else "未通过"
+        lines = [line for line in self_check[0].splitlines() if line.startswith("✗")]
+        assert len(lines) == len(_auto_cells(lesson)), self_check[0]
+        assert all(failed in line for line in lines), self_check[0]
+    else:
+        assert "not attempted" in self_check[0] or "尚未作答" in self_check[0]
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -561,7 +561,7 @@ class Accuracy(Check):
                             k,
                             Text(
                                 "BatchNorm running statistics and parameters afterwards",
-                                "之后的 BatchNorm 运行统计量与参数",
+                                "之后的 BatchNorm 滑动平均统计量与参数",
                             ),
                         ),
                         not buffers,
@@ -706,7 +706,7 @@ class DiscriminatorStep(Check):
                     CheckResult(
                         _in_case(k, Text("G's .grad afterwards", "之后 G 的 .grad")),
                         all(_close(a, b) for a, b in zip(g_grads, g_before, strict=True)),
-                        Text("as it arrived (stale values)", "与传入时相同（残留的值）")
+                        Text("as it arrived (stale values)", "与传入时相同（残留梯度）")
                         if stale_g
                         else Text("None, as it arrived", "None，与传入时相同"),
                         Text(
@@ -841,7 +841,7 @@ class LogFeatures(Check):
                 [
                     CheckResult(
                         _in_case(
-                            k, Text("hooks left on the layer afterwards", "之后层上残留的钩子")
+                            k, Text("hooks left on the layer afterwards", "之后层上留下的钩子")
                         ),
                         case["hooks_left"] == 0 and not case["grew"],
                         "0",
