@@ -617,9 +617,8 @@ _GAN_CASES = (
 
 
 def make_gan(seed: int, gan: Gan, device="cpu"):
-    """G and D with weights fixed by ``seed``; the global RNG is left alone."""
+    """G and D with weights fixed by ``seed``; no global RNG (CPU or CUDA) is touched."""
     with _fork_rng(devices=[]):
-        torch.manual_seed(seed)
         g = torch.nn.Sequential(
             torch.nn.Linear(gan.z, gan.hidden), torch.nn.ReLU(), torch.nn.Linear(gan.hidden, gan.d)
         )
@@ -628,6 +627,11 @@ def make_gan(seed: int, gan: Gan, device="cpu"):
             torch.nn.LeakyReLU(0.2),
             torch.nn.Linear(gan.hidden, 1),
         )
+    rng = trusted.generator().manual_seed(seed)
+    with trusted.no_grad():
+        for p in [*g.parameters(), *d.parameters()]:
+            scale = p.shape[-1] ** -0.5
+            p.copy_((trusted.rand(p.shape, generator=rng) * 2 - 1) * scale)
     dtype = _dtype(gan.dtype)
     return g.to(device=device, dtype=dtype), d.to(device=device, dtype=dtype)
 
@@ -652,7 +656,7 @@ def _d_loss_and_grads(seed: int, gan: Gan, d_params: list[torch.Tensor]):
     loss = _bce_logits(real_logits, real_logits.new_ones(real_logits.shape)) + _bce_logits(
         fake_logits, fake_logits.new_zeros(fake_logits.shape)
     )
-    return float(loss), list(trusted.autograd_grad(loss, list(d.parameters())))
+    return float(loss.detach()), list(trusted.autograd_grad(loss, list(d.parameters())))
 
 
 @dataclass(frozen=True)
@@ -819,6 +823,7 @@ class LogFeatures(Check):
                     "hooks_left": trusted.len_(layer._forward_hooks)
                     + trusted.len_(layer._forward_pre_hooks),
                     "grew": None if length is None else grown - length,
+                    "modes": _modes(model),
                 }
             )
         return {"cases": cases}
@@ -832,6 +837,17 @@ class LogFeatures(Check):
             model = make_net(self.seed + k, net).eval()
             pairs = make_batches(
                 self.seed + 70 + k, n, batch, net.sizes[0], net.sizes[-1], net.dtype
+            )
+            require(
+                ex,
+                [
+                    CheckResult(
+                        _in_case(k, Text("the model's mode afterwards", "之后模型的模式")),
+                        case["modes"] == _modes(model),
+                        Text("evaluation mode, as it arrived", "评估模式，与传入时相同"),
+                        _CHANGED,
+                    )
+                ],
             )
             prefix = torch.nn.Sequential(*list(model)[: index + 1])
             with trusted.no_grad():

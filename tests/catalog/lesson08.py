@@ -702,7 +702,7 @@ def train_epoch(model, optimizer, batches):
         loss = torch.nn.CrossEntropyLoss()(model(inputs), targets)
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     return losses
 """,
         ),
