@@ -136,6 +136,14 @@ def _stale_grads(seed: int, model: torch.nn.Module) -> None:
         p.grad = uniform(seed + 900 + k, *p.shape, device=p.device, dtype=p.dtype)
 
 
+def _stale_grad_values(seed: int, model: torch.nn.Module, stale: bool = True) -> list:
+    """What ``_stale_grads`` put in each .grad (None where it put nothing), on the CPU."""
+    return [
+        uniform(seed + 900 + k, *p.shape, device="cpu", dtype=p.dtype) if stale else None
+        for k, p in enumerate(model.parameters())
+    ]
+
+
 def _snap(t: torch.Tensor | None) -> dict:
     return snapshot(t)
 
@@ -249,12 +257,7 @@ class TrainEpoch(Check):
                     ),
                 ],
             )
-            before = [p.grad for p in model.parameters()] if not stale else None
-            if stale:
-                before = [
-                    uniform(self.seed + k + 900 + j, *p.shape, device="cpu", dtype=p.dtype)
-                    for j, p in enumerate(model.parameters())
-                ]
+            before = _stale_grad_values(self.seed + k, model, stale)
             losses = []
             for j, ((params, grads), (x, y)) in enumerate(zip(steps, batches, strict=True)):
                 loss, fresh = _loss_and_grads(net, self.seed + k, params, x, y)
@@ -695,12 +698,7 @@ class DiscriminatorStep(Check):
         for k, ((gan, stale_g), case) in enumerate(zip(_GAN_CASES, obs["cases"], strict=True)):
             found = returned(ex, case["call"], "discriminator_step")
             g, d = make_gan(self.seed + k, gan)
-            g_before = [
-                uniform(self.seed + k + 900 + j, *p.shape, device="cpu", dtype=p.dtype)
-                if stale_g
-                else None
-                for j, p in enumerate(g.parameters())
-            ]
+            g_before = _stale_grad_values(self.seed + k, g, stale_g)
             g_grads = [_tensor_or_none(x) for x in case["g_grads"]]
             g_params = [_tensor_or_none(x) for x in case["g_params"]]
             steps = _step_records(case["steps"])
@@ -740,10 +738,7 @@ class DiscriminatorStep(Check):
             )
             params, grads = steps[0]
             loss, fresh = _d_loss_and_grads(self.seed + k, gan, params)
-            d_stale = [
-                uniform(self.seed + 50 + k + 900 + j, *p.shape, device="cpu", dtype=p.dtype)
-                for j, p in enumerate(d.parameters())
-            ]
+            d_stale = _stale_grad_values(self.seed + 50 + k, d)
             ok = all(_close(a, b) for a, b in zip(grads, fresh, strict=True))
             stale = not ok and all(
                 a is not None and _close(a - b, s)

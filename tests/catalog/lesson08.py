@@ -627,7 +627,6 @@ def swish(x, beta):
             """
 class Swish(torch.autograd.Function):
     def __init__(self, beta):
-        super().__init__()
         self.beta = beta
 
     def forward(self, x):
