@@ -6,6 +6,23 @@ depths and dtypes than the notebook's, models arriving in either mode, stale
 gradients) and judges what it did, not the text of the fix. Each exercise's title
 names the lesson its bug comes from; the feedback names the misconception where the
 observation is evidence of it.
+
+The planted bugs (the starter code in each solution cell's metadata) and what catches them:
+
+1. ``train_epoch`` (01, RG-4): ``.grad`` never zeroed. A recording optimizer compares the
+   gradient each step used with the batch's own gradient, from a dirty ``.grad``.
+2. ``validate`` (02, NG-3): ``total += loss`` keeps every batch's graph. ``saved_tensors_hooks``
+   count the saved tensors still alive each time the next batch is taken.
+3. ``accuracy`` (03, EV-2; EV-4): ``no_grad`` without ``eval()``. BatchNorm's running statistics
+   must be unchanged, the value the eval-mode one, the caller's mode restored.
+4. ``discriminator_step`` (04, DT-4): no ``detach()`` on the fake samples. G's ``.grad`` and
+   parameters must be untouched; D's step must use D's own gradient (DT-6 otherwise).
+5. ``log_features`` (05, HK-3): a hook registered in the loop, never removed. No hook may be
+   left on the layer, nor may one more model call grow the returned list.
+6. ``time_step`` (06, CS-2; CS-1): no ``synchronize()`` around the clock, judged by call order
+   and value on a deterministic model of a device queue.
+7. ``Swish`` (07, CF-2): backward returns one gradient for two inputs (``x`` and a float); also
+   values and gradients against autograd, and an in-place change of the input (CF-4).
 """
 
 from __future__ import annotations
