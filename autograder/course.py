@@ -39,6 +39,10 @@ c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "autograd-course-{lang}"
 c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
 c.ClearSolutions.text_stub = {text_stub!r}
+# A solution cell with starter code in its metadata (the capstone) gets that code, not the stub.
+from autograder.starter import generate_preprocessors  # noqa: E402
+
+c.GenerateAssignment.preprocessors = generate_preprocessors()
 c.ExecutePreprocessor.timeout = {timeout}
 c.Exchange.root = {exchange}
 """

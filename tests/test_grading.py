@@ -19,6 +19,7 @@ from processes import BIN, venv_env
 
 from autograder import course
 from autograder.grader import records
+from autograder.starter import starter_source
 
 pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_grading")]
 
@@ -109,6 +110,12 @@ def graded(tmp_path_factory, make_course):
     return roots
 
 
+def _starts_from_code(lesson: str) -> bool:
+    """Whether the learner starts from starter code (the capstone) instead of nbgrader's stub."""
+    cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb").values()
+    return any(starter_source(cell, "en") is not None for cell in cells)
+
+
 def _auto_cells(lesson: str) -> dict[str, float]:
     cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
     return {
@@ -136,7 +143,17 @@ def test_learner_notebook_runs_and_earns_nothing(graded, lesson, lang, student):
     outputs = autograded_outputs(graded[lang], lesson, student)
     self_check = [text for text in outputs.values() if "Self-check" in text or "自测" in text]
     assert self_check, "the self-check cell produced no output: did the kernel die?"
-    assert "not attempted" in self_check[0] or "尚未作答" in self_check[0]
+    if _starts_from_code(lesson):
+        # the capstone's learner version is the broken script: every part runs and fails
+        failed = "failed" if lang == "en" else "未通过"
+        exercises = importlib.import_module(f"autograder.lessons.lesson{lesson[:2]}").EXERCISES
+        lines = self_check[0].splitlines()
+        for exercise in exercises:
+            line = next(x for x in lines if x.startswith(f"✗ {exercise.heading(lang)}"))
+            assert failed in line, line
+        assert "✓" not in self_check[0]
+    else:
+        assert "not attempted" in self_check[0] or "尚未作答" in self_check[0]
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 
@@ -12,6 +13,7 @@ from conftest import NOTEBOOKS, REPO, SOLUTIONS
 from autograder import bilingual, course
 from autograder.common.i18n import LANGUAGES
 from autograder.common.misconceptions import CATALOGUE
+from autograder.starter import starter_source
 
 SOURCES = course.lesson_sources(SOLUTIONS)
 LESSONS = [s.parent.name for s in SOURCES]
@@ -52,6 +54,12 @@ def test_each_learner_notebook_is_in_its_own_language(lesson):
 def test_graded_cells_are_identical_across_languages(lesson):
     """Same graded cells in both languages; only the stub a learner fills in is translated."""
 
+    sources = {
+        _nbgrader(c)["grade_id"]: c
+        for c in bilingual.read(SOLUTIONS / lesson / f"{lesson}.ipynb").cells
+        if bilingual.is_graded(c)
+    }
+
     def graded(lang):
         # nbgrader indents the code stub to the solution's level, so match its comment line.
         stubs = {
@@ -64,7 +72,13 @@ def test_graded_cells_are_identical_across_languages(lesson):
                 continue
             meta = dict(_nbgrader(cell))
             source = cell.source
-            if meta.get("solution"):
+            starter = starter_source(sources[meta["grade_id"]], lang)
+            if meta.get("solution") and starter is not None:
+                # the capstone: the learner starts from the cell's starter code, in its language
+                assert source == starter, (lang, cell.id, source[:80])
+                source = "<starter>"
+                meta.pop("checksum", None)  # computed over the translated starter
+            elif meta.get("solution"):
                 assert stubs[cell.cell_type] in source, (lang, cell.id, source[:80])
                 source = source.replace(stubs[cell.cell_type], "<stub>")
                 meta.pop("checksum", None)  # computed over the translated stub
@@ -111,6 +125,12 @@ def test_learner_notebooks_are_up_to_date(tmp_path, make_course):
             assert fresh == current, f"notebooks/{lang}/{name} is stale: run `make build`"
 
 
+def _revisits(lesson: str) -> dict[int, str]:
+    """Exercise number -> the earlier lesson it revisits (a capstone's exercises)."""
+    number = lesson.split("_", 1)[0]
+    return getattr(importlib.import_module(f"autograder.lessons.lesson{number}"), "REVISITS", {})
+
+
 def _lesson_ids(lesson: str) -> list[str]:
     return sorted(i for i, entry in CATALOGUE.items() if entry.lesson == lesson)
 
@@ -128,6 +148,14 @@ def test_lesson_has_what_every_lesson_must_have(source):
     for misconception in _lesson_ids(source.parent.name):
         assert f"Common misconception {misconception}" in prose
         assert f"常见误区 {misconception}" in prose
+    if _revisits(source.parent.name):
+        # a capstone names, in both languages, the misconception of every bug it plants
+        number = source.parent.name.split("_", 1)[0]
+        exercises = importlib.import_module(f"autograder.lessons.lesson{number}").EXERCISES
+        for lang in LANGUAGES:
+            text = "\n".join(c.source for c in cells if bilingual.cell_language(c) == lang)
+            for misconception in (m for ex in exercises for m in ex.misconceptions):
+                assert misconception in text, (lang, misconception)
     assert "Learning goals" in prose and "学习目标" in prose
     assert "## Recap" in prose and "## 小结" in prose
     assert "**Predict.**" in prose and "**先预测。**" in prose
@@ -143,6 +171,10 @@ def test_catalogue_matches_the_curriculum():
     listed = set(re.findall(r"^- ([A-Z]{2}-\d+) ", curriculum.read_text(encoding="utf-8"), re.M))
     assert set(CATALOGUE) <= listed, "the catalogue has IDs the curriculum does not"
     for lesson in LESSONS:
+        if not _lesson_ids(lesson):
+            # only a capstone has no IDs of its own: its exercises revisit earlier lessons
+            assert _revisits(lesson), f"{lesson} has no misconception IDs"
+            continue
         prefix = _lesson_ids(lesson)[0].split("-")[0]
         in_curriculum = {i for i in listed if i.startswith(prefix + "-")}
         assert in_curriculum == set(_lesson_ids(lesson)), lesson
