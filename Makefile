@@ -57,15 +57,14 @@ lab: setup
 	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
 
-# Tests run in parallel (pytest-xdist); a file whose module fixture grades a class or starts
-# a server marks itself xdist_group, so that it runs on one worker and the fixture runs once.
-# PYTEST_WORKERS=0 runs everything one after another.
+# Test files run in parallel (pytest-xdist), each file on one worker, so that a file's module
+# fixture (a graded class, a server) runs once. PYTEST_WORKERS=0 runs them one after another.
 PYTEST_WORKERS ?= auto
 
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 build: setup
 	$(BIN)/python -m autograder.build

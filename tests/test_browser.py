@@ -26,7 +26,7 @@ from autograder import bilingual
 from autograder.common.i18n import LANGUAGES
 from autograder.starter import starter_source
 
-pytestmark = [pytest.mark.browser, pytest.mark.notebooks, pytest.mark.xdist_group("test_browser")]
+pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"

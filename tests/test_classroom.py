@@ -40,7 +40,7 @@ from classroom_hub import (
 from conftest import REPO
 from processes import free_port, venv_env
 
-pytestmark = [pytest.mark.browser, pytest.mark.notebooks, pytest.mark.xdist_group("test_classroom")]
+pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts" / "classroom"

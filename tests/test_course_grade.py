@@ -28,7 +28,7 @@ from autograder import course
 from autograder.grader import demo as demo_module
 from autograder.grader import records, sandbox
 
-pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_course_grade")]
+pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
 
 

@@ -21,7 +21,7 @@ from autograder import course
 from autograder.grader import records
 from autograder.starter import starter_source
 
-pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_grading")]
+pytestmark = pytest.mark.notebooks
 
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 

@@ -10,7 +10,7 @@ import nbgrader
 import pytest
 from lab_server import get, running_lab
 
-pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_lab")]
+pytestmark = pytest.mark.notebooks
 
 # nbgrader's JupyterLab plugins that need a course or an exchange (or are the instructor's).
 NEEDS_A_COURSE = [

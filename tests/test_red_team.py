@@ -23,7 +23,7 @@ from autograder import course
 from autograder.grader import records
 from autograder.grader.export import spreadsheet_safe
 
-pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_red_team")]
+pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
 FORBIDDEN = "forbidden construct"
 

@@ -448,7 +448,7 @@ def graded(request, template):
     shutil.rmtree(base, ignore_errors=True)
 
 
-pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("test_sandbox")]
+pytestmark = pytest.mark.notebooks
 
 
 def _outputs(course: Path, student: str) -> str:
