@@ -519,7 +519,9 @@ def test_endless_replays_stop_at_the_notebook_budget(graded):
 
 def test_memory_and_processes_are_bounded_per_submission(graded):
     by_student = {r.student: r for r in records.load(graded["course"], LESSON)}
-    assert by_student["att_memory"].status in ("graded", "crashed")
+    # The cgroup's OOM killer may end the kernel (crashed) or one of its children; the cell
+    # imports subprocess and sys, so a kernel that survives leaves the submission flagged.
+    assert by_student["att_memory"].status in ("flagged", "crashed")
     assert "ESCAPED" not in _outputs(graded["course"], "att_procs")
 
 
