@@ -328,7 +328,8 @@ def _kernel_uids(ancestor: int) -> set[int]:
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if argv[-3:-1] != [b"-m", b"autograder.grader.zygote"]:  # not its launcher
+            # the zygote and its forks; not the launcher or bwrap, whose arguments end alike
+            if argv[1:5] != [b"-s", b"-P", b"-m", b"autograder.grader.zygote"]:
                 continue
             status = (entry / "status").read_text()
             uid = int(status.split("Uid:")[1].split()[0])
