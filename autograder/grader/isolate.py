@@ -135,11 +135,3 @@ def _drop_capabilities(libc) -> None:
     header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     _check(libc.capset(ctypes.byref(header), data), "capset")
-
-
-def capabilities() -> str:
-    """This process's effective capabilities as the kernel reports them (hex)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("CapEff:"):
-            return line.split()[1]
-    return ""

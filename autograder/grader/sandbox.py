@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.grader import isolate
 from autograder.grader.cgroups import Cgroup
 from autograder.grader.limits import Limits
 
@@ -206,7 +207,8 @@ def _exposed(course_root: Path) -> tuple[str, str] | None:
 # Inside the zygote's sandbox, what every forked kernel does first: its own namespaces, a mount.
 _ZYGOTE_PROBE = (
     "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
-    "assert libc.unshare(0x00020000 | 0x20000000 | 0x40000000) == 0, 'unshare'; "
+    f"assert libc.unshare({isolate.CLONE_NEWNS | isolate.CLONE_NEWPID | isolate.CLONE_NEWNET})"
+    " == 0, 'unshare'; "
     "assert libc.mount(b'tmpfs', b'/tmp', b'tmpfs', 0, None) == 0, 'mount'"
 )
 

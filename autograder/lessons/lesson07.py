@@ -354,13 +354,8 @@ class LogCosh(torch.autograd.Function):
         return torch.tanh(x) * grad_out
 
 
-class CubeOffByOnePercent(torch.autograd.Function):
+class CubeOffByOnePercent(Cube):
     """x³ whose backward is 1 % too small: 2.97·x² instead of 3·x²."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x * x
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -368,13 +363,8 @@ class CubeOffByOnePercent(torch.autograd.Function):
         return 2.97 * x * x * grad_out
 
 
-class LogCoshIgnoresGradOut(torch.autograd.Function):
+class LogCoshIgnoresGradOut(LogCosh):
     """log(cosh(x)) whose backward forgets to multiply by the incoming gradient."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.log(torch.cosh(x))
 
     @staticmethod
     def backward(ctx, grad_out):
