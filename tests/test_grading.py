@@ -80,7 +80,11 @@ STUDENTS = {
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, make_course):
-    """Grade every lesson in an English and a Chinese course; return their roots."""
+    """Grade every lesson in an English and a Chinese course; return their roots.
+
+    Each course is graded in one ``course-grade grade`` run over all its lessons,
+    as an instructor grading a term would, so its workers start once.
+    """
     roots = {}
     for lang, students in STUDENTS.items():
         root = make_course(tmp_path_factory.mktemp(f"course-{lang}") / "course", lang)
@@ -95,16 +99,19 @@ def graded(tmp_path_factory, make_course):
                 kind, nb_lang = student.rsplit("_", 1)
                 if kind in answers:
                     submit(root, student, lesson, submission(learner[nb_lang], answers[kind]))
-            result = subprocess.run(
-                [str(BIN / "course-grade"), "grade", str(root), lesson, "--workers", "2"],
-                env=venv_env(),
-                capture_output=True,
-                text=True,
-                timeout=1800,
-                check=False,
-            )
-            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-            for record in records.load(root, lesson):
+        result = subprocess.run(
+            [str(BIN / "course-grade"), "grade", str(root), *LESSONS, "--workers", "2"],
+            env=venv_env(),
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        for lesson in LESSONS:
+            graded_records = records.load(root, lesson)
+            assert {record.student for record in graded_records} == set(students), lesson
+            for record in graded_records:
                 assert record.status in ("graded", "flagged"), (lesson, record)
         roots[lang] = root
     return roots

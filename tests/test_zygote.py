@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -53,13 +56,13 @@ torch.set_default_dtype(torch.float64)
 """
 
 
-def _course_grade(*args: str) -> subprocess.CompletedProcess:
+def _course_grade(*args: str, temp: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(BIN / "course-grade"), *args],
         capture_output=True,
         text=True,
         timeout=900,
-        env=venv_env(),
+        env={**venv_env(), "TMPDIR": str(temp)},
         check=False,
     )
 
@@ -73,8 +76,18 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
         folder = root / "submitted" / student / LESSON
         folder.mkdir(parents=True)
         nbformat.write(learner, str(folder / f"{LESSON}.ipynb"))
-    graded = _course_grade("grade", str(root), LESSON, "--workers", "1", "--cell-timeout", "30")
-    assert graded.returncode == 0, graded.stderr[-3000:]
+    # the grader's own temporary folder, which the sandboxed user must be able to pass through
+    temp = Path(tempfile.mkdtemp(prefix="zygote-test-", dir="/tmp"))
+    temp.chmod(0o711)
+    try:
+        graded = _course_grade(
+            "grade", str(root), LESSON, "--workers", "1", "--cell-timeout", "30", temp=temp
+        )
+        assert graded.returncode == 0, graded.stderr[-3000:]
+        # the worker's zygote and everything it made are gone with the worker
+        assert list(temp.iterdir()) == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
     probes = {}
     for student in ("first", "second"):
         nb = nbformat.read(

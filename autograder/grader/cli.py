@@ -85,22 +85,22 @@ def _grade(args) -> int:
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
-    learners = args.student or submission.students(root, args.assignment)
     tasks = [
         Task(
             str(root),
-            args.assignment,
+            assignment,
             student,
             confinement,
             parent if isinstance(parent, cgroups.CgroupParent) else None,
             bounds,
             0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1)),
         )
-        for student in learners
+        for assignment in args.assignments
+        for student in args.student or submission.students(root, assignment)
     ]
     where = f"Dask at {args.scheduler}" if args.scheduler else f"{args.workers} workers"
     print(
-        f"Grading {len(tasks)} submissions of {args.assignment} ({where}, "
+        f"Grading {len(tasks)} submissions of {', '.join(args.assignments)} ({where}, "
         f"sandbox: {confinement.kind}, cgroup: "
         f"{'v' + str(parent.version) if isinstance(parent, cgroups.CgroupParent) else 'none'})",
         file=sys.stderr,
@@ -145,11 +145,22 @@ def _demo_class(args) -> int:
     return 0
 
 
-def _assignment_command(sub, name, run, summary, description) -> argparse.ArgumentParser:
-    """A subcommand that works on one assignment of one course."""
+def _assignment_command(
+    sub, name, run, summary, description, several: bool = False
+) -> argparse.ArgumentParser:
+    """A subcommand that works on one assignment of one course (or several, in one run)."""
     command = sub.add_parser(name, help=summary, description=description)
     command.add_argument("course", type=Path, help="the nbgrader course directory")
-    command.add_argument("assignment", help="assignment (lesson) name, e.g. 01_requires_grad")
+    if several:
+        command.add_argument(
+            "assignments",
+            nargs="+",
+            metavar="assignment",
+            help="assignment (lesson) names, e.g. 01_requires_grad 02_no_grad; several are "
+            "graded in one run, sharing its workers",
+        )
+    else:
+        command.add_argument("assignment", help="assignment (lesson) name, e.g. 01_requires_grad")
     command.set_defaults(run=run)
     return command
 
@@ -182,6 +193,7 @@ def parser() -> argparse.ArgumentParser:
         _grade,
         "autograde every submission, in parallel and sandboxed",
         "Autograde submitted/<student>/<assignment> with nbgrader.",
+        several=True,
     )
     grade.add_argument("--student", action="append", help="grade only this learner (repeatable)")
     grade.add_argument(

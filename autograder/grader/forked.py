@@ -9,9 +9,9 @@ of each child to poll, wait for and signal it without races.
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
+import multiprocessing.util
 import os
 import select
 import shutil
@@ -105,6 +105,11 @@ class Zygote:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.PIPE, stderr=log)
         theirs.close()
+        # A finalizer, not atexit: pool workers leave through multiprocessing, which skips
+        # atexit but runs these, so no zygote folder outlives its worker.
+        self.stop = multiprocessing.util.Finalize(
+            self, _stop, (self.control, self.process, self.spool, self.log.parent), exitpriority=0
+        )
         if not _line_within(self.process.stdout, START_TIMEOUT_S).startswith(b"ready"):
             said = self.log.read_text(errors="replace").strip().splitlines()[-3:]
             self.stop()
@@ -166,13 +171,15 @@ class Zygote:
             raise
         return child
 
-    def stop(self) -> None:
-        self.control.close()
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        shutil.rmtree(self.spool, ignore_errors=True)
-        shutil.rmtree(self.log.parent, ignore_errors=True)
+
+def _stop(control: socket.socket, process: subprocess.Popen, *folders: Path) -> None:
+    """End a zygote (its children die with it) and remove its folders; runs once."""
+    control.close()
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _line_within(stream, timeout_s: float) -> bytes:
@@ -222,10 +229,3 @@ def zygote_for(confinement: Confinement, threads: int, cgroups: bool) -> Zygote:
             found.stop()
         found = _ZYGOTES[key] = Zygote(*key)
     return found
-
-
-@atexit.register
-def _stop_all() -> None:
-    for zygote in _ZYGOTES.values():
-        zygote.stop()
-    _ZYGOTES.clear()
