@@ -58,13 +58,15 @@ lab: setup
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 # Test files run in parallel (pytest-xdist), each file on one worker, so that a file's module
-# fixture (a graded class, a server) runs once. PYTEST_WORKERS=0 runs them one after another.
+# fixture (a graded class, a server) runs once; in the order tests/conftest.py gives them
+# (the longest first), not xdist's (most tests first). PYTEST_WORKERS=0 runs them one after
+# another.
 PYTEST_WORKERS ?= auto
 
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 build: setup
 	$(BIN)/python -m autograder.build

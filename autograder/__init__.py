@@ -2,13 +2,12 @@
 
 A lesson's first cell runs ``autograder.setup("en")`` (or ``"zh"``) before any
 learner code, which fixes the feedback language and the trusted references the
-checks use.
+checks use. Importing the package itself stays light (no torch), because the
+course's command-line tools and nbgrader's course configuration import it too.
 """
 
-from autograder.common import trusted  # noqa: F401  (taken before any learner code runs)
 from autograder.common.i18n import Text, get_language, set_language
 from autograder.common.result import CheckFailed, CheckResult
-from autograder.kernel.device import course_device
 
 _SETUP_DONE = Text(
     "Course set-up: feedback in English, device: {device}",
@@ -18,8 +17,20 @@ _SETUP_DONE = Text(
 __all__ = ["CheckFailed", "CheckResult", "course_device", "get_language", "set_language", "setup"]
 
 
+def __getattr__(name: str):
+    """``autograder.course_device`` imports torch only when it is first asked for."""
+    if name == "course_device":
+        from autograder.kernel.device import course_device
+
+        return course_device
+    raise AttributeError(f"module 'autograder' has no attribute {name!r}")
+
+
 def setup(lang: str) -> "torch.device":  # noqa: F821
-    """Choose the feedback language, make figures render Chinese, return the course device."""
+    """Take the trusted references, choose the feedback language, make figures render
+    Chinese, return the course device."""
+    from autograder.common import trusted  # noqa: F401  (taken before any learner code runs)
+    from autograder.kernel.device import course_device
     from autograder.kernel.fonts import use_cjk_font
 
     set_language(lang)

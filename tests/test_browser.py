@@ -1,11 +1,15 @@
-"""A learner's view in a real browser: every lesson in both languages runs to its self-check.
+"""A learner's view in a real browser: every lesson runs to its self-check.
 
 Chromium (Debian's, never downloaded at run time) driven by Playwright opens each
 learner notebook on the server `make lab` starts, runs Run → Run All Cells and waits
 for the kernel, then checks what the learner sees: every code cell ran, figures are
-images, the self-check printed its table, and Validate answers with its dialog. The
-server serves a copy of notebooks/ so that autosave and Validate never touch the
-committed files. On failure a screenshot lands in test-artifacts/browser/.
+images, the self-check printed its table, and (in a few lessons) Validate answers with
+its dialog. Every English notebook is opened; of the Chinese ones, the first lesson and
+the capstone: the Chinese notebooks differ from the English ones only in their prose,
+and every one of them is run to its self-check by test_grading (the untouched notebook
+graded in the Chinese course). The server serves a copy of notebooks/ so that autosave
+and Validate never touch the committed files. On failure a screenshot lands in
+test-artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -30,11 +34,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+CHINESE_IN_THE_BROWSER = ("01_requires_grad", "08_capstone")
 LESSONS = [
     pytest.param(lang, path.name, id=f"{lang}/{path.stem}")
     for lang in LANGUAGES
     for path in sorted((NOTEBOOKS / lang).glob("*.ipynb"))
+    if lang == "en" or path.stem in CHINESE_IN_THE_BROWSER
 ]
+# Validate runs the whole notebook again on the server: pressed where its answer differs
+# (nbgrader's stubs vs the capstone's starter code) and once in Chinese.
+VALIDATED = {"en/01_requires_grad.ipynb", "zh/01_requires_grad.ipynb", "en/08_capstone.ipynb"}
 RUN_ALL_TIMEOUT_S = 300
 VALIDATE_TIMEOUT_S = 300
 FIGURE_CALLS = ("graph.draw(", "plt.subplots(", "plt.figure(")
@@ -218,9 +227,10 @@ def test_run_all_reaches_the_self_check(page, lab, lang, name, record_property):
         for line in lines:
             assert untouched in line, line
 
-        dialog = _validate(page)
-        assert dialog.strip(), "Validate answered with an empty dialog"
-        print(f"Validate {path}: a dialog of {len(dialog.splitlines())} lines")
+        if path in VALIDATED:
+            dialog = _validate(page)
+            assert dialog.strip(), "Validate answered with an empty dialog"
+            print(f"Validate {path}: a dialog of {len(dialog.splitlines())} lines")
         for noise in ("Traceback", "[E "):
             assert noise not in lab.terminal(), noise
     _shut_down_kernels(lab)

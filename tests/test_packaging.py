@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 
 import yaml
@@ -40,3 +42,27 @@ def test_readme_shows_the_commands_and_ci_runs_its_set_up_and_test_ones():
 def test_lab_listens_on_loopback_only():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert "--ServerApp.ip=127.0.0.1" in makefile
+
+
+# What the course's commands and nbgrader's course configuration import to start.
+LIGHT_STARTS = [
+    "autograder",
+    "autograder.course",
+    "autograder.starter",
+    "autograder.build",
+    "autograder.grader.cli",
+    "autograder.classroom.cli",
+    "nbformat",
+    "jupyter_events",
+]
+
+
+def test_the_commands_and_the_course_config_start_without_slow_imports():
+    """torch is imported only where checks or grading run, and jsonschema never loads
+    rfc3987-syntax (seconds per process, in every nbgrader and Jupyter command)."""
+    code = "; ".join(f"import {name}" for name in LIGHT_STARTS)
+    code += "; import sys; print(sorted({'torch', 'rfc3987_syntax'} & set(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]", result.stdout

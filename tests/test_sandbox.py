@@ -32,7 +32,7 @@ from autograder.grader.demo import _insert_after_setup
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "01_requires_grad"
 MARKER = f"course-sandbox-test-{uuid.uuid4().hex[:8]}"
-CELL_TIMEOUT, NOTEBOOK_TIMEOUT, BATCH_LIMIT_S = 20, 60, 600
+CELL_TIMEOUT, NOTEBOOK_TIMEOUT, BATCH_LIMIT_S = 10, 40, 600
 GRADE_ARGS = [
     *("--cell-timeout", str(CELL_TIMEOUT), "--notebook-timeout", str(NOTEBOOK_TIMEOUT)),
     *("--memory-mb", "1024", "--processes", "32", "--scratch-mb", "32", "--workers", "2"),

@@ -1,9 +1,10 @@
-"""References to the functions the checks rely on, taken when autograder is imported.
+"""References to the functions the checks rely on, taken before any learner code runs.
 
 Grades never depend on them (the grader judges in its own process), but in the
 learner's kernel they keep self-study feedback honest: a learner who reassigns
 ``torch.allclose`` changes the module attribute, not these names. The notebook's
-first cell imports autograder before any learner code runs.
+first cell, ``autograder.setup(...)``, imports this module, as does every lesson's
+checks module.
 """
 
 import builtins

@@ -12,9 +12,12 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.grader.records import GradeRecord
-from autograder.grader.worker import Task, grade
+
+if TYPE_CHECKING:
+    from autograder.grader.worker import Task
 
 
 class Progress:
@@ -44,6 +47,8 @@ def default_workers() -> int:
 
 def run_local(tasks: list[Task], workers: int, on_done: Callable[[list[GradeRecord]], None]):
     """Grade tasks in a pool of long-lived worker processes."""
+    from autograder.grader.worker import grade
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(grade, task): task for task in tasks}
         for future in as_completed(futures):
@@ -54,6 +59,8 @@ def run_dask(tasks: list[Task], address: str, on_done: Callable[[list[GradeRecor
     """Grade tasks on a Dask distributed cluster (the scheduler at ``address``)."""
     from distributed import Client
     from distributed import as_completed as dask_completed
+
+    from autograder.grader.worker import grade
 
     with Client(address) as client:
         futures = {client.submit(grade, task, pure=False): task for task in tasks}
