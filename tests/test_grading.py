@@ -44,7 +44,7 @@ def _wrong_submissions(lesson: str) -> dict[str, dict[str, str]]:
     """Student name -> answers: the k-th wrong answer of every exercise, solutions elsewhere."""
     wrong = _catalogue(lesson)
     students = {}
-    for k in range(ROUNDS):
+    for k in range(_rounds(lesson)):
         answers = dict(_solutions(lesson))
         for grade_id, entries in wrong.items():
             answers[grade_id] = _kth(entries, k).code
@@ -69,13 +69,19 @@ def _kth(entries: list, k: int):
     return chosen[k % len(chosen)]
 
 
-# Rounds graded by real nbgrader: enough for every misconception ID of every exercise to
-# be graded once; the whole catalogue is judged in-process by test_lesson_checks.
-ROUNDS = max(len(_by_id(e)) for lesson in LESSONS for e in _catalogue(lesson).values())
-STUDENTS = {
-    "en": ["solution_en", "solution_zh", "blank_en", *(f"wrong{k}_en" for k in range(ROUNDS))],
-    "zh": ["solution_en", "blank_zh", "wrong0_en"],
-}
+def _rounds(lesson: str) -> int:
+    """Rounds graded by real nbgrader: enough for every misconception ID of every exercise
+    of the lesson to be graded once; the whole catalogue is judged in-process by
+    test_lesson_checks."""
+    return max(len(_by_id(entries)) or 1 for entries in _catalogue(lesson).values())
+
+
+def _students(lesson: str) -> dict[str, list[str]]:
+    """Who submits the lesson, per course language: name_<language of the notebook>."""
+    return {
+        "en": ["solution_en", "solution_zh", "blank_en", *_wrong_submissions(lesson)],
+        "zh": ["solution_en", "blank_zh", "wrong0_en"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +92,10 @@ def graded(tmp_path_factory, make_course):
     as an instructor grading a term would, so its workers start once.
     """
     roots = {}
-    for lang, students in STUDENTS.items():
+    for lang in ("en", "zh"):
         root = make_course(tmp_path_factory.mktemp(f"course-{lang}") / "course", lang)
         for lesson in LESSONS:
+            students = _students(lesson)[lang]
             learner = {code: NOTEBOOKS / code / f"{lesson}.ipynb" for code in ("en", "zh")}
             answers = {
                 "solution": _solutions(lesson),
@@ -110,7 +117,7 @@ def graded(tmp_path_factory, make_course):
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         for lesson in LESSONS:
             graded_records = records.load(root, lesson)
-            assert {record.student for record in graded_records} == set(students), lesson
+            assert {r.student for r in graded_records} == set(_students(lesson)[lang]), lesson
             for record in graded_records:
                 assert record.status in ("graded", "flagged"), (lesson, record)
         roots[lang] = root

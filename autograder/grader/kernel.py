@@ -17,7 +17,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any, Integer, Unicode
 
-from autograder.grader.sandbox import SCRATCH, inside_environment
+from autograder.grader.sandbox import SCRATCH, learner_environment
 
 
 class ForkedProvisioner(LocalProvisioner):
@@ -59,21 +59,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def kernel_env(self) -> dict[str, str]:
         """The kernel's whole environment, as a sandboxed process gets it."""
-        scratch = SCRATCH if self.confinement.bubblewrap else self.workdir
-        env = {
-            "IPYTHONDIR": f"{scratch}/.ipython",
-            "MPLCONFIGDIR": f"{scratch}/.matplotlib",
-            "MPLBACKEND": "Agg",
-        }
-        env.update({k: v for k, v in os.environ.items() if k.startswith("COURSE_")})
-        if self.threads:
-            env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(self.threads)
-        if self.feedback_language:
-            env["COURSE_GRADING_LANG"] = self.feedback_language
-        env = inside_environment(self.confinement, env)
-        if not self.confinement.bubblewrap:
-            env.update(HOME=scratch, TMPDIR=scratch)
-        return env
+        language = {"COURSE_GRADING_LANG": self.feedback_language} if self.feedback_language else {}
+        return learner_environment(self.confinement, self.workdir, self.threads, **language)
 
     async def _async_pre_start_kernel(self, **kwargs):
         if self.provisioner is None:

@@ -142,6 +142,31 @@ def inside_environment(
     }
 
 
+def learner_environment(
+    confinement: Confinement, host_scratch: str, threads: int = 0, **extra: str
+) -> dict[str, str]:
+    """The whole environment of a process that runs learner code (a kernel, an observer).
+
+    IPython's and matplotlib's folders lie in its scratch: the sandbox's own /tmp/work,
+    or ``host_scratch`` where there is no sandbox (--unsafe), which is then also its
+    HOME and TMPDIR. The course's COURSE_* settings pass through.
+    """
+    scratch = SCRATCH if confinement.bubblewrap else host_scratch
+    env = {
+        "IPYTHONDIR": f"{scratch}/.ipython",
+        "MPLCONFIGDIR": f"{scratch}/.matplotlib",
+        "MPLBACKEND": "Agg",
+        **{k: v for k, v in os.environ.items() if k.startswith("COURSE_")},
+        **extra,
+    }
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    env = inside_environment(confinement, env)
+    if not confinement.bubblewrap:
+        env.update(HOME=scratch, TMPDIR=scratch)
+    return env
+
+
 def _system_binds() -> list[str]:
     """Read-only system folders (merged-/usr symlinks kept as symlinks) and a few of /etc."""
     argv: list[str] = []

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +44,6 @@ def _config(
     task: Task,
     zygote,
     workdir: Path,
-    observer_dir: Path,
     incident_dir: Path,
     confinement: Confinement,
     read_flags: dict[str, list[integrity.Flag]],
@@ -57,7 +54,7 @@ def _config(
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.grader.execute import SandboxedExecute
-    from autograder.grader.sandbox import SCRATCH, inside_environment
+    from autograder.grader.sandbox import SCRATCH, learner_environment
     from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
 
     root = Path(task.course_root)
@@ -77,14 +74,6 @@ def _config(
     config.SandboxedExecute.incident_dir = str(incident_dir)
     config.SandboxedExecute.feedback_language = course.language(root)
     config.SandboxedExecute.threads = task.threads
-    scratch = SCRATCH if confinement.bubblewrap else str(observer_dir)
-    observer_env = {
-        "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": f"{scratch}/.matplotlib",
-        **{k: v for k, v in os.environ.items() if k.startswith("COURSE_")},
-    }
-    if not confinement.bubblewrap:
-        observer_env.update(HOME=scratch, TMPDIR=scratch)
     config.ObserveTestCells.source_dirs = [
         str(root / folder / task.assignment) for folder in ("source", course.BILINGUAL)
     ]
@@ -92,8 +81,9 @@ def _config(
     config.ObserveTestCells.threads = task.threads
     config.ObserveTestCells.zygote = zygote
     config.ObserveTestCells.cgroup = confinement.cgroup
-    config.ObserveTestCells.env = inside_environment(confinement, observer_env)
-    config.ObserveTestCells.cwd = scratch
+    # Without a sandbox (--unsafe) the observer works in the kernel's folder: same learner.
+    config.ObserveTestCells.env = learner_environment(confinement, str(workdir), task.threads)
+    config.ObserveTestCells.cwd = SCRATCH if confinement.bubblewrap else str(workdir)
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {
@@ -197,8 +187,6 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
     zygote = forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
     # Connection file and sockets of this submission's kernels; outside the course.
     workdir = zygote.workdir()
-    # The observer's working folder where it has no scratch of its own (--unsafe).
-    observer_dir = Path(tempfile.mkdtemp(prefix="course-observer-"))
     incident_dir = root / "grading" / "incidents" / task.student / task.assignment
     shutil.rmtree(incident_dir, ignore_errors=True)
     put_interpreter_bin_on_path()
@@ -207,7 +195,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         if task.cgroup_parent:
             group = task.cgroup_parent.create(limits.memory_bytes, limits.processes)
         confinement = dataclasses.replace(task.confinement, cgroup=group)
-        config = _config(task, zygote, workdir, observer_dir, incident_dir, confinement, flags)
+        config = _config(task, zygote, workdir, incident_dir, confinement, flags)
         api = NbGraderAPI(config=config)
         outcome = api.autograde(task.assignment, task.student, force=True, create=True)
     finally:
@@ -215,7 +203,6 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         if group:
             group.kill_and_remove()
         shutil.rmtree(workdir, ignore_errors=True)
-        shutil.rmtree(observer_dir, ignore_errors=True)
     for name in gradable:
         if not outcome["success"]:
             log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
