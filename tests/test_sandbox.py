@@ -141,13 +141,15 @@ def attacks(course: Path) -> dict[str, str]:
             "    pass"
         ),
         "att_memory": _attack(
-            "import subprocess, sys\n"
+            "import subprocess, sys, time\n"
             "child = \"import time; b = b'x' * (500 * 1024**2); print('held', flush=True); "
             'time.sleep(30)"\n'
             "children = [subprocess.Popen([sys.executable, '-c', child], stdout=subprocess.PIPE,"
             " text=True) for _ in range(3)]\n"
             "held = sum(c.stdout.readline().strip() == 'held' for c in children)\n"
-            "if held == 3:\n"
+            # a child the OOM killer ended after it said 'held' no longer holds its share
+            "time.sleep(1)\n"
+            "if held == 3 and all(c.poll() is None for c in children):\n"
             "    escaped.append('three children held 1500 MiB under a 1024 MiB limit')\n"
             "for c in children:\n"
             "    c.kill()"
