@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -50,11 +52,26 @@ def throwaway_users(names: list[str]) -> Iterator[list[str]]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.5)
+        _remove_temp_files_of(uids)
         for name in names:
             if _exists(name):
                 subprocess.run(["userdel", name], check=False, capture_output=True)
             if _group_exists(name):
                 subprocess.run(["groupdel", name], check=False, capture_output=True)
+
+
+def _remove_temp_files_of(uids: set[int]) -> None:
+    """What their kernels left in the shared /tmp (torch's compile cache, for one):
+    userdel leaves it, and a later user with the same uid would inherit it."""
+    temp = Path(tempfile.gettempdir())
+    for entry in temp.iterdir():
+        with contextlib.suppress(OSError):
+            if entry.lstat().st_uid not in uids:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
 
 def _exists(name: str) -> bool:

@@ -4,10 +4,10 @@ Chromium (Debian's, never downloaded at run time) driven by Playwright opens eac
 learner notebook on the server `make lab` starts, runs Run → Run All Cells and waits
 for the kernel, then checks what the learner sees: every code cell ran, figures are
 images, the self-check printed its table, and (in a few lessons) Validate answers with
-its dialog. Every English notebook is opened; of the Chinese ones, the first lesson and
-the capstone: the Chinese notebooks differ from the English ones only in their prose,
-and every one of them is run to its self-check by test_grading (the untouched notebook
-graded in the Chinese course). The server serves a copy of notebooks/ so that autosave
+its dialog. Every English notebook is opened, and the first Chinese one: the Chinese
+notebooks differ from the English ones only in their prose, and every one of them is
+run to its self-check by test_grading (the untouched notebook graded in the Chinese
+course). The server serves a copy of notebooks/ so that autosave
 and Validate never touch the committed files. On failure a screenshot lands in
 test-artifacts/browser/.
 """
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-CHINESE_IN_THE_BROWSER = ("01_requires_grad", "08_capstone")
+CHINESE_IN_THE_BROWSER = ("01_requires_grad",)
 LESSONS = [
     pytest.param(lang, path.name, id=f"{lang}/{path.stem}")
     for lang in LANGUAGES

@@ -59,7 +59,7 @@ def demo(tmp_path_factory, make_course):
     assert result.returncode == 0, result.stderr[-3000:]
     before = _hashes(root / "submitted")
     # 2 GiB per submission: the memory bomb reaches the cgroup limit well within a cell timeout
-    limits = ("--cell-timeout", "20", "--memory-mb", "2048")
+    limits = ("--cell-timeout", "10", "--memory-mb", "2048")
     graded = course_grade("grade", str(root), LESSON, *limits, "--workers", "2")
     assert graded.returncode == 0, graded.stderr[-3000:]
     expectations = json.loads(demo_module.expectations_path(root, LESSON).read_text())

@@ -10,16 +10,21 @@ generators must start from different seeds, as two fresh interpreters' would.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
 from processes import BIN, venv_env
+
+from autograder.grader import forked
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
@@ -67,6 +72,16 @@ def _course_grade(*args: str, temp: Path) -> subprocess.CompletedProcess:
     )
 
 
+def _zygote_folder(temp: Path, name: str) -> Path:
+    """A zygote's folder as a grading worker leaves it, last changed two minutes ago."""
+    folder = temp / f"{forked.FOLDER_PREFIX}{name}"
+    (folder / "spool").mkdir(parents=True)
+    (folder / "lock").touch()
+    old = time.time() - 120
+    os.utime(folder, (old, old))
+    return folder
+
+
 def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_course):
     root = make_course(tmp_path / "course")
     learner = nbformat.read(str(root / "release" / LESSON / f"{LESSON}.ipynb"), as_version=4)
@@ -79,14 +94,20 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
     # the grader's own temporary folder, which the sandboxed user must be able to pass through
     temp = Path(tempfile.mkdtemp(prefix="zygote-test-", dir="/tmp"))
     temp.chmod(0o711)
+    # what a worker killed by a signal leaves (its lock free), and a live worker's folder
+    abandoned, alive = _zygote_folder(temp, "abandoned"), _zygote_folder(temp, "alive")
+    held = os.open(alive / "lock", os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
     try:
         graded = _course_grade(
             "grade", str(root), LESSON, "--workers", "1", "--cell-timeout", "30", temp=temp
         )
         assert graded.returncode == 0, graded.stderr[-3000:]
-        # the worker's zygote and everything it made are gone with the worker
-        assert list(temp.iterdir()) == []
+        # this run's zygote folder went with its worker; the abandoned one was swept
+        assert list(temp.iterdir()) == [alive]
+        assert not abandoned.exists()
     finally:
+        os.close(held)
         shutil.rmtree(temp, ignore_errors=True)
     probes = {}
     for student in ("first", "second"):

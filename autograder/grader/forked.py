@@ -10,6 +10,7 @@ of each child to poll, wait for and signal it without races.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import multiprocessing.util
 import os
@@ -89,9 +90,11 @@ class Zygote:
 
     def __init__(self, confinement: Confinement, threads: int = 0, cgroups: bool = True):
         self.confinement = confinement
-        self.spool = Path(tempfile.mkdtemp(prefix="course-spool-"))
-        self.log = Path(tempfile.mkdtemp(prefix="course-zygote-")) / "zygote.log"
+        folder, lock = _zygote_folder()
+        self.spool, self.log = folder / "spool", folder / "zygote.log"
+        self.spool.mkdir()
         if confinement.bubblewrap and confinement.uid is not None:
+            folder.chmod(0o711)  # the sandbox's user passes through to its spool
             os.chown(self.spool, confinement.uid, confinement.uid)
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = sandbox_argv(
@@ -106,9 +109,10 @@ class Zygote:
             self.process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.PIPE, stderr=log)
         theirs.close()
         # A finalizer, not atexit: pool workers leave through multiprocessing, which skips
-        # atexit but runs these, so no zygote folder outlives its worker.
+        # atexit but runs these. (A worker ended by a signal leaves its folder to the next
+        # zygote's sweep.)
         self.stop = multiprocessing.util.Finalize(
-            self, _stop, (self.control, self.process, self.spool, self.log.parent), exitpriority=0
+            self, _stop, (self.control, self.process, folder, lock), exitpriority=0
         )
         if not _line_within(self.process.stdout, START_TIMEOUT_S).startswith(b"ready"):
             said = self.log.read_text(errors="replace").strip().splitlines()[-3:]
@@ -172,14 +176,47 @@ class Zygote:
         return child
 
 
-def _stop(control: socket.socket, process: subprocess.Popen, *folders: Path) -> None:
-    """End a zygote (its children die with it) and remove its folders; runs once."""
+def _stop(control: socket.socket, process: subprocess.Popen, folder: Path, lock: int) -> None:
+    """End a zygote (its children die with it) and remove its folder; runs once."""
     control.close()
     if process.poll() is None:
         process.kill()
     process.wait()
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.close(lock)
+
+
+FOLDER_PREFIX = "course-zygote-"
+SWEEP_AFTER_S = 60  # younger folders may still be taking their lock
+
+
+def _zygote_folder() -> tuple[Path, int]:
+    """A fresh folder for one zygote's spool and log, locked for as long as this process
+    holds it; first, the folders nobody holds any more are removed (a grading worker
+    ended by a signal runs no clean-up). A lock, not a PID, tells: it works across PID
+    namespaces and is released by the kernel when its holder dies."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*"):
+        _remove_if_abandoned(folder)
+    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+    lock = os.open(folder / "lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return folder, lock
+
+
+def _remove_if_abandoned(folder: Path) -> None:
+    try:
+        if time.time() - folder.lstat().st_mtime < SWEEP_AFTER_S:
+            return
+        lock = os.open(folder / "lock", os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:  # not a zygote's folder, or another user's
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # its worker is alive
+        return
+    finally:
+        os.close(lock)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _line_within(stream, timeout_s: float) -> bytes:
