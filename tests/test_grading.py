@@ -1,10 +1,10 @@
 """Lesson notebooks graded end to end by nbgrader's autograde (through ``course-grade``).
 
 One course per language is made from solutions/ and graded once with several
-students: the filled-in solution, the untouched learner notebooks, and
-submissions built from the catalogued wrong answers (one round per
-misconception ID); notebooks in the other language than the course's in the
-first lesson and the capstone. Plain ``nbgrader`` commands on a course are
+students: the filled-in solution, the untouched learner notebook, and one
+catalogued wrong answer for every exercise (test_lesson_checks judges all of
+them); notebooks in the other language than the course's in the first lesson
+and the capstone. Plain ``nbgrader`` commands on a course are
 tested in test_course_grade.py.
 """
 
@@ -42,40 +42,24 @@ def _solutions(lesson: str) -> dict[str, str]:
     }
 
 
-def _wrong_submissions(lesson: str) -> dict[str, dict[str, str]]:
-    """Student name -> answers: the k-th wrong answer of every exercise, solutions elsewhere."""
-    wrong = _catalogue(lesson)
-    students = {}
-    for k in range(_rounds(lesson)):
-        answers = dict(_solutions(lesson))
-        for grade_id, entries in wrong.items():
-            answers[grade_id] = _kth(entries, k).code
-        students[f"wrong{k}_en"] = answers
-    return students
-
-
 def _everywhere(entries: list) -> list:
     """The wrong answers that are wrong on every device (grading may run on a GPU)."""
     return [w for w in entries if {"cpu", "cuda"} <= set(w.devices)]
 
 
-def _by_id(entries: list) -> list:
-    """One wrong answer per misconception ID, in catalogue order."""
+def _graded_wrong(entries: list):
+    """The wrong answer of an exercise graded end to end: its first one with a misconception
+    ID. Every catalogued wrong answer is judged by test_lesson_checks, split as grading
+    splits it (observed, round-tripped, judged); here the whole pipeline is shown once per
+    exercise: kernel, policy, observer, judge, the verdict in the notebook and gradebook."""
     named = [w for w in _everywhere(entries) if w.misconception]
-    return list({w.misconception: w for w in reversed(named)}.values())[::-1]
+    return (named or _everywhere(entries))[0]
 
 
-def _kth(entries: list, k: int):
-    """The k-th round's wrong answer of an exercise: each misconception ID gets a round."""
-    chosen = _by_id(entries) or _everywhere(entries)
-    return chosen[k % len(chosen)]
-
-
-def _rounds(lesson: str) -> int:
-    """Rounds graded by real nbgrader: enough for every misconception ID of every exercise
-    of the lesson to be graded once; the whole catalogue is judged in-process by
-    test_lesson_checks."""
-    return max(len(_by_id(entries)) or 1 for entries in _catalogue(lesson).values())
+def _wrong_answers(lesson: str) -> dict[str, str]:
+    """Every exercise answered by its graded wrong answer."""
+    wrong = _catalogue(lesson)
+    return {grade_id: _graded_wrong(entries).code for grade_id, entries in wrong.items()}
 
 
 # Where a notebook meets a course of the other language: the first lesson and the capstone
@@ -92,9 +76,9 @@ def _students(lesson: str) -> dict[str, list[str]]:
             "solution_en",
             *(["solution_zh"] if across else []),
             "blank_en",
-            *_wrong_submissions(lesson),
+            "wrong_en",
         ],
-        "zh": ["solution_en", "blank_zh", *(["wrong0_en"] if across else [])],
+        "zh": ["solution_en", "blank_zh", *(["wrong_en"] if across else [])],
     }
 
 
@@ -114,7 +98,7 @@ def graded(tmp_path_factory, make_course):
             answers = {
                 "solution": _solutions(lesson),
                 "blank": {},
-                **{name.rsplit("_", 1)[0]: a for name, a in _wrong_submissions(lesson).items()},
+                "wrong": {**_solutions(lesson), **_wrong_answers(lesson)},
             }
             for student in students:
                 kind, nb_lang = student.rsplit("_", 1)
@@ -189,22 +173,20 @@ def test_learner_notebook_runs_and_earns_nothing(graded, lesson, lang, student):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_each_wrong_answer_loses_its_points_and_is_named(graded, lesson):
-    wrong = _catalogue(lesson)
-    for k, student in enumerate(_wrong_submissions(lesson)):
-        got = scores(graded["en"], lesson, student)
-        outputs = autograded_outputs(graded["en"], lesson, student)
-        for grade_id, entries in wrong.items():
-            answer = _kth(entries, k)
-            assert got[f"{grade_id}_tests"][0] == 0, (grade_id, answer.name)
-            if answer.misconception:
-                assert answer.misconception in outputs[f"{grade_id}_tests"], (grade_id, answer.name)
+    got = scores(graded["en"], lesson, "wrong_en")
+    outputs = autograded_outputs(graded["en"], lesson, "wrong_en")
+    for grade_id, entries in _catalogue(lesson).items():
+        answer = _graded_wrong(entries)
+        assert got[f"{grade_id}_tests"][0] == 0, (grade_id, answer.name)
+        if answer.misconception:
+            assert answer.misconception in outputs[f"{grade_id}_tests"], (grade_id, answer.name)
 
 
 @pytest.mark.parametrize(
     ("lesson", "student"),
     [
         *((lesson, "solution_en") for lesson in LESSONS),
-        *((lesson, "wrong0_en") for lesson in ACROSS_LANGUAGES),
+        *((lesson, "wrong_en") for lesson in ACROSS_LANGUAGES),
     ],
 )
 def test_submission_scores_the_same_against_either_course_language(graded, lesson, student):
