@@ -7,9 +7,8 @@ images, the self-check printed its table, and (in a few lessons) Validate answer
 its dialog. Every English notebook is opened, and the first Chinese one: the Chinese
 notebooks differ from the English ones only in their prose, and every one of them is
 run to its self-check by test_grading (the untouched notebook graded in the Chinese
-course). The server serves a copy of notebooks/ so that autosave
-and Validate never touch the committed files. On failure a screenshot lands in
-test-artifacts/browser/.
+course). The server serves a copy of notebooks/ so that autosave and Validate never
+touch the committed files. On failure a screenshot lands in test-artifacts/browser/.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any, Integer, Unicode
 
-from autograder.grader.sandbox import SCRATCH, learner_environment
+from autograder.grader.sandbox import learner_environment, learner_scratch
 
 
 class ForkedProvisioner(LocalProvisioner):
@@ -31,7 +31,7 @@ class ForkedProvisioner(LocalProvisioner):
             confinement.cgroup,
             km.kernel_env(),
             sockets=Path(km.workdir),
-            cwd=SCRATCH if confinement.bubblewrap else km.workdir,
+            cwd=learner_scratch(confinement, km.workdir),
             connection_file=km.connection_file,
             threads=km.threads,
         )

@@ -142,16 +142,22 @@ def inside_environment(
     }
 
 
+def learner_scratch(confinement: Confinement, host_scratch: str) -> str:
+    """Where a process that runs learner code works: the sandbox's own /tmp/work, or
+    ``host_scratch`` where there is no sandbox (--unsafe)."""
+    return SCRATCH if confinement.bubblewrap else str(host_scratch)
+
+
 def learner_environment(
     confinement: Confinement, host_scratch: str, threads: int = 0, **extra: str
 ) -> dict[str, str]:
     """The whole environment of a process that runs learner code (a kernel, an observer).
 
-    IPython's and matplotlib's folders lie in its scratch: the sandbox's own /tmp/work,
-    or ``host_scratch`` where there is no sandbox (--unsafe), which is then also its
-    HOME and TMPDIR. The course's COURSE_* settings pass through.
+    IPython's and matplotlib's folders lie in its scratch (``learner_scratch``), which
+    without a sandbox is also its HOME and TMPDIR. The course's COURSE_* settings pass
+    through.
     """
-    scratch = SCRATCH if confinement.bubblewrap else host_scratch
+    scratch = learner_scratch(confinement, host_scratch)
     env = {
         "IPYTHONDIR": f"{scratch}/.ipython",
         "MPLCONFIGDIR": f"{scratch}/.matplotlib",

@@ -54,7 +54,7 @@ def _config(
     from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.grader.execute import SandboxedExecute
-    from autograder.grader.sandbox import SCRATCH, learner_environment
+    from autograder.grader.sandbox import learner_environment, learner_scratch
     from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
 
     root = Path(task.course_root)
@@ -83,7 +83,7 @@ def _config(
     config.ObserveTestCells.cgroup = confinement.cgroup
     # Without a sandbox (--unsafe) the observer works in the kernel's folder: same learner.
     config.ObserveTestCells.env = learner_environment(confinement, str(workdir), task.threads)
-    config.ObserveTestCells.cwd = SCRATCH if confinement.bubblewrap else str(workdir)
+    config.ObserveTestCells.cwd = learner_scratch(confinement, str(workdir))
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {
