@@ -84,11 +84,20 @@ def lab(tmp_path_factory):
         yield server
 
 
-@pytest.fixture
-def page(browser):
+@pytest.fixture(scope="module")
+def learner(browser):
+    """One learner's browser for every lesson: like theirs, it keeps JupyterLab's scripts
+    cached between lessons (each lesson still opens in a workspace of its own)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    yield context.new_page()
+    yield context
     context.close()
+
+
+@pytest.fixture
+def page(learner):
+    page = learner.new_page()
+    yield page
+    page.close()
 
 
 @contextlib.contextmanager

@@ -132,13 +132,29 @@ class Person:
         return json.loads(response.text())["content"]
 
     def assignments(self):
-        """Open Nbgrader → Assignment List; return the panel."""
-        self.page.goto(self.url("lab"))
+        """Nbgrader → Assignment List in the open JupyterLab, its lists refreshed; the panel.
+
+        As a learner does it: the page is never reloaded (a reload restores the whole
+        workspace, the slowest thing the browser does here)."""
+        panel = self.page.locator("#nbgrader-assignment-list")
+        was_open = panel.count() > 0
         self.page.locator("#jp-MainMenu .lm-MenuBar-item", has_text="Nbgrader").click()
         self.page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
-        panel = self.page.locator("#nbgrader-assignment-list")
         panel.wait_for(timeout=60_000)
+        if was_open:  # a new panel loads its lists itself; a second load would race with it
+            panel.locator("#refresh_assignments_list").click()
+        # nbgrader disables the course menu while it loads and enables it when the lists are in
+        panel.locator("#course_list_dropdown:not([disabled])").wait_for(timeout=60_000)
         return panel
+
+    def _notebook_row(self, panel):
+        """The fetched lesson's notebook row (its name, Validate), unfolded."""
+        fetched = panel.locator("#fetched_assignments_list")
+        row = fetched.locator(".nested_list_item", has_text=LESSON).first
+        if not row.is_visible():
+            fetched.locator(".assignment-notebooks-link", has_text=LESSON).click()
+        row.wait_for()
+        return row
 
     def fetch(self) -> None:
         panel = self.assignments()
@@ -150,7 +166,7 @@ class Person:
         """Paste each answer into its solution cell (by grade_id) in JupyterLab, then save."""
         cells = self.contents(NOTEBOOK)["cells"]
         where = {c["metadata"].get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(cells)}
-        self.page.goto(self.url(f"lab/tree/{NOTEBOOK}"))
+        self._notebook_row(self.assignments()).locator(".item_name a").click()
         shown = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
         shown.first.wait_for(timeout=60_000)
         for grade_id, code in answers.items():
@@ -181,8 +197,7 @@ class Person:
         fetched = panel.locator("#fetched_assignments_list")
         text = ""
         if validate:
-            fetched.locator(".assignment-notebooks-link", has_text=LESSON).click()
-            fetched.get_by_role("button", name="Validate").click()
+            self._notebook_row(panel).get_by_role("button", name="Validate").click()
             dialog = self.page.locator(".jp-Dialog")
             dialog.wait_for(timeout=VALIDATE_TIMEOUT_S * 1000)
             text = dialog.locator(".jp-Dialog-body").inner_text()

@@ -15,7 +15,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -227,29 +226,20 @@ def test_grading_runs_on_a_dask_cluster(tmp_path, make_course):
                 env=env,
             )
         )
-        for _ in range(2):
-            started.append(
-                subprocess.Popen(
-                    [
-                        str(BIN / "dask"),
-                        "worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--nworkers",
-                        "1",
-                        "--no-dashboard",
-                        "--local-directory",
-                        str(tmp_path / "dask"),
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                    env=env,
-                )
+        # One worker: what Dask adds is the transport (tasks and records travel to and from
+        # another process); the classroom test grades on two, the README's table on four.
+        worker = [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1"]
+        worker += ["--no-dashboard", "--local-directory", str(tmp_path / "dask")]
+        started.append(
+            subprocess.Popen(
+                worker,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                env=env,
             )
-        time.sleep(3)
-        students = ["solution", "blank", "wrong_ex4_per_batch_grads_RG-4"]
+        )
+        students = ["solution", "wrong_ex4_per_batch_grads_RG-4"]
         args = [arg for s in students for arg in ("--student", s)]
         result = course_grade(
             "grade", str(root), LESSON, "--scheduler", address, *args, timeout=600
@@ -302,26 +292,3 @@ def test_a_created_course_works_with_plain_nbgrader_commands(tmp_path):
     points = {g: p for g, p in scores(root, LESSON, "solved").items() if g.endswith("_tests")}
     assert points and all(score == top for score, top in points.values()), points
     assert not any(scores(root, LESSON, "blank")[g][0] for g in points)
-
-
-def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(tmp_path, make_course):
-    import nbformat
-
-    root = make_course(tmp_path / "course", "zh")
-    assert course_grade("demo-class", str(root), LESSON).returncode == 0
-    student = "wrong_ex1_product_grads_RG-1"
-    path = root / "submitted" / student / LESSON / f"{LESSON}.ipynb"
-    nb = nbformat.read(str(path), as_version=4)
-    for cell in nb.cells:
-        cell.source = cell.source.replace('autograder.setup("zh")', 'autograder.setup("en")')
-    nbformat.write(nb, str(path))
-    result = course_grade("grade", str(root), LESSON, "--student", student, "--workers", "1")
-    assert result.returncode == 0, result.stderr[-2000:]
-    graded = nbformat.read(str(root / "autograded" / student / LESSON / f"{LESSON}.ipynb"), 4)
-    (tests,) = [
-        c
-        for c in graded.cells
-        if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1_product_grads_tests"
-    ]
-    text = "".join(o.get("evalue", "") for o in tests.outputs)
-    assert "常见误区 RG-1" in text and "misconception RG-1" not in text

@@ -1,11 +1,12 @@
 """Lesson notebooks graded end to end by nbgrader's autograde (through ``course-grade``).
 
-One course per language is made from solutions/ and graded once with several
-students: the filled-in solution, the untouched learner notebook, and one
-catalogued wrong answer for every exercise (test_lesson_checks judges all of
-them); notebooks in the other language than the course's in the first lesson
-and the capstone. Plain ``nbgrader`` commands on a course are
-tested in test_course_grade.py.
+One course per language is made from solutions/ and graded once. The English course
+gets, in every lesson, the filled-in solution, the untouched learner notebook and one
+catalogued wrong answer for every exercise (test_lesson_checks judges all of them); the
+Chinese course the untouched Chinese notebook of every lesson. Notebooks meet a course
+of the other language in the first lesson and the capstone: there they must score the
+same in both, and the verdicts are in the course's language. Plain ``nbgrader``
+commands on a course are tested in test_course_grade.py.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def _wrong_answers(lesson: str) -> dict[str, str]:
 
 # Where a notebook meets a course of the other language: the first lesson and the capstone
 # (nbgrader's stubs, and starter code). The graded cells are the same in both languages
-# (test_notebooks), so the other lessons add nothing there but minutes.
+# (test_notebooks), so the other lessons add nothing there but minutes: in the Chinese
+# course they are graded untouched, which runs every Chinese notebook to its self-check.
 ACROSS_LANGUAGES = (LESSONS[0], LESSONS[-1])
 
 
@@ -78,7 +80,7 @@ def _students(lesson: str) -> dict[str, list[str]]:
             "blank_en",
             "wrong_en",
         ],
-        "zh": ["solution_en", "blank_zh", *(["wrong_en"] if across else [])],
+        "zh": ["blank_zh", *(["solution_en", "wrong_en"] if across else [])],
     }
 
 
@@ -140,8 +142,12 @@ def _auto_cells(lesson: str) -> dict[str, float]:
 @pytest.mark.parametrize(
     ("lesson", "lang", "student"),
     [
-        *((lesson, lang, "solution_en") for lesson in LESSONS for lang in ("en", "zh")),
-        *((lesson, "en", "solution_zh") for lesson in ACROSS_LANGUAGES),
+        *((lesson, "en", "solution_en") for lesson in LESSONS),
+        *(
+            (lesson, lang, student)
+            for lesson in ACROSS_LANGUAGES
+            for lang, student in (("zh", "solution_en"), ("en", "solution_zh"))
+        ),
     ],
 )
 def test_solution_earns_full_marks(graded, lesson, lang, student):
@@ -182,12 +188,23 @@ def test_each_wrong_answer_loses_its_points_and_is_named(graded, lesson):
             assert answer.misconception in outputs[f"{grade_id}_tests"], (grade_id, answer.name)
 
 
-@pytest.mark.parametrize(
-    ("lesson", "student"),
-    [
-        *((lesson, "solution_en") for lesson in LESSONS),
-        *((lesson, "wrong_en") for lesson in ACROSS_LANGUAGES),
-    ],
-)
+@pytest.mark.parametrize("student", ["solution_en", "wrong_en"])
+@pytest.mark.parametrize("lesson", ACROSS_LANGUAGES)
 def test_submission_scores_the_same_against_either_course_language(graded, lesson, student):
     assert scores(graded["en"], lesson, student) == scores(graded["zh"], lesson, student)
+
+
+@pytest.mark.parametrize("lesson", ACROSS_LANGUAGES)
+def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(graded, lesson):
+    """An English notebook (it calls ``autograder.setup("en")``) graded in the Chinese course:
+    the verdicts the grader writes into it are Chinese."""
+    outputs = autograded_outputs(graded["zh"], lesson, "wrong_en")
+    named = {
+        gid: _graded_wrong(entries).misconception for gid, entries in _catalogue(lesson).items()
+    }
+    assert any(named.values()), lesson
+    for grade_id, misconception in named.items():
+        text = outputs[f"{grade_id}_tests"]
+        if misconception:
+            assert f"常见误区 {misconception}" in text, (grade_id, text[:400])
+            assert f"misconception {misconception}" not in text, (grade_id, text[:400])
