@@ -12,6 +12,9 @@ import nbformat
 
 from autograder import bilingual
 
+# Calls that draw a figure: a lesson cell that makes one must show it as an image.
+FIGURE_CALLS = ("graph.draw(", "plt.subplots(", "plt.figure(")
+
 
 def graded_cells(source: Path) -> dict[str, nbformat.NotebookNode]:
     """Map nbgrader grade_id to cell for every graded or solution cell."""

@@ -14,13 +14,14 @@ from __future__ import annotations
 import importlib
 import subprocess
 
+import nbformat
 import pytest
 from conftest import NOTEBOOKS, SOLUTIONS
-from lesson_cells import graded_cells
+from lesson_cells import FIGURE_CALLS, graded_cells
 from nbgrader_course import autograded_outputs, scores, submission, submit
 from processes import BIN, venv_env
 
-from autograder import course
+from autograder import bilingual, course
 from autograder.grader import records
 from autograder.starter import starter_source
 
@@ -175,6 +176,28 @@ def test_learner_notebook_runs_and_earns_nothing(graded, lesson, lang, student):
         assert "✓" not in self_check[0]
     else:
         assert "not attempted" in self_check[0] or "尚未作答" in self_check[0]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize(("lang", "student"), [("en", "blank_en"), ("zh", "blank_zh")])
+def test_run_all_in_jupyterlab_goes_to_the_end(graded, lesson, lang, student):
+    """A learner's Run All of the untouched notebook, read off its graded run: every code
+    cell ran, every figure is an image, and every cell that raised carries the tag that
+    keeps JupyterLab's Run All going (test_browser presses Run All in a few lessons)."""
+    learner = bilingual.read(NOTEBOOKS / lang / f"{lesson}.ipynb")
+    tags = {cell.id: cell.metadata.get("tags", []) for cell in learner.cells}
+    path = graded[lang] / "autograded" / student / lesson / f"{lesson}.ipynb"
+    ran = [c for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+    assert [c.id for c in ran] == [c.id for c in learner.cells if c.cell_type == "code"]
+    for cell in ran:
+        if not cell.source.strip():
+            continue
+        assert cell.execution_count is not None, (cell.id, cell.source[:80])
+        if any(o.output_type == "error" for o in cell.outputs):
+            assert course.RUN_ALL_CONTINUES_TAG in tags[cell.id], (cell.id, cell.source[:80])
+        if any(call in cell.source for call in FIGURE_CALLS):
+            images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+            assert images, (cell.id, "a figure cell shows no image")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -133,9 +133,14 @@ def _fresh_random_state() -> None:
 
 
 def _run_kernel(connection_file: str, threads: int) -> None:
+    import matplotlib
     import torch
     from ipykernel.kernelapp import IPKernelApp
 
+    # A fresh kernel draws figures inline because ipykernel sets $MPLBACKEND before anything
+    # imports matplotlib; here matplotlib was imported by the zygote, so the kernel's choice
+    # is made the same way through rcParams (the backend loads at the first figure, as there).
+    matplotlib.rcParams["backend"] = "module://matplotlib_inline.backend_inline"
     if threads:
         torch.set_num_threads(threads)
     sys.argv = ["ipykernel_launcher", "-f", connection_file]
