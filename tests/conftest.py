@@ -84,12 +84,12 @@ def make_course(tmp_path_factory) -> Callable[[Path, str], Path]:
 # --dist loadfile (one file per worker, taken in collection order) they start first, so
 # that the short files fill the gaps and the workers finish together.
 LONGEST_FIRST = (
-    "test_grading.py",
-    "test_classroom.py",
-    "test_sandbox.py",
-    "test_browser.py",
     "test_course_grade.py",
+    "test_classroom.py",
+    "test_grading.py",
+    "test_sandbox.py",
     "test_red_team.py",
+    "test_browser.py",
 )
 
 

@@ -6,7 +6,7 @@ and one of the Chinese course. Through JupyterHub and Chromium, the learners fet
 01 in the Assignments panel; one pastes the official solutions, the other solves part and
 answers one exercise with a catalogued wrong answer; both validate and submit from the
 panel. The instructor collects, grades with `course-grade grade` through a local
-two-worker Dask cluster (`course-classroom cluster`), writes feedback and releases it;
+one-worker Dask cluster (`course-classroom cluster`), writes feedback and releases it;
 the learners fetch it in the panel, and the test reads it: scores, the named
 misconception, no hidden tests. Learners must not read each other's work or the
 instructor's course. The Chinese learner's JupyterLab runs with the Chinese language
@@ -373,13 +373,14 @@ def test_a_term_in_the_classroom(browser, record_property):
                 assert seen.pop(str(own)) == "read"
                 assert set(seen.values()) == {"PermissionError"}, seen
 
-                # The instructor collects and grades through a local two-worker Dask cluster.
+                # The instructor collects and grades through a local Dask cluster (one worker:
+                # two submissions; test_sandbox grades with two workers side by side).
                 _nbgrader(teacher, en, python, "collect", LESSON)
                 _nbgrader(teacher, zh, python, "collect", LESSON)
                 assert (zh / "submitted" / chen / LESSON / f"{LESSON}.ipynb").is_file()
                 scheduler = free_port()
                 cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster"]
-                cluster += ["--workers", "2", "--port", str(scheduler)]
+                cluster += ["--workers", "1", "--port", str(scheduler)]
                 with running(cluster, folder / "dask.log", "Dask scheduler at"):
                     address = f"tcp://127.0.0.1:{scheduler}"
                     graded = _course_grade("grade", str(en), LESSON, "--scheduler", address)

@@ -85,6 +85,20 @@ def _students(lesson: str) -> dict[str, list[str]]:
     }
 
 
+def _submit_class(root, lang: str) -> None:
+    """Every student's submission of every lesson (see ``_students``) into the course."""
+    for lesson in LESSONS:
+        learner = {code: NOTEBOOKS / code / f"{lesson}.ipynb" for code in ("en", "zh")}
+        answers = {
+            "solution": _solutions(lesson),
+            "blank": {},
+            "wrong": {**_solutions(lesson), **_wrong_answers(lesson)},
+        }
+        for student in _students(lesson)[lang]:
+            kind, nb_lang = student.rsplit("_", 1)
+            submit(root, student, lesson, submission(learner[nb_lang], answers[kind]))
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, make_course):
     """Grade every lesson in an English and a Chinese course; return their roots.
@@ -95,18 +109,7 @@ def graded(tmp_path_factory, make_course):
     roots = {}
     for lang in ("en", "zh"):
         root = make_course(tmp_path_factory.mktemp(f"course-{lang}") / "course", lang)
-        for lesson in LESSONS:
-            students = _students(lesson)[lang]
-            learner = {code: NOTEBOOKS / code / f"{lesson}.ipynb" for code in ("en", "zh")}
-            answers = {
-                "solution": _solutions(lesson),
-                "blank": {},
-                "wrong": {**_solutions(lesson), **_wrong_answers(lesson)},
-            }
-            for student in students:
-                kind, nb_lang = student.rsplit("_", 1)
-                if kind in answers:
-                    submit(root, student, lesson, submission(learner[nb_lang], answers[kind]))
+        _submit_class(root, lang)
         result = subprocess.run(
             [str(BIN / "course-grade"), "grade", str(root), *LESSONS, "--workers", "2"],
             env=venv_env(),

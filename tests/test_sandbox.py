@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 LESSON = "01_requires_grad"
 MARKER = f"course-sandbox-test-{uuid.uuid4().hex[:8]}"
 CELL_TIMEOUT, NOTEBOOK_TIMEOUT, BATCH_LIMIT_S = 10, 30, 600
+# Two workers: att_kernels looks for another learner's kernel while one is running.
 GRADE_ARGS = [
     *("--cell-timeout", str(CELL_TIMEOUT), "--notebook-timeout", str(NOTEBOOK_TIMEOUT)),
     *("--memory-mb", "1024", "--processes", "32", "--scratch-mb", "32", "--workers", "2"),
