@@ -63,16 +63,17 @@ lab: setup
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 # Test files run in parallel (pytest-xdist), each file on one worker, so that a file's module
-# fixture (a graded class, a server) runs once; in the order tests/conftest.py gives them
-# (the longest first), not xdist's (most tests first). One worker per core: a worker more
-# kept the cores busier but squeezed the timing tests past their bounds. PYTEST_WORKERS=0
-# runs them one after another.
+# fixture (a graded class, a server) runs once, except the answer catalogue's many short
+# tests, which fill whichever worker is free (the groups tests/conftest.py gives); in the
+# order conftest gives (the longest first), not xdist's (most tests first). One worker per
+# core: a worker more kept the cores busier but squeezed the timing tests past their
+# bounds. PYTEST_WORKERS=0 runs them one after another.
 PYTEST_WORKERS ?= auto
 
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 
 build: setup
 	$(BIN)/python -m autograder.build

@@ -80,9 +80,8 @@ def make_course(tmp_path_factory) -> Callable[[Path, str], Path]:
     return copy
 
 
-# Test files that take minutes, longest first (measured with --durations). Under xdist's
-# --dist loadfile (one file per worker, taken in collection order) they start first, so
-# that the short files fill the gaps and the workers finish together.
+# Test files that take minutes, longest first (measured with --durations). They start
+# first, so that the short files fill the gaps.
 LONGEST_FIRST = (
     "test_course_grade.py",
     "test_classroom.py",
@@ -91,11 +90,21 @@ LONGEST_FIRST = (
     "test_red_team.py",
     "test_browser.py",
 )
+# Files of many short tests and no module fixture: their tests go one by one to whichever
+# worker is free (last, so that they fill the end of the run). Every other file runs on
+# one worker (`make test` uses --dist loadgroup), so that its module fixture (a graded
+# class, a server) runs once.
+SPREAD = ("test_lesson_checks.py",)
 
 
 def pytest_collection_modifyitems(items):
     def rank(item) -> int:
         name = item.path.name
-        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+        if name in LONGEST_FIRST:
+            return LONGEST_FIRST.index(name)
+        return len(LONGEST_FIRST) + (name in SPREAD)
 
     items.sort(key=rank)  # stable: each file keeps its own order
+    for item in items:
+        if item.path.name not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))

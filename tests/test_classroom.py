@@ -221,10 +221,10 @@ class Person:
         return text
 
 
-def _formgrader_course(instructor: Person, server: str) -> str:
-    """The course id the formgrader of one of the instructor's servers manages."""
-    instructor.page.goto(instructor.url(f"{server}formgrader"))
-    instructor.page.get_by_text(LESSON).first.wait_for(timeout=60_000)
+def _formgrader_course(instructor: Person, opened: str) -> str:
+    """The course id the formgrader opened at URL ``opened`` manages (a server may start)."""
+    instructor.page.goto(opened)
+    instructor.page.get_by_text(LESSON).first.wait_for(timeout=180_000)
     assert instructor.page.locator("#warning-course-id, #warning-exchange").count() == 0
     found = re.search(r"course_id[^\n]*?(autograd-course-\w+)", instructor.page.content())
     return found[1] if found else ""
@@ -331,10 +331,12 @@ def test_a_term_in_the_classroom(browser, record_property):
                 # The instructor's formgrader: the English course on the default server,
                 # the Chinese one on the server named "zh".
                 instructor = people[teacher] = Person(browser, base, teacher, password)
-                assert _formgrader_course(instructor, "") == "autograd-course-en"
-                instructor.page.goto(f"{base}/hub/spawn/{teacher}/zh")
-                instructor.page.locator("#jp-MainMenu").wait_for(timeout=180_000)
-                assert _formgrader_course(instructor, "zh/") == "autograd-course-zh"
+                formgrader = instructor.url("formgrader")
+                assert _formgrader_course(instructor, formgrader) == "autograd-course-en"
+                # The "zh" server starts and opens on its formgrader, as the hub's spawn
+                # page does with ?next=
+                spawn_zh = f"{base}/hub/spawn/{teacher}/zh?next=/user/{teacher}/zh/formgrader"
+                assert _formgrader_course(instructor, spawn_zh) == "autograd-course-zh"
 
                 solutions = _official_solutions(en)
                 partial = {g: code for g, code in solutions.items() if g != SKIPPED_EXERCISE}
