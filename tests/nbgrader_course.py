@@ -51,11 +51,15 @@ def scores(root: Path, assignment: str, student: str) -> dict[str, tuple[float, 
         return {grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
 
 
+def autograded_path(root: Path, assignment: str, student: str) -> Path:
+    """Where nbgrader's autograde writes a student's graded notebook."""
+    return root / "autograded" / student / assignment / f"{assignment}.ipynb"
+
+
 def autograded_outputs(root: Path, assignment: str, student: str) -> dict[str, str]:
     """Map grade_id to the text of the cell's outputs in the autograded notebook."""
-    path = root / "autograded" / student / assignment / f"{assignment}.ipynb"
     texts = {}
-    for cell in bilingual.read(path).cells:
+    for cell in bilingual.read(autograded_path(root, assignment, student)).cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id")
         parts = []
         for output in cell.get("outputs", []):

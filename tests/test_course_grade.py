@@ -229,7 +229,8 @@ def test_grading_runs_on_a_dask_cluster(tmp_path, make_course):
             )
         )
         # One worker: what Dask adds is the transport (tasks and records travel to and from
-        # another process); the classroom test grades on two, the README's table on four.
+        # another process); test_classroom grades through `course-classroom cluster`, the
+        # README's table measures up to four workers.
         worker = [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1"]
         worker += ["--no-dashboard", "--local-directory", str(tmp_path / "dask")]
         started.append(

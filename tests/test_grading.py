@@ -14,11 +14,10 @@ from __future__ import annotations
 import importlib
 import subprocess
 
-import nbformat
 import pytest
 from conftest import NOTEBOOKS, SOLUTIONS
 from lesson_cells import FIGURE_CALLS, graded_cells
-from nbgrader_course import autograded_outputs, scores, submission, submit
+from nbgrader_course import autograded_outputs, autograded_path, scores, submission, submit
 from processes import BIN, venv_env
 
 from autograder import bilingual, course
@@ -189,8 +188,8 @@ def test_run_all_in_jupyterlab_goes_to_the_end(graded, lesson, lang, student):
     keeps JupyterLab's Run All going (test_browser presses Run All in a few lessons)."""
     learner = bilingual.read(NOTEBOOKS / lang / f"{lesson}.ipynb")
     tags = {cell.id: cell.metadata.get("tags", []) for cell in learner.cells}
-    path = graded[lang] / "autograded" / student / lesson / f"{lesson}.ipynb"
-    ran = [c for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+    graded_nb = bilingual.read(autograded_path(graded[lang], lesson, student))
+    ran = [c for c in graded_nb.cells if c.cell_type == "code"]
     assert [c.id for c in ran] == [c.id for c in learner.cells if c.cell_type == "code"]
     for cell in ran:
         if not cell.source.strip():
