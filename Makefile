@@ -64,7 +64,7 @@ lab: setup
 
 # Test files run in parallel (pytest-xdist), each file on one worker, so that a file's module
 # fixture (a graded class, a server) runs once, except the answer catalogue's many short
-# tests, which fill whichever worker is free (the groups tests/conftest.py gives); in the
+# tests, which fill whichever worker is free (the scheduler in tests/conftest.py); in the
 # order conftest gives (the longest first), not xdist's (most tests first). One worker per
 # core: a worker more kept the cores busier but squeezed the timing tests past their
 # bounds. PYTEST_WORKERS=0 runs them one after another.
@@ -73,7 +73,7 @@ PYTEST_WORKERS ?= auto
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 build: setup
 	$(BIN)/python -m autograder.build

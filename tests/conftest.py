@@ -92,8 +92,7 @@ LONGEST_FIRST = (
 )
 # Files of many short tests and no module fixture: their tests go one by one to whichever
 # worker is free (last, so that they fill the end of the run). Every other file runs on
-# one worker (`make test` uses --dist loadgroup), so that its module fixture (a graded
-# class, a server) runs once.
+# one worker, so that its module fixture (a graded class, a server) runs once.
 SPREAD = ("test_lesson_checks.py",)
 
 
@@ -105,6 +104,23 @@ def pytest_collection_modifyitems(items):
         return len(LONGEST_FIRST) + (name in SPREAD)
 
     items.sort(key=rank)  # stable: each file keeps its own order
-    for item in items:
-        if item.path.name not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` as `make test` runs it: file by file, except the SPREAD files.
+
+    Not ``--dist loadgroup`` with a group mark per file: pytest-xdist 3.8 groups by
+    rewriting each test's id, which pytest 9.2 no longer lets a plugin do, so every file
+    was split across workers and its module fixture ran on each, silently
+    (pytest-dev/pytest-xdist#1386). tests/test_setup.py checks the grouping."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileBySpreadScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return nodeid if Path(path).name in SPREAD else path
+
+    return FileBySpreadScheduling(config, log)

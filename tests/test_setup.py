@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -105,3 +106,33 @@ def test_an_existing_venv_is_kept(tmp_path):
     dry_run = _make(tmp_path, bin_dir, "-n", "setup").stdout
     assert "-m pip install" in dry_run
     assert "No supported Python found" not in _make(tmp_path, bin_dir, "setup").stdout
+
+
+def _make_test_pytest_options(workers: str) -> list[str]:
+    """The options `make test` gives pytest, read from the Makefile's test recipe."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    line = re.search(r"^\t.*-m pytest (.+)$", makefile, re.M).group(1)
+    return line.replace("$(PYTEST_WORKERS)", workers).replace("$(PYTEST_ARGS)", "").split()
+
+
+def test_make_test_keeps_each_file_on_one_worker(tmp_path):
+    """A file's tests share its module fixture (a graded class, a server): split across
+    workers, that fixture runs on each. This once broke without a failure (a pytest
+    upgrade made pytest-xdist's grouping a no-op), so the suite checks it on itself."""
+    files = ["tests/test_language.py", "tests/test_async_device.py"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", *_make_test_pytest_options("2"), "-v", *files]
+        + ["-p", "no:cacheprovider", "--basetemp", str(tmp_path / "t")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    workers: dict[str, set[str]] = {}
+    for worker, nodeid in re.findall(r"^\[(gw\d+)\] .*?(?:PASSED|SKIPPED) (\S+)", run.stdout, re.M):
+        workers.setdefault(nodeid.split("::", 1)[0], set()).add(worker)
+    assert set(workers) == set(files), run.stdout[-3000:]
+    assert all(len(seen) == 1 for seen in workers.values()), workers
