@@ -53,7 +53,7 @@ def test_events_measure_the_queue_time_between_them():
     with pytest.raises(RuntimeError):
         start.elapsed_time(end)  # not reached yet: like CUDA, an error
     end.synchronize()
-    assert 45 <= start.elapsed_time(end) < 500
+    assert 45 <= start.elapsed_time(end) < 5000  # queue time, not a timestamp; a busy host is slow
 
 
 def test_a_non_blocking_copy_read_before_synchronize_is_stale():
