@@ -28,7 +28,8 @@ def _share_the_cores() -> None:
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers is None:  # not a worker (one process runs every test, or xdist's controller)
         return
-    threads = max(1, len(os.sched_getaffinity(0)) // int(workers))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = max(1, (cores or 1) // int(workers))
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
