@@ -11,6 +11,8 @@ import pytest
 import torch
 from filelock import FileLock
 
+from autograder.grader.runner import default_workers
+
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 NOTEBOOKS = REPO / "notebooks"
@@ -28,8 +30,7 @@ def _share_the_cores() -> None:
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers is None:  # not a worker (one process runs every test, or xdist's controller)
         return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = max(1, (cores or 1) // int(workers))
+    threads = max(1, default_workers() // int(workers))  # default_workers: one per core
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 

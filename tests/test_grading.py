@@ -88,10 +88,11 @@ def _submit_class(root, lang: str) -> None:
     """Every student's submission of every lesson (see ``_students``) into the course."""
     for lesson in LESSONS:
         learner = {code: NOTEBOOKS / code / f"{lesson}.ipynb" for code in ("en", "zh")}
+        solutions = _solutions(lesson)
         answers = {
-            "solution": _solutions(lesson),
+            "solution": solutions,
             "blank": {},
-            "wrong": {**_solutions(lesson), **_wrong_answers(lesson)},
+            "wrong": {**solutions, **_wrong_answers(lesson)},
         }
         for student in _students(lesson)[lang]:
             kind, nb_lang = student.rsplit("_", 1)
