@@ -17,6 +17,10 @@ from typing import Any
 import torch
 
 from autograder.common import trusted
+from autograder.common.i18n import Text
+
+_OF_TYPE = Text("{value} ({kind})", "{value}（{kind} 类型）")
+_SEQUENCE = Text("a {kind} of {n} items", "包含 {n} 个元素的 {kind}")
 
 MAX_ITEMS = 256  # items of a list, tuple or dict kept in a snapshot
 _TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
@@ -149,14 +153,22 @@ class Seen:
     def ptr(self) -> int:
         return int(self.data.get("ptr", -1))
 
-    def describe(self) -> str:
-        """A short description for feedback: what the learner's function gave."""
+    def describe(self) -> str | Text:
+        """A short description for feedback, in the learner's language: what the function gave.
+
+        Floats are rounded as tensor values are (6 significant digits): a float32 read
+        with ``.item()`` would otherwise show as 0.30000001192092896.
+        """
         if self.is_tensor:
             return f"tensor(shape={self.shape}, dtype={self.dtype}, device={self.device})"
-        if self.kind in ("bool", "int", "float", "str", "device", "dtype"):
-            return f"{self.kind}: {self.value!r}"[:100]
+        if self.kind == "bool":
+            return repr(self.value)
+        if self.kind == "float":
+            return _OF_TYPE.format(value=f"{self.value:.6g}", kind="float")
+        if self.kind in ("int", "str", "device", "dtype"):
+            return _OF_TYPE.format(value=repr(self.value)[:100], kind=self.kind)
         if self.kind in ("list", "tuple"):
-            return f"{self.kind} of {self.length} items"
+            return _SEQUENCE.format(kind=self.kind, n=self.length)
         if self.kind == "none":
             return "None"
         return str(self.data.get("type", self.kind))
