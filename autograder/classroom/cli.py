@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 from autograder.classroom import accounts, hub_config, interpreter
@@ -71,27 +70,12 @@ def _start(args) -> int:
 
 
 def _cluster(args) -> int:
-    from distributed import LocalCluster
+    from autograder.classroom import cluster
 
-    with LocalCluster(
-        n_workers=args.workers,
-        threads_per_worker=1,
-        processes=True,
-        host=args.host,
-        scheduler_port=args.port,
-        dashboard_address=None,
-    ) as cluster:
-        address = cluster.scheduler_address
-        print(
-            f"Dask scheduler at {cluster.scheduler_address} with {args.workers} workers", flush=True
-        )
-        print(f"Grade through it: course-grade grade COURSE LESSON --scheduler {address}")
-        print("Stop it with Ctrl-C.", flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            return 0
+    if not (args.folder / "classroom.json").is_file():
+        print(f"course-classroom: no classroom in {args.folder} (run setup first)", file=sys.stderr)
+        return 2
+    return cluster.run(args.folder.resolve(), args.workers, args.host, args.port)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -132,7 +116,13 @@ def parser() -> argparse.ArgumentParser:
     start.add_argument("hub_args", nargs="*", help="more jupyterhub options, after --")
     start.set_defaults(run=_start)
 
-    cluster = sub.add_parser("cluster", help="start a local Dask cluster to grade through")
+    cluster = sub.add_parser(
+        "cluster",
+        help="start the classroom's Dask cluster to grade through (as root)",
+        description="Start a Dask cluster that speaks only TLS with the classroom's own "
+        "certificate; its workers run as the instructor, never as root.",
+    )
+    cluster.add_argument("folder", type=Path, help="the classroom folder")
     cluster.add_argument("--workers", type=int, default=2, help="worker processes (%(default)s)")
     cluster.add_argument("--host", default="127.0.0.1", help="scheduler address (%(default)s)")
     cluster.add_argument("--port", type=int, default=8786, help="scheduler port (%(default)s)")

@@ -1,7 +1,9 @@
 """Set up a classroom in one folder: accounts, exchange, courses, per-person Jupyter settings.
 
 Layout of the folder (root-owned unless said otherwise):
+  classroom.json            who the instructor (the grading user) is, which Python users run
   hub/                      JupyterHub's configuration, database and cookie secret (private)
+  cluster/                  the grading cluster's TLS certificate and key (the instructor's only)
   python/                   only with --python: a venv of that Python seeing the course's packages
   exchange/                 nbgrader's shared exchange; exchange/<course>/ is the instructor's
   home/<user>/              homes of the accounts setup made (each private to its user)
@@ -11,6 +13,7 @@ autograd-course-zh; learners' homes get the nbgrader settings of their course.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import re
@@ -181,4 +184,6 @@ def set_up(
     )
     classroom.config_file.write_text(text, encoding="utf-8")
     os.chmod(classroom.config_file, 0o600)
+    about = {"instructor": instructor, "python": str(python)}
+    (folder / "classroom.json").write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
     return classroom

@@ -106,7 +106,7 @@ def _grade(args) -> int:
         f"{'v' + str(parent.version) if isinstance(parent, cgroups.CgroupParent) else 'none'})",
         file=sys.stderr,
     )
-    results = runner.run(tasks, args.workers, args.scheduler)
+    results = runner.run(tasks, args.workers, args.scheduler, args.tls)
     counts: dict[str, int] = {}
     for record in results:
         counts[record.status] = counts.get(record.status, 0) + 1
@@ -204,6 +204,12 @@ def parser() -> argparse.ArgumentParser:
         help="local worker processes (default: one per core)",
     )
     grade.add_argument("--scheduler", help="Dask scheduler address: run tasks there instead")
+    grade.add_argument(
+        "--tls",
+        type=Path,
+        help="with --scheduler: the folder of the cluster's TLS certificate and key "
+        "(course-classroom cluster prints it)",
+    )
     grade.add_argument(
         "--cell-timeout",
         type=int,

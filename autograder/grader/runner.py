@@ -55,15 +55,26 @@ def run_local(tasks: list[Task], workers: int, on_done: Callable[[list[GradeReco
             on_done(_result(future.result, futures[future]))
 
 
-def run_dask(tasks: list[Task], address: str, on_done: Callable[[list[GradeRecord]], None]):
-    """Grade tasks on a Dask distributed cluster (the scheduler at ``address``)."""
+def run_dask(
+    tasks: list[Task],
+    address: str,
+    on_done: Callable[[list[GradeRecord]], None],
+    tls: Path | None = None,
+):
+    """Grade tasks on a Dask distributed cluster (the scheduler at ``address``); ``tls``: the
+    folder of the cluster's certificate (course-classroom cluster), which it requires."""
     from distributed import Client
     from distributed import as_completed as dask_completed
 
-    from autograder.grader.worker import grade
+    from autograder.grader.worker import grade_on_worker
 
-    with Client(address) as client:
-        futures = {client.submit(grade, task, pure=False): task for task in tasks}
+    security = None
+    if tls is not None:
+        from autograder.classroom.cluster import security as from_folder
+
+        security = from_folder(tls)
+    with Client(address, security=security) as client:
+        futures = {client.submit(grade_on_worker, task, pure=False): task for task in tasks}
         for future in dask_completed(futures):
             on_done(_result(future.result, futures[future]))
 
@@ -86,7 +97,9 @@ def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecor
         return failed
 
 
-def run(tasks: Iterable[Task], workers: int, scheduler: str | None = None) -> list[GradeRecord]:
+def run(
+    tasks: Iterable[Task], workers: int, scheduler: str | None = None, tls: Path | None = None
+) -> list[GradeRecord]:
     """Grade every task, showing progress; return all records."""
     tasks = list(tasks)
     progress = Progress(len(tasks))
@@ -98,7 +111,7 @@ def run(tasks: Iterable[Task], workers: int, scheduler: str | None = None) -> li
         progress.advance(f"{result[0].student if result else '?'} ({summary})")
 
     if scheduler:
-        run_dask(tasks, scheduler, on_done)
+        run_dask(tasks, scheduler, on_done, tls)
     else:
         run_local(tasks, workers, on_done)
     return collected

@@ -164,6 +164,27 @@ def grade(task: Task) -> list[GradeRecord]:
     return result
 
 
+def grade_on_worker(task: Task) -> list[GradeRecord]:
+    """``grade`` on a Dask worker: the sandbox's user, host paths and cgroup are the worker's
+    own, not the client's (a root client's cluster runs as the unprivileged grading user)."""
+    import os
+    import sys
+
+    from autograder.grader import cgroups, sandbox
+
+    parent = task.cgroup_parent and cgroups.find_parent()
+    if isinstance(parent, str):
+        raise RuntimeError(f"this worker may not make the submission's cgroup: {parent}")
+    # A bridged interpreter (course-classroom setup --python) reads its packages elsewhere.
+    packages = [p for p in sys.path if Path(p).name == "site-packages" and Path(p).is_dir()]
+    confinement = dataclasses.replace(
+        task.confinement,
+        uid=sandbox.NOBODY if os.geteuid() == 0 else None,
+        readable=tuple(dict.fromkeys([*sandbox.readable_paths(), *packages])),
+    )
+    return grade(dataclasses.replace(task, confinement=confinement, cgroup_parent=parent))
+
+
 def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> list[GradeRecord]:
     """Grade the staged copy: its notebooks only, in a cgroup of its own."""
     from nbgrader.apps import NbGraderAPI
