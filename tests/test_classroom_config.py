@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,12 +11,12 @@ from types import SimpleNamespace
 from conftest import REPO
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.classroom import accounts, hub_config, setup
+from autograder.classroom import accounts, cluster, hub_config, passwords, setup
 
 DEFAULTS = hub_config.Listen()
 
 
-def _load(tmp_path: Path, listen=DEFAULTS, password: str | None = "pw"):
+def _load(tmp_path: Path, listen=DEFAULTS):
     text = hub_config.render(
         tmp_path,
         listen,
@@ -24,7 +25,6 @@ def _load(tmp_path: Path, listen=DEFAULTS, password: str | None = "pw"):
         setup.CONFIG_ROOT,
         "teacher",
         ["alice", "chen"],
-        password,
     )
     (tmp_path / "jupyterhub_config.py").write_text(text, encoding="utf-8")
     return PyFileConfigLoader("jupyterhub_config.py", path=str(tmp_path)).load_config()
@@ -44,15 +44,23 @@ def test_the_hub_listens_on_loopback_unless_told(tmp_path):
     assert wide.JupyterHub.hub_ip == "127.0.0.1"
 
 
-def test_demo_and_real_log_in(tmp_path):
-    demo = _load(tmp_path)
-    assert demo.JupyterHub.authenticator_class == "dummy"
-    assert demo.DummyAuthenticator.password == "pw"
-    assert demo.Authenticator.allowed_users == {"teacher", "alice", "chen"}
-    assert demo.Authenticator.admin_users == {"teacher"}
-    real = _load(tmp_path, password=None)
-    assert real.JupyterHub.authenticator_class == "pam"
-    assert "DummyAuthenticator" not in real
+def test_each_person_logs_in_to_their_own_account(tmp_path):
+    config = _load(tmp_path)
+    assert config.JupyterHub.authenticator_class == "pam"
+    assert "DummyAuthenticator" not in config  # no password that opens every account
+    assert config.Authenticator.allowed_users == {"teacher", "alice", "chen"}
+    assert config.Authenticator.admin_users == {"teacher"}
+
+
+def test_setup_gives_each_new_account_its_own_password_listed_for_root_only(tmp_path, monkeypatch):
+    changed = []
+    monkeypatch.setattr(passwords, "_set", lambda name, password: changed.append(name))
+    first = passwords.give(tmp_path, {"teacher": "instructor", "alice": "autograd-course-en"})
+    assert changed == ["teacher", "alice"] and first["teacher"] != first["alice"]
+    assert (tmp_path / passwords.FILE).stat().st_mode & 0o777 == 0o600
+    again = passwords.give(tmp_path, {"alice": "autograd-course-en", "chen": "autograd-course-zh"})
+    assert list(again) == ["chen"] and changed == ["teacher", "alice", "chen"]
+    assert passwords.handed_out(tmp_path) == first | again
 
 
 def test_each_role_gets_its_lab_set_up(tmp_path):
@@ -92,8 +100,38 @@ def test_feedback_carries_what_release_feedback_needs_as_plain_data(tmp_path):
     assert not (folder / "submission_secret.txt").exists()  # a link is not copied
 
 
-def test_setup_run_again_keeps_the_shared_password(tmp_path):
-    _load(tmp_path, password="Ab3-_x")
-    assert setup._password_in(tmp_path / "jupyterhub_config.py") == "Ab3-_x"
-    _load(tmp_path, password=None)
-    assert setup._password_in(tmp_path / "jupyterhub_config.py") is None
+def test_the_grading_cluster_admits_only_holders_of_the_classroom_certificate(tmp_path):
+    import asyncio
+    import pwd
+
+    from distributed import Client, Scheduler
+    from distributed.security import Security
+
+    folder = tmp_path / "cluster"
+    cluster.make_certificate(folder, pwd.getpwuid(os.getuid()))
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert (folder / cluster.KEY).stat().st_mode & 0o777 == 0o600
+    ours = cluster.security(folder)
+
+    async def connects(address: str, security) -> bool:
+        try:
+            async with Client(address, security=security, asynchronous=True, timeout=10):
+                return True
+        except (OSError, TypeError):  # TypeError: tls:// without any certificate
+            return False
+
+    async def attempts():
+        async with Scheduler(
+            host="127.0.0.1", port=0, protocol="tls", security=ours, dashboard_address=None
+        ) as scheduler:
+            address = scheduler.address
+            plain = address.replace("tls://", "tcp://")
+            assert address.startswith("tls://127.0.0.1:")
+            return [
+                await connects(address, ours),
+                await connects(address, Security.temporary()),
+                await connects(address, None),
+                await connects(plain, None),
+            ]
+
+    assert asyncio.run(attempts()) == [True, False, False, False]

@@ -26,6 +26,19 @@ def valid_name(name: str) -> bool:
     return bool(_NAME.fullmatch(name))
 
 
+def exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def remove(name: str) -> None:
+    """Remove an account setup made a moment ago, with its home and group."""
+    subprocess.run(["userdel", "--remove", name], check=False, capture_output=True)
+
+
 def ensure_user(name: str, homes: Path) -> pwd.struct_passwd:
     """The account ``name``; made (with a private home under ``homes``) when it does not exist.
 

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.classroom import accounts, hub_config, interpreter
+from autograder.classroom import accounts, hub_config, interpreter, passwords
 
 BIN = Path(sys.executable).parent
 
@@ -32,11 +32,8 @@ def _setup(args) -> int:
         )
         return 2
     listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
-    again = (args.folder / "hub" / "jupyterhub_config.py").is_file()
     try:
-        classroom = setup.set_up(
-            args.folder, args.instructor, learners, listen, not args.pam, args.python
-        )
+        classroom = setup.set_up(args.folder, args.instructor, learners, listen, args.python)
     except (accounts.AccountError, interpreter.InterpreterError) as error:
         print(f"course-classroom: {error}", file=sys.stderr)
         return 2
@@ -47,12 +44,9 @@ def _setup(args) -> int:
         names = [name for name, chosen in learners.items() if chosen == lang]
         print(f"  learners of {setup.course_id(lang)}: {', '.join(names) or '-'}")
     print(f"  exchange: {classroom.exchange}")
-    if classroom.password is not None and not again:
-        print(f"  shared password (shown only now): {classroom.password}")
-    elif classroom.password is not None:
-        print("  shared password: unchanged")
-    else:
-        print("  log-in: the machine's own passwords (PAM)")
+    print("  log-in: each person's own account password (PAM)")
+    listed = passwords.path(classroom.folder)
+    print(f"  new passwords for {', '.join(classroom.given) or 'nobody'}: in {listed} (root only)")
     print(f"Start it with: course-classroom start {classroom.folder}")
     print(f"Then open http://{listen.ip}:{listen.port}/")
     return 0
@@ -86,7 +80,8 @@ def parser() -> argparse.ArgumentParser:
         "setup",
         help="make accounts, the exchange, both courses and JupyterHub's configuration (root)",
         description="Set up a local classroom in FOLDER; run it again with the whole class "
-        "to add learners (the shared password stays).",
+        "to add learners. Each account setup makes gets its own password, listed in "
+        "FOLDER/passwords.csv (root only); accounts that exist keep theirs.",
     )
     setup.add_argument("folder", type=Path, help="where the classroom lives")
     setup.add_argument("--instructor", default="instructor", help="the instructor's user name")
@@ -103,11 +98,6 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="a system Python of the course's version, for when other users cannot run this one "
         "(e.g. a pyenv under /root): setup bridges it to the course's packages",
-    )
-    setup.add_argument(
-        "--pam",
-        action="store_true",
-        help="log in with the machine's own passwords instead of the demo's shared one",
     )
     setup.set_defaults(run=_setup)
 

@@ -23,9 +23,9 @@ c.ConfigurableHTTPProxy.pid_file = {proxy_pid!r}
 c.JupyterHub.db_url = "sqlite:///{hub}/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = "{hub}/jupyterhub_cookie_secret"
 
-# Who may log in. The demo's dummy authenticator takes one shared password; for a real
-# class use the machine's accounts ("pam") or another authenticator (see the README).
-{authenticator}
+# Who may log in: each person with their own account's password (PAM), the ones setup gave
+# out listed in {passwords} (root only). An institution's log-in: see the README.
+c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = set({allowed!r})
 c.Authenticator.admin_users = {{{instructor!r}}}
 
@@ -57,9 +57,6 @@ c.Spawner.environment = {{
 }}
 '''
 
-DUMMY = 'c.JupyterHub.authenticator_class = "dummy"\nc.DummyAuthenticator.password = {!r}'
-PAM = 'c.JupyterHub.authenticator_class = "pam"'
-
 
 @dataclass(frozen=True)
 class Listen:
@@ -79,9 +76,8 @@ def render(
     config_root: Path,
     instructor: str,
     learners: list[str],
-    password: str | None,
 ) -> str:
-    """The configuration text; ``password`` None means the machine's own accounts (PAM).
+    """The configuration text.
 
     ``python`` is the interpreter users' servers run (see interpreter.py), ``bin_dir`` the
     course environment's commands (the hub's proxy among them).
@@ -96,7 +92,7 @@ def render(
         proxy_api_port=listen.proxy_api_port,
         proxy=str(bin_dir / "configurable-http-proxy"),
         proxy_pid=str(hub / "jupyterhub-proxy.pid"),
-        authenticator=DUMMY.format(password) if password is not None else PAM,
+        passwords=folder / "passwords.csv",
         allowed=sorted({instructor, *learners}),
         instructor=instructor,
         python=str(python),

@@ -13,17 +13,16 @@ autograd-course-zh; learners' homes get the nbgrader settings of their course.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pwd
-import re
-import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.classroom import accounts, hub_config, interpreter
+from autograder.classroom import accounts, hub_config, interpreter, passwords
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_ROOT = REPO / "jupyter-config"
@@ -50,6 +49,8 @@ _INSTRUCTOR_NBGRADER = """\
 import os
 
 c = get_config()  # noqa: F821
+# Collect refuses a submission made in another learner's name (autograder/classroom/owned.py).
+c.ExchangeFactory.collect = "autograder.classroom.owned.OwnedCollect"
 if not os.path.isfile("nbgrader_config.py"):
     lang = "zh" if os.environ.get("JUPYTERHUB_SERVER_NAME") == "zh" else "en"
     course = os.path.join(os.path.expanduser("~"), "autograd-course-" + lang)
@@ -64,12 +65,12 @@ _LAB_LOCALE = Path("lab/user-settings/@jupyterlab/translation-extension/plugin.j
 
 @dataclass(frozen=True)
 class Classroom:
-    """What setup made: the folder, who is in it, and the shared password (None with PAM)."""
+    """What setup made: the folder, who is in it, the passwords it gave out this time."""
 
     folder: Path
     instructor: str
     learners: dict[str, str]  # user -> course language
-    password: str | None
+    given: dict[str, str]  # user -> new password, for the accounts made this time
     listen: hub_config.Listen
     python: Path  # the interpreter every classroom user runs
 
@@ -94,18 +95,6 @@ def _write_private(path: Path, text: str, owner: pwd.struct_passwd) -> None:
     relative = path.relative_to(home)
     for part in [relative, *relative.parents]:
         os.chown(home / part, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
-
-
-def _new_password() -> str:
-    return secrets.token_urlsafe(12)
-
-
-def _password_in(config: Path) -> str | None:
-    """The shared password of an earlier setup, kept when setup runs again."""
-    if not config.is_file():
-        return None
-    found = re.search(r"^c\.DummyAuthenticator\.password = '([^']+)'$", config.read_text(), re.M)
-    return found[1] if found else None
 
 
 def _make_exchange(exchange: Path, instructor: pwd.struct_passwd) -> None:
@@ -138,7 +127,6 @@ def set_up(
     instructor: str,
     learners: dict[str, str],
     listen: hub_config.Listen,
-    demo: bool = True,
     python_base: Path | None = None,
 ) -> Classroom:
     """Make (or complete) the classroom in ``folder``; return what it holds."""
@@ -148,12 +136,17 @@ def set_up(
     homes = folder / "home"
     homes.mkdir(exist_ok=True)
     os.chmod(homes, 0o755)
-    password = (
-        (_password_in(folder / "hub" / "jupyterhub_config.py") or _new_password()) if demo else None
-    )
+    # Who gets a password from setup: the accounts it makes now (user -> their course).
+    roles = {instructor: "instructor"} | {name: course_id(lang) for name, lang in learners.items()}
+    made = {name: role for name, role in roles.items() if not accounts.exists(name)}
     teacher = accounts.ensure_user(instructor, homes)
-    python = interpreter.for_users(folder, teacher, python_base)
-    classroom = Classroom(folder, instructor, dict(learners), password, listen, python)
+    try:
+        python = interpreter.for_users(folder, teacher, python_base)
+    except interpreter.InterpreterError:
+        if instructor in made:  # a refused setup leaves no account behind
+            accounts.remove(instructor)
+        raise
+    classroom = Classroom(folder, instructor, dict(learners), {}, listen, python)
 
     _make_exchange(classroom.exchange, teacher)
     _make_courses(classroom, teacher)
@@ -180,10 +173,10 @@ def set_up(
         CONFIG_ROOT,
         instructor,
         list(learners),
-        password,
     )
     classroom.config_file.write_text(text, encoding="utf-8")
     os.chmod(classroom.config_file, 0o600)
+    classroom = dataclasses.replace(classroom, given=passwords.give(folder, made))
     about = {"instructor": instructor, "python": str(python)}
     (folder / "classroom.json").write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
     return classroom
