@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autograder.grader.cgroups import Cgroup
 from autograder.grader.isolate import Isolation
-from autograder.grader.sandbox import SCRATCH, Confinement, sandbox_argv
+from autograder.grader.sandbox import SCRATCH, Confinement, sandbox_argv, shown_paths
 from autograder.grader.zygote import GO, READY
 
 ZYGOTE = [sys.executable, "-s", "-P", "-m", "autograder.grader.zygote"]
@@ -152,6 +152,7 @@ class Zygote:
             shm_bytes=limits.shm_bytes,
             spool=str(self.spool),
             sockets=str(sockets) if sockets else None,
+            readable=tuple(inside for _, inside in shown_paths(self.confinement)),
         )
         request = {"kind": kind, "isolation": dataclasses.asdict(isolation), "env": env, **extra}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

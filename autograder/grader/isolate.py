@@ -5,10 +5,12 @@ capabilities inside its own user namespace; every kernel or observer it forks
 calls :func:`enter` first, which gives that child what a fresh bubblewrap
 sandbox used to give each process: private mount, PID, network, IPC and UTS
 namespaces; a fresh size-limited ``/tmp`` (scratch ``/tmp/work``) and
-``/dev/shm``; its own ``/proc``; of the shared spool folder only its own
-socket folder. Then every capability is dropped for good and Landlock limits
-writes to the scratch, ``/dev/shm`` and making sockets in its folder. Nothing
-one child leaves behind is visible to the next.
+``/dev/shm``, with the read-only folders the sandbox shows that lie under
+``/tmp`` (an environment or a clone there) bound back on top; its own
+``/proc``; of the shared spool folder only its own socket folder. Then every
+capability is dropped for good and Landlock limits writes to the scratch,
+``/dev/shm`` and making sockets in its folder. Nothing one child leaves behind
+is visible to the next.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Isolation:
     shm_bytes: int
     spool: str  # the zygote's shared folder of socket folders, hidden but for ``sockets``
     sockets: str | None  # this child's socket folder (a kernel's), or None
+    readable: tuple[str, ...] = ()  # read-only folders the sandbox shows (Python, package)
 
 
 class _CapHeader(ctypes.Structure):
@@ -75,8 +78,11 @@ def enter(isolation: Isolation) -> None:
         _check(libc.unshare(flags), "unshare")
         _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
         kept = os.open(isolation.sockets, os.O_PATH) if isolation.sockets else None
+        shown = {path: os.open(path, os.O_PATH) for path in _under_tmp(isolation.readable)}
         _fresh_tmpfs(libc, "/tmp", isolation.scratch_bytes, 0o755)
         os.mkdir(SCRATCH)
+        for path, fd in shown.items():  # the fresh /tmp hid them
+            _bind_back(libc, fd, path, MS_BIND | MS_REC)
         _fresh_tmpfs(libc, "/dev/shm", isolation.shm_bytes, 0o1777)
         if not Path(isolation.spool).is_relative_to("/tmp"):  # else the new /tmp hid it
             _fresh_tmpfs(libc, isolation.spool, 1 << 20, 0o755)
@@ -101,11 +107,18 @@ def _fresh_tmpfs(libc, target: str, size: int, mode: int) -> None:
     _check(libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), target)
 
 
-def _bind_back(libc, kept: int, path: str) -> None:
-    """Make this child's socket folder (held open as ``kept``) reappear at its own path."""
-    os.makedirs(path)
+def _under_tmp(paths: tuple[str, ...]) -> list[str]:
+    """Those of ``paths`` that a fresh /tmp would hide, without any that lie in another."""
+    hidden = sorted(p for p in paths if Path(p).is_relative_to("/tmp") and Path(p) != Path("/tmp"))
+    return [p for p in hidden if not any(Path(p).is_relative_to(q) and p != q for q in hidden)]
+
+
+def _bind_back(libc, kept: int, path: str, flags: int = MS_BIND) -> None:
+    """Make a folder (held open as ``kept``) reappear at its own path; a bind of a read-only
+    mount stays read-only."""
+    os.makedirs(path, mode=0o755, exist_ok=True)
     source = f"/proc/self/fd/{kept}".encode()
-    _check(libc.mount(source, path.encode(), None, MS_BIND, None), "bind sockets")
+    _check(libc.mount(source, path.encode(), None, flags, None), f"bind {path}")
     os.close(kept)
 
 

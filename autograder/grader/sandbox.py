@@ -113,11 +113,8 @@ def sandbox_argv(
     argv += ["--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
     argv += ["--size", str(limits.scratch_bytes), "--perms", "0755", "--tmpfs", "/tmp"]
     argv += ["--dir", SCRATCH]
-    for path in confinement.readable:
-        real = os.path.realpath(path)
-        argv += ["--ro-bind", real, real]
-        if real != os.path.abspath(path):
-            argv += ["--ro-bind", real, os.path.abspath(path)]
+    for source, target in shown_paths(confinement):
+        argv += ["--ro-bind", source, target]
     argv += ["--bind" if sockets else "--ro-bind", str(workdir), str(workdir)]
     argv += ["--chdir", SCRATCH, "--"]
     if confinement.landlock:
@@ -126,6 +123,18 @@ def sandbox_argv(
         argv += [f"--sockets={workdir}"] if sockets else []
         argv += ["--"]
     return [*launcher, "--", *argv, *command]
+
+
+def shown_paths(confinement: Confinement) -> list[tuple[str, str]]:
+    """(host folder, path inside) of every read-only folder the sandbox shows: each at its
+    real path, and also where it was named, when that is through a symbolic link."""
+    pairs = []
+    for path in confinement.readable:
+        real = os.path.realpath(path)
+        pairs.append((real, real))
+        if real != os.path.abspath(path):
+            pairs.append((real, os.path.abspath(path)))
+    return pairs
 
 
 def inside_environment(
