@@ -76,11 +76,11 @@ def on_device(
 ) -> CheckResult:
     """Check the tensor's device; ``cuda`` and ``cuda:0`` name the same device."""
     want = torch.device(expected)
-    found = seen(t).device
-    same_type = found.type == want.type
-    same_index = want.index is None or found.index in (None, want.index)
+    found = seen(t).device  # None: not a tensor
+    same_type = found is not None and found.type == want.type
+    same_index = same_type and (want.index is None or found.index in (None, want.index))
     what = f"{name}.device"
-    return CheckResult(what, same_type and same_index, str(want), str(found), misconception)
+    return CheckResult(what, same_index, str(want), str(found), misconception)
 
 
 def dtype(
@@ -113,14 +113,15 @@ def values(
 ) -> CheckResult:
     """Compare values with an independent computation, within a tolerance.
 
-    Shapes must match exactly (no broadcasting); values are compared on the CPU
-    in float64 so that device and dtype differences are reported by their own checks.
+    Shapes must match exactly, read off the values themselves (no broadcasting: over an
+    empty broadcast every comparison holds); values are compared on the CPU in float64
+    so that device and dtype differences are reported by their own checks.
     """
     what = Text("values of {name}", "{name} 的数值").format(name=name)
     found = seen(found)
     if not found.is_tensor:
         return CheckResult(what, False, "torch.Tensor", found.describe(), misconception)
-    if found.shape != tuple(expected.shape):
+    if tuple(found.value.shape) != tuple(expected.shape) or found.shape != tuple(expected.shape):
         return CheckResult(
             what,
             False,

@@ -82,16 +82,175 @@ def snapshot(value: Any, depth: int = 0) -> dict:
     return {"kind": "other", "type": _type_name(value)}
 
 
-def _dtype(name: str) -> torch.dtype:
-    found = getattr(torch, name.removeprefix("torch."), None)
-    return found if isinstance(found, torch.dtype) else torch.float32
+class InconsistentObservation(ValueError):
+    """An observation whose recorded facts disagree with its own values: it earns nothing.
+
+    Learner code that reaches ``snapshot`` could record a tensor's right shape beside
+    an empty value (``isclose(...).all()`` over an empty broadcast is True); the judge
+    therefore trusts no recorded fact it can check against the value itself.
+    """
+
+
+# the keys of each kind of snapshot, exactly as ``snapshot`` writes them
+SNAPSHOT_KEYS = {
+    "none": {"kind"},
+    "bool": {"kind", "value"},
+    "int": {"kind", "value"},
+    "float": {"kind", "value"},
+    "str": {"kind", "value"},
+    "list": {"kind", "items", "length"},
+    "tuple": {"kind", "items", "length"},
+    "dict": {"kind", "items"},
+    "module": {"kind", "type", "training"},
+    "device": {"kind", "value"},
+    "dtype": {"kind", "value"},
+    "other": {"kind", "type"},
+    "tensor": {
+        "kind",
+        "type",
+        "value",
+        "requires_grad",
+        "is_leaf",
+        "grad_fn",
+        "dtype",
+        "device",
+        "shape",
+        "is_inference",
+        "ptr",
+        "storage",
+    },
+}
+_SCALAR_KINDS = {"bool": (bool,), "int": (int,), "float": (float,), "str": (str,)}
+_MAX_DEPTH = 8  # snapshots nest at most 4 deep; observations wrap them a few levels more
+
+
+def _refuse(reason: str) -> None:
+    raise InconsistentObservation(f"observation not consistent: {reason}")
+
+
+def _is(value: Any, *types: type) -> bool:
+    """Exact type (a bool is not an int here)."""
+    return type(value) in types
+
+
+def _dtype(name: Any) -> torch.dtype | None:
+    found = getattr(torch, name.removeprefix("torch."), None) if _is(name, str) else None
+    return found if isinstance(found, torch.dtype) else None
+
+
+def _device(name: Any) -> torch.device | None:
+    try:
+        return torch.device(name) if _is(name, str) else None
+    except (RuntimeError, ValueError):
+        return None
+
+
+def check_tensor_value(value: Any) -> None:
+    """A tensor that crossed from the observer: a plain dense CPU tensor without history."""
+    if not _is(value, torch.Tensor):
+        _refuse(f"a tensor value of type {type(value).__name__}")
+    if value.layout != torch.strided or value.device.type != "cpu" or value.requires_grad:
+        _refuse(f"a tensor value that is not a plain CPU copy ({value.layout}, {value.device})")
+
+
+def _check_tensor(data: dict) -> None:
+    value = data["value"]
+    check_tensor_value(value)
+    shape = data["shape"]
+    if not _is(shape, list) or not all(_is(n, int) and n >= 0 for n in shape):
+        _refuse(f"tensor shape {shape!r}")
+    if shape != list(value.shape):
+        _refuse(f"recorded shape {shape} but the value has shape {list(value.shape)}")
+    if _dtype(data["dtype"]) is None or data["dtype"] != str(value.dtype):
+        _refuse(f"recorded dtype {data['dtype']!r} but the value is {value.dtype}")
+    if _device(data["device"]) is None:
+        _refuse(f"device {data['device']!r}")
+    flags = ("requires_grad", "is_leaf", "is_inference")
+    if not all(_is(data[name], bool) for name in flags):
+        _refuse("autograd facts that are not True/False")
+    node = data["grad_fn"]
+    if node is not None and not _is(node, str):
+        _refuse("a grad_fn that is not a name")
+    if data["is_leaf"] != (node is None) or (node is not None and not data["requires_grad"]):
+        _refuse("is_leaf, grad_fn and requires_grad that no tensor can have together")
+    if data["type"] not in ("Tensor", "Parameter"):
+        _refuse(f"a tensor of type {data['type']!r}")
+    if not (_is(data["ptr"], int) and _is(data["storage"], int)):
+        _refuse("memory addresses that are not integers")
+
+
+def check_snapshot(data: Any, depth: int = 0) -> None:
+    """Refuse a snapshot (and every snapshot in it) whose facts disagree with its values."""
+    if depth > _MAX_DEPTH:
+        _refuse("nested too deep")
+    kind = data.get("kind") if _is(data, dict) else None
+    if kind not in SNAPSHOT_KEYS or set(data) != SNAPSHOT_KEYS[kind]:
+        _refuse(f"not a snapshot ({kind!r})")
+    if kind in _SCALAR_KINDS and not _is(data["value"], *_SCALAR_KINDS[kind]):
+        _refuse(f"a {kind} whose value is {type(data['value']).__name__}")
+    elif kind in ("list", "tuple"):
+        items, length = data["items"], data["length"]
+        if not _is(items, list) or not _is(length, int) or len(items) != min(length, MAX_ITEMS):
+            _refuse(f"a {kind} whose length {length!r} disagrees with its items")
+        for item in items:
+            check_snapshot(item, depth + 1)
+    elif kind == "dict":
+        items = data["items"]
+        if not _is(items, dict) or len(items) > MAX_ITEMS or not all(_is(k, str) for k in items):
+            _refuse("a dict that is not a bounded dict of names")
+        for item in items.values():
+            check_snapshot(item, depth + 1)
+    elif kind == "module" and not (_is(data["type"], str) and _is(data["training"], bool)):
+        _refuse("a module record")
+    elif kind == "other" and not _is(data["type"], str):
+        _refuse("a type name that is not a string")
+    elif kind == "device" and _device(data["value"]) is None:
+        _refuse(f"device {data['value']!r}")
+    elif kind == "dtype" and _dtype(data["value"]) is None:
+        _refuse(f"dtype {data['value']!r}")
+    elif kind == "tensor":
+        _check_tensor(data)
+
+
+def _looks_like_snapshot(data: dict) -> bool:
+    kind = data.get("kind")
+    return _is(kind, str) and kind in SNAPSHOT_KEYS and SNAPSHOT_KEYS[kind] - {"kind"} <= set(data)
+
+
+def check_observation(data: Any, depth: int = 0) -> None:
+    """Check a whole observation once, before any judgement reads it.
+
+    Every snapshot in it must agree with itself, and every bare tensor must be a plain
+    CPU copy; anything else in it is a check's own plain data, read as such.
+    """
+    if depth > 2 * _MAX_DEPTH:
+        _refuse("nested too deep")
+    if isinstance(data, torch.Tensor):
+        check_tensor_value(data)
+    elif _is(data, dict):
+        if _looks_like_snapshot(data):
+            check_snapshot(data)
+        else:
+            for item in data.values():
+                check_observation(item, depth + 1)
+    elif _is(data, list, tuple):
+        for item in data:
+            check_observation(item, depth + 1)
 
 
 class Seen:
-    """The judge's view of one snapshot: attributes named like a tensor's, values only."""
+    """The judge's view of one snapshot: attributes named like a tensor's, values only.
 
-    def __init__(self, data: dict):
-        self.data = data if isinstance(data, dict) else {"kind": "other", "type": "?"}
+    A snapshot whose recorded facts disagree with its values is refused when the view
+    is made (:class:`InconsistentObservation`), so every attribute below can be trusted.
+    """
+
+    def __init__(self, data: Any, checked: bool = False):
+        if not _is(data, dict):
+            data = {"kind": "other", "type": "?"}
+        if not checked:
+            check_snapshot(data)
+        self.data = data
 
     @property
     def kind(self) -> str:
@@ -108,10 +267,11 @@ class Seen:
     @property
     def items(self) -> list[Seen]:
         items = self.data.get("items", [])
-        return [Seen(v) for v in (items.values() if isinstance(items, dict) else items)]
+        values = items.values() if isinstance(items, dict) else items
+        return [Seen(v, checked=True) for v in values]
 
     def item(self, key: str) -> Seen:
-        return Seen(self.data.get("items", {}).get(key, {"kind": "none"}))
+        return Seen(self.data.get("items", {}).get(key, {"kind": "none"}), checked=True)
 
     @property
     def length(self) -> int:
@@ -130,12 +290,12 @@ class Seen:
         return self.data.get("grad_fn")
 
     @property
-    def dtype(self) -> torch.dtype:
-        return _dtype(self.data.get("dtype", ""))
+    def dtype(self) -> torch.dtype | None:
+        return _dtype(self.data.get("dtype"))
 
     @property
-    def device(self) -> torch.device:
-        return torch.device(self.data.get("device", "cpu"))
+    def device(self) -> torch.device | None:
+        return _device(self.data.get("device"))
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -27,7 +27,12 @@ import torch
 from autograder.common import trusted
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text
-from autograder.common.observation import Seen, snapshot
+from autograder.common.observation import (
+    InconsistentObservation,
+    Seen,
+    check_observation,
+    snapshot,
+)
 from autograder.common.result import CheckFailed, CheckResult
 
 NOT_ATTEMPTED = Text(
@@ -35,6 +40,11 @@ NOT_ATTEMPTED = Text(
     "尚未作答：函数仍然抛出 NotImplementedError",
 )
 NO_EXCEPTION = Text("no exception", "不抛出异常")
+NOT_CONSISTENT = Text(
+    "what was recorded of your function is not consistent ({p}); it earns nothing",
+    "记录下来的函数行为前后矛盾（{p}），不计分",
+)
+CONSISTENT = Text("a consistent observation", "前后一致的观察结果")
 PASSED = Text("✓ {ex}: all checks passed", "✓ {ex}：全部检查通过")
 
 
@@ -50,17 +60,24 @@ class Mode:
         self.quiet = False  # the self-check runs every check without printing each outcome
         self.recorded: list[tuple[str, dict]] = []
         self.replay: list[tuple[str, dict]] = []
+        self.subset = False
         self.notes: list[Text] = []  # what a passing judge could not check here ("no GPU")
 
     def observe(self) -> None:
         """Record observations instead of judging (the sandboxed observer)."""
         self.name, self.recorded = "observe", []
 
-    def judge(self, observations: list[tuple[str, dict]]) -> None:
-        """Judge recorded observations, in order (the grader's process)."""
-        self.name, self.replay = "judge", list(observations)
+    def judge(self, observations: list[tuple[str, dict]], subset: bool = False) -> None:
+        """Judge recorded observations, in order (the grader's process).
+
+        ``subset``: the source judged runs only some of the recorded checks (a test
+        cell without its hidden tests), so observations of other checks are passed over.
+        """
+        self.name, self.replay, self.subset = "judge", list(observations), subset
 
     def next_observation(self, key: str) -> dict:
+        while self.subset and self.replay and self.replay[0][0] != key:
+            self.replay.pop(0)
         if not self.replay:
             return {"observe_error": "missing"}
         found_key, observation = self.replay.pop(0)
@@ -130,7 +147,7 @@ def returned(
     if record.get("raised") is None:
         return Seen(record.get("value", {"kind": "none"}))
     if record.get("not_implemented"):
-        raise NotAttempted(ex, [CheckResult(NOT_ATTEMPTED, False, "—", "NotImplementedError")])
+        raise NotAttempted(ex, [CheckResult(NOT_ATTEMPTED, False)])
     message = record.get("message", "")
     what = Text("calling {name}(...)", "调用 {name}(...)").format(name=name)
     found = Text("it raised {kind}: “{msg}”", "抛出了 {kind}：“{msg}”").format(
@@ -170,6 +187,22 @@ _STATE_TEXT = {
     ),
 }
 _LEFT_AS_FOUND = Text("{value}, as before your function ran", "{value}，与调用前相同")
+
+
+_REFUSED_PREFIX = "observation not consistent: "
+_STATE_TYPES = {"grad_enabled": bool, "inference_mode": bool, "default_dtype": str}
+
+
+def _recorded_state(obs: dict) -> tuple[dict, dict]:
+    """The switches before and after the call; an observation without them is refused."""
+    state = obs.get("_state")
+    sides = [state.get(side) if type(state) is dict else None for side in ("before", "after")]
+    for side in sides:
+        if type(side) is not dict or set(side) != set(_STATE_TYPES):
+            raise InconsistentObservation(_REFUSED_PREFIX + "the global switches are missing")
+        if any(type(side[name]) is not kind for name, kind in _STATE_TYPES.items()):
+            raise InconsistentObservation(_REFUSED_PREFIX + "global switches of the wrong type")
+    return sides[0], sides[1]
 
 
 def state_changes(before: dict, after: dict) -> list[CheckResult]:
@@ -223,17 +256,27 @@ class Check:
         return {**observation, "_state": {"before": before, "after": after}}
 
     def decide(self, obs: dict) -> None:
-        """Judge, with a clear failure when nothing could be observed."""
-        problem = obs.get("observe_error") if isinstance(obs, dict) else "not plain data"
+        """Judge, with a clear failure when nothing could be observed.
+
+        Fails closed: an observation whose recorded facts disagree with its values
+        (see ``observation.check_observation``) earns nothing, whatever it shows.
+        """
+        problem = obs.get("observe_error") if type(obs) is dict else "not plain data"
         if problem:
             what = Text("running your function", "运行你的函数")
             found = Text("it could not be observed ({p})", "无法观察它的行为（{p}）").format(
                 p=problem
             )
             raise CheckFailed(self.heading, [CheckResult(what, False, NO_EXCEPTION, found)])
-        self.judge(obs)
-        state = obs.get("_state", {})
-        changed = state_changes(state.get("before", {}), state.get("after", {}))
+        try:
+            check_observation(obs)
+            before, after = _recorded_state(obs)
+            self.judge(obs)
+        except InconsistentObservation as refused:
+            what = Text("recording your function", "记录函数的行为")
+            found = NOT_CONSISTENT.format(p=str(refused).removeprefix(_REFUSED_PREFIX))
+            raise CheckFailed(self.heading, [CheckResult(what, False, CONSISTENT, found)]) from None
+        changed = state_changes(before, after)
         if changed:
             raise CheckFailed(self.heading, changed)
 

@@ -3,7 +3,8 @@
 Kernels are forked from the worker's zygote and confined (see kernel.py). A
 cell that runs past its timeout, or a kernel that dies (``os._exit``, a
 segfault, the memory limit), is recorded against the cell that caused it; the kernel is
-started afresh and grading goes on with the next cell.
+started afresh and grading goes on with the next cell. Test cells run without
+their hidden tests: nothing hidden ever enters a learner's kernel.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import Any, Integer, Unicode
 
 from autograder.common.i18n import Text
+from autograder.grader.integrity import is_test_cell
+from autograder.grader.judge import visible_part
 from autograder.grader.kernel import SandboxedKernelManager
 
 INCIDENT_TEXT = {
@@ -133,6 +136,22 @@ class SandboxedExecute(Execute):
         return cell, self.resources
 
     def preprocess_cell(self, cell, resources, index):
+        """Run one cell; a test cell runs without its hidden tests.
+
+        Learner code in this kernel can read what the kernel ran (IPython's ``In``) and
+        print it into the feedback, so hidden tests never enter it: points come from
+        the judge, which reads the full source, restored on the cell right after.
+        """
+        if not is_test_cell(cell):
+            return self._run_cell(cell, resources, index)
+        full = cell.source
+        cell.source = visible_part(full)
+        try:
+            return self._run_cell(cell, resources, index)
+        finally:
+            cell.source = full
+
+    def _run_cell(self, cell, resources, index):
         if self._out_of_time():
             return self._skip_for_time(cell, index)
         try:

@@ -13,14 +13,21 @@ import builtins
 from dataclasses import dataclass, field
 
 import torch
+from nbformat import NotebookNode
 
 from autograder.common import i18n, protocol
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text
+from autograder.common.observation import InconsistentObservation
 from autograder.common.result import CheckFailed
 
 PASSED = Text("✓ all checks passed", "✓ 全部检查通过")
 NOT_JUDGED = Text("this test could not be judged: {reason}", "无法评判这个测试：{reason}")
+NOT_CONSISTENT = Text(
+    "what was recorded while your code was checked is not consistent ({reason}); "
+    "this test earns nothing",
+    "检查你的代码时记录下的结果前后矛盾（{reason}），这个测试不计分",
+)
 OBSERVER_TROUBLE = {
     "timed out": Text(
         "your code ran longer than the time limit while it was being checked",
@@ -73,23 +80,55 @@ class _Placeholders(dict):
         return LearnerName(name)
 
 
-def judge_cell(source: str, observed: dict, lang: str) -> Verdict:
-    """Run the test cell's checks against the observer's record for it, in ``lang``."""
+def visible_part(source: str) -> str:
+    """A test cell's code without its hidden tests, as nbgrader's ClearHiddenTests removes them."""
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    cell = NotebookNode(cell_type="code", source=source, metadata={}, outputs=[])
+    try:
+        ClearHiddenTests(enforce_metadata=False).preprocess_cell(cell, {}, 0)
+    except RuntimeError:  # unbalanced markers: keep everything before the first one
+        return source.split("### BEGIN HIDDEN TESTS")[0]
+    return cell.source
+
+
+def _observations(observed: dict) -> list[tuple[str, dict]]:
+    """The recorded (check key, observation) pairs; any other shape is refused."""
+    found = observed.get("observations", [])
+    if type(found) is not list or not all(
+        type(pair) in (list, tuple) and len(pair) == 2 and type(pair[0]) is str for pair in found
+    ):
+        raise InconsistentObservation("observation not consistent: not a list of observations")
+    return [(key, observation) for key, observation in found]
+
+
+def judge_cell(source: str, observed: dict, lang: str, subset: bool = False) -> Verdict:
+    """Run the test cell's checks against the observer's record for it, in ``lang``.
+
+    Every recorded observation must be judged (``subset``: ``source`` runs only some of
+    the recorded checks, e.g. a test cell without its hidden tests).
+    """
     i18n.set_language(lang)
-    status = observed.get("status", "missing")
+    status = observed.get("status", "missing") if type(observed) is dict else "not plain data"
     if status != "ok":
         text = OBSERVER_TROUBLE.get(status, NOT_JUDGED).format(
-            reason=observed.get("reason", status)
+            reason=observed.get("reason", status) if type(observed) is dict else status
         )
         return Verdict(False, text(lang))
-    protocol.MODE.judge(observed.get("observations", []))
     scope = {"__builtins__": builtins, "torch": torch}
     try:
+        protocol.MODE.judge(_observations(observed), subset)
         exec(compile(source, "<test cell>", "exec"), scope, _Placeholders(scope))  # noqa: S102
+        if protocol.MODE.replay and not subset:
+            unjudged = len(protocol.MODE.replay)
+            raise InconsistentObservation(f"{unjudged} more observations than checks")
     except NotAttempted as failure:
         return Verdict(False, failure.feedback(lang), not_attempted=True)
     except CheckFailed as failure:
         return Verdict(False, failure.feedback(lang), tuple(dict.fromkeys(failure.misconceptions)))
+    except InconsistentObservation as refused:
+        reason = str(refused).removeprefix("observation not consistent: ")[:300]
+        return Verdict(False, NOT_CONSISTENT.format(reason=reason)(lang))
     except Exception as error:  # a check that cannot judge gives no points and says why
         reason = f"{type(error).__name__}: {error}"[:300]
         return Verdict(False, NOT_JUDGED.format(reason=reason)(lang))
@@ -98,3 +137,9 @@ def judge_cell(source: str, observed: dict, lang: str) -> Verdict:
         return Verdict(True, "\n".join([PASSED(lang), *notes]))
     finally:
         protocol.MODE.reset()
+
+
+def visible_checks_pass(source: str, observed: dict, lang: str) -> bool:
+    """Whether the test cell's visible checks pass: what its first run (without hidden tests)
+    should have said."""
+    return judge_cell(visible_part(source), observed, lang, subset=True).passed

@@ -24,7 +24,7 @@ from traitlets import Any, Dict, Integer, List, Unicode
 
 from autograder.grader import policy
 from autograder.grader.integrity import is_test_cell, normal_source, visible_source
-from autograder.grader.judge import Verdict, judge_cell
+from autograder.grader.judge import Verdict, judge_cell, visible_checks_pass
 
 MAX_OUTPUT = 256 * 1024**2
 
@@ -226,7 +226,11 @@ class JudgeTestCells(NbGraderPreprocessor):
             if voided and verdict.passed:
                 reason = "; ".join(voided)
                 verdict = Verdict(False, _VOIDED[self.language].format(reason=reason))
-            if first_run_passed(cell) != verdict.passed and not voided:
+            disagrees = first_run_passed(cell) != verdict.passed
+            if disagrees and first_run_passed(cell):  # the first run had no hidden tests
+                seen = observed.get(grade_id, {})
+                disagrees = not visible_checks_pass(cell.source, seen, self.language)
+            if disagrees and not voided:
                 flags.append(_disagreement(grade_id, first_run_passed(cell)))
             cell.outputs = verdict_outputs(verdict)
             verdicts[grade_id] = {
