@@ -4,6 +4,12 @@ nbgrader's feedback HTML shows test cells as graded, hidden tests and all, and
 tracebacks that quote them. Two steps are added to its pipeline: nbgrader's own
 ``ClearHiddenTests`` and :class:`ShowOnlyCheckMessages`, which keeps only the
 checks' messages (expected vs found, misconception ID, section) of each error.
+
+The page shows what learners wrote and what their code displayed, so nothing in it
+may run: :class:`KeepSafeOutputs` keeps only output types and metadata the page can
+show as data, and :class:`SanitizedHTMLExporter` passes every piece of HTML (markdown
+cells, HTML and markdown outputs, comments) through nh3, the binding of the maintained
+Ammonia sanitiser, whose allow-list keeps no script, event handler or ``javascript:`` URL.
 nbgrader also copies every other file of the autograded folder (the course's
 source files among them) into the feedback folder; here nothing but the HTML
 feedback of the expected notebooks may land there, and the two small files that
@@ -12,11 +18,17 @@ nbgrader's ``release_feedback`` needs, copied as data from the submission.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
 
+import nh3
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter
+from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 # What release_feedback reads beside the HTML: the submission's timestamp and the secret
@@ -37,6 +49,99 @@ class ShowOnlyCheckMessages(NbGraderPreprocessor):
         return cell, resources
 
 
+# HTML that feedback may show: Ammonia's tags and attributes, classes (code highlighting,
+# tables), heading anchors; links and images over the web only.
+HTML_ATTRIBUTES = {
+    **{tag: set(names) for tag, names in nh3.ALLOWED_ATTRIBUTES.items()},
+    "*": {"class", "title"},
+    **{f"h{n}": {"id"} for n in range(1, 7)},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+# Output types shown as data (HTML and markdown only through the sanitiser); all else dropped.
+SHOWN_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg")
+IMAGE_TYPES = ("image/png", "image/jpeg")
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+
+
+def clean_html(markup) -> str:
+    """HTML without anything that could run: nh3's allow-list of tags, attributes, URLs."""
+    text = markup.decode() if isinstance(markup, bytes) else str(markup)
+    return nh3.clean(text, attributes=HTML_ATTRIBUTES, url_schemes=URL_SCHEMES)
+
+
+class SanitizedHTMLExporter(HTMLExporter):
+    """nbconvert's HTML exporter with every piece of HTML it writes from the notebook cleaned.
+
+    nbconvert's own ``sanitize_html`` covers outputs but not nbgrader's feedback template,
+    whose markdown cells and comments go through ``markdown2html`` unsanitised (and
+    markdown's own ``[x](javascript:…)`` links survive a sanitiser run on the source).
+    """
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("markdown2html", self._clean_markdown2html)
+        yield ("clean_html", clean_html)
+
+    @pass_context
+    def _clean_markdown2html(self, context, source):
+        return clean_html(self.markdown2html(context, source))
+
+    def _init_resources(self, resources):
+        resources = super()._init_resources(resources)
+        resources["should_sanitize_html"] = True  # no scripts, widgets or raw HTML outputs
+        return resources
+
+
+def _safe_output(output) -> NotebookNode | None:
+    """An output reduced to fields the page shows as data; None for any other kind."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        name = "stdout" if output.get("name") == "stdout" else "stderr"
+        return NotebookNode(output_type=kind, name=name, text=str(output.get("text", "")))
+    if kind == "error":
+        lines = [str(line) for line in output.get("traceback", [])]
+        ename, evalue = str(output.get("ename", "")), str(output.get("evalue", ""))
+        return NotebookNode(output_type=kind, ename=ename, evalue=evalue, traceback=lines)
+    if kind not in ("display_data", "execute_result"):
+        return None
+    data = {
+        key: value
+        for key, value in output.get("data", {}).items()
+        if key in SHOWN_TYPES and isinstance(value, str)
+    }
+    if "text/html" in data:
+        data["text/html"] = clean_html(data["text/html"])
+    for key in IMAGE_TYPES:
+        if key in data and not BASE64.fullmatch(data[key]):
+            del data[key]
+    metadata = {}
+    for key in IMAGE_TYPES:  # the template writes these two unquoted: integers only
+        sizes = output.get("metadata", {}).get(key, {})
+        sizes = sizes if isinstance(sizes, dict) else {}
+        kept = {k: v for k, v in sizes.items() if k in ("width", "height") and type(v) is int}
+        if kept:
+            metadata[key] = kept
+    safe = NotebookNode(output_type=kind, data=NotebookNode(data), metadata=NotebookNode(metadata))
+    if kind == "execute_result":
+        count = output.get("execution_count")
+        safe.execution_count = count if type(count) is int else None
+    return safe
+
+
+class KeepSafeOutputs(NbGraderPreprocessor):
+    """Keep only what the feedback page can show as data (an allow-list of outputs)."""
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader")
+        if isinstance(meta, dict) and "grade_id" in meta:  # the template writes it unescaped
+            meta["grade_id"] = html.escape(str(meta["grade_id"]))
+        cell.pop("attachments", None)
+        if cell.cell_type == "code":
+            safe = (_safe_output(output) for output in cell.get("outputs", []))
+            cell.outputs = [output for output in safe if output is not None]
+        return cell, resources
+
+
 def generate(course_root: Path, assignment: str, student: str | None = None) -> list[Path]:
     """Write feedback HTML for the assignment; return the feedback folders written."""
     from nbgrader.converters import GenerateFeedback
@@ -47,8 +152,9 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
 
     nbgrader = api(course_root)
     defaults = GenerateFeedback.class_traits()["preprocessors"].default()
-    steps = [ClearHiddenTests, ShowOnlyCheckMessages, *defaults]
+    steps = [ClearHiddenTests, ShowOnlyCheckMessages, *defaults, KeepSafeOutputs]
     nbgrader.config.GenerateFeedback.preprocessors = steps
+    nbgrader.config.GenerateFeedback.exporter_class = SanitizedHTMLExporter
     nbgrader.coursedir.ignore = ["*", ".*"]  # copy no file besides the notebooks' feedback
     pages = {f"{name}.html" for name in submission.expected_notebooks(course_root, assignment)}
     written = []
