@@ -4,8 +4,10 @@ Two submissions graded one after the other by the same worker (so by the same
 zygote) each first look for what the other may have left, then leave all they
 can: files in the scratch and in /dev/shm, an environment variable, a changed
 grad mode and default dtype, an attribute on the torch module, a process left
-running. Neither may see any of it, nor the zygote, and their random number
-generators must start from different seeds, as two fresh interpreters' would.
+running, a key in the user's and the session's keyring. Neither may see any of
+it, nor the zygote, nor a key the grader's own session held before grading
+began, and their random number generators must start from different seeds, as
+two fresh interpreters' would.
 """
 
 from __future__ import annotations
@@ -29,9 +31,18 @@ from autograder.grader import forked
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
 PROBE = """\
-import glob, os, random, subprocess
-import numpy
+import ctypes, glob, os, random, subprocess
+import numpy, pyseccomp
+libc = ctypes.CDLL(None, use_errno=True)
+def syscall(name, *args):
+    return libc.syscall(pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name), *args)
 seen = []
+for ring in (-4, -3):  # KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING
+    for key in (b'course-planted', GRADER_KEY):
+        if syscall('keyctl', 10, ring, b'user', key, 0) >= 0:  # KEYCTL_SEARCH
+            seen.append(f'key {key.decode()} in keyring {ring}')
+if b'course-' in open('/proc/keys', 'rb').read():
+    seen.append('a key in /proc/keys')
 if glob.glob('/tmp/work/planted*') or glob.glob('/dev/shm/planted*'):
     seen.append('files')
 if os.environ.get('PLANTED'):
@@ -58,12 +69,25 @@ torch.planted = 1
 subprocess.Popen(['bash', '-c', 'exec -a planted sleep 300'])
 torch.set_grad_enabled(False)
 torch.set_default_dtype(torch.float64)
+for ring in (-4, -3):
+    syscall('add_key', b'user', b'course-planted', b'x', 1, ring)
+"""
+GRADER_KEY = b"course-grader-key"
+# The grader starts in a session keyring of its own that holds a key, as a login's may.
+WITH_KEY = f"""\
+import ctypes, os, sys, pyseccomp
+libc = ctypes.CDLL(None, use_errno=True)
+def syscall(name, *args):
+    return libc.syscall(pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name), *args)
+assert syscall('keyctl', 1, None) > 0  # KEYCTL_JOIN_SESSION_KEYRING: a new, anonymous one
+assert syscall('add_key', b'user', {GRADER_KEY!r}, b'secret', 6, -3) > 0
+os.execv(sys.argv[1], sys.argv[1:])
 """
 
 
 def _course_grade(*args: str, temp: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(BIN / "course-grade"), *args],
+        [str(BIN / "python"), "-c", WITH_KEY, str(BIN / "course-grade"), *args],
         capture_output=True,
         text=True,
         timeout=900,
@@ -86,7 +110,8 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
     root = make_course(tmp_path / "course")
     learner = nbformat.read(str(root / "release" / LESSON / f"{LESSON}.ipynb"), as_version=4)
     setup = next(i for i, c in enumerate(learner.cells) if c.cell_type == "code")
-    learner.cells.insert(setup + 1, nbformat.v4.new_code_cell("import json\n" + PROBE))
+    probe = f"import json\nGRADER_KEY = {GRADER_KEY!r}\n{PROBE}"
+    learner.cells.insert(setup + 1, nbformat.v4.new_code_cell(probe))
     for student in ("first", "second"):
         folder = root / "submitted" / student / LESSON
         folder.mkdir(parents=True)

@@ -10,7 +10,8 @@ own channel socket), a child
 1. says "ready" on its channel, so the grader learns its PID and moves it into
    the submission's cgroup, and waits for the go-ahead;
 2. confines itself (``isolate.enter``: fresh namespaces, scratch, /proc,
-   no capabilities, Landlock);
+   no capabilities, Landlock), then joins a fresh session keyring and loads the
+   seccomp filter the zygote built once (``seccomp_filter``);
 3. becomes an IPython kernel on the given connection file, or the verdict
    observer (``autograder.kernel.observer``), which reads its job from the
    channel and writes its blob back.
@@ -33,6 +34,10 @@ import signal
 import socket
 import sys
 import traceback
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported by main(): the grader, which imports GO and READY, needs no libseccomp
+    from autograder.grader.seccomp_filter import Filter
 
 PR_SET_DUMPABLE = 4
 MAX_REQUEST = 1 << 16
@@ -66,7 +71,7 @@ def preload() -> None:
     use_cjk_font()  # matplotlib's font list, built once here, not in every kernel
 
 
-def serve(control: socket.socket) -> None:
+def serve(control: socket.socket, syscalls: Filter) -> None:
     """Fork one confined child per request until the grader closes the control socket."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     while True:
@@ -77,12 +82,12 @@ def serve(control: socket.socket) -> None:
         if not message:
             return
         if os.fork() == 0:
-            _child(json.loads(message), fds[0], control)
+            _child(json.loads(message), fds[0], control, syscalls)
         for fd in fds:
             os.close(fd)
 
 
-def _child(request: dict, channel_fd: int, control: socket.socket) -> None:
+def _child(request: dict, channel_fd: int, control: socket.socket, syscalls: Filter) -> None:
     """In the forked child: report, wait to be placed, confine, then run; never returns."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -97,9 +102,11 @@ def _child(request: dict, channel_fd: int, control: socket.socket) -> None:
         payload = _read_all(channel)
         if not payload.startswith(GO):
             os._exit(3)
+        from autograder.grader import seccomp_filter
         from autograder.grader.isolate import Isolation, enter
 
         enter(Isolation(**request["isolation"]))
+        seccomp_filter.enter(syscalls)  # last: isolating needed unshare and mount
         os.dup2(0, 2)  # the zygote's log is for confinement failures, not learner output
         os.environ.clear()
         os.environ.update(request["env"])
@@ -163,10 +170,13 @@ def main() -> None:
     control = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    from autograder.grader import seccomp_filter
+
+    syscalls = seccomp_filter.build()
     preload()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    serve(control)
+    serve(control, syscalls)
 
 
 if __name__ == "__main__":
