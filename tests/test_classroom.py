@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -39,6 +40,8 @@ from classroom_hub import (
 )
 from conftest import REPO
 from processes import free_port, venv_env
+
+from autograder.classroom import passwords
 
 pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
@@ -107,6 +110,20 @@ def _screenshots_on_failure(people: dict):
                 person.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
                 print(f"screenshot saved: {ARTIFACTS / name}.png")
         raise
+
+
+def _logs_in(browser, base: str, name: str, password: str) -> bool:
+    """Whether the hub lets ``name`` in with ``password`` (a fresh browser, no server started)."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{base}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    page.wait_for_load_state()
+    refused = page.locator("#login_submit").count() == 1 and "/hub/login" in page.url
+    context.close()
+    return not refused
 
 
 class Person:
@@ -248,6 +265,27 @@ def _catalogued_wrong_answer() -> str:
     ).strip("\n")
 
 
+# Run as a learner: whether the grading cluster takes a task from them, with a certificate of
+# their own, without any, or in plain TCP.
+_INTRUDER = """
+import json, sys
+from distributed import Client
+from distributed.security import Security
+tls = sys.argv[1]
+outcome = {}
+for how, address, security in (
+    ("own certificate", tls, Security.temporary()),
+    ("plain tcp", tls.replace("tls://", "tcp://"), None),
+):
+    try:
+        with Client(address, security=security, timeout=10) as client:
+            outcome[how] = "ran as uid %d" % client.submit(__import__("os").getuid).result()
+    except Exception as error:
+        outcome[how] = type(error).__name__
+print(json.dumps(outcome))
+"""
+
+
 # Run as a learner: what each path gives them, "read" or the error's name.
 _PROBE = """
 import json, os, sys
@@ -314,8 +352,10 @@ def test_a_term_in_the_classroom(browser, record_property):
                 timeout=600,
             )
             assert made.returncode == 0, made.stdout + made.stderr
-            password = re.search(r"shared password \(shown only now\): (\S+)", made.stdout)[1]
             room = folder / "room"
+            password = passwords.handed_out(room)
+            assert set(password) == {teacher, alice, bob, chen}, made.stdout
+            assert (room / passwords.FILE).stat().st_mode & 0o777 == 0o600
             bridged = room / "python" / "bin" / "python"  # setup --python made it
             python = str(bridged if bridged.is_file() else PYTHON)
             en, zh = (room / "home" / teacher / f"autograd-course-{lang}" for lang in ("en", "zh"))
@@ -327,10 +367,14 @@ def test_a_term_in_the_classroom(browser, record_property):
             with running_hub(room, folder / "hub.log"):
                 base = f"http://127.0.0.1:{ports['port']}"
                 assert http_status(f"{base}/hub/login") == 200
+                # One person, one login: a learner's password opens no one else's account.
+                for other in (bob, teacher):
+                    assert not _logs_in(browser, base, other, password[alice]), other
+                assert _logs_in(browser, base, alice, password[alice])  # the check can tell
 
                 # The instructor's formgrader: the English course on the default server,
                 # the Chinese one on the server named "zh".
-                instructor = people[teacher] = Person(browser, base, teacher, password)
+                instructor = people[teacher] = Person(browser, base, teacher, password[teacher])
                 formgrader = instructor.url("formgrader")
                 assert _formgrader_course(instructor, formgrader) == "autograd-course-en"
                 # The "zh" server starts and opens on its formgrader, as the hub's spawn
@@ -343,7 +387,7 @@ def test_a_term_in_the_classroom(browser, record_property):
                 partial[WRONG_EXERCISE] = _catalogued_wrong_answer()
                 validated = {}
                 for name, answers in ((alice, solutions), (bob, partial)):
-                    learner = people[name] = Person(browser, base, name, password)
+                    learner = people[name] = Person(browser, base, name, password[name])
                     learner.fetch()
                     learner.answer(answers)
                     validated[name] = learner.submit()
@@ -354,12 +398,20 @@ def test_a_term_in_the_classroom(browser, record_property):
                 assert WRONG_ID in validated[bob] and "Check failed" in validated[bob]
 
                 # The Chinese course: JupyterLab in Chinese, the Chinese notebook.
-                learner = people[chen] = Person(browser, base, chen, password)
+                learner = people[chen] = Person(browser, base, chen, password[chen])
                 assert learner.page.locator("#jp-MainMenu", has_text="文件").count() == 1
                 learner.fetch()
                 fetched = json.dumps(learner.contents(NOTEBOOK), ensure_ascii=False)
                 assert "学习目标" in fetched and "Learning goals" not in fetched
                 learner.submit(validate=False)
+
+                # Alice submits her own work again, in Bob's name: it must not replace his.
+                forged = as_user(
+                    alice,
+                    [python, "-m", "nbgrader", "submit", LESSON, f"--student={bob}"],
+                    cwd=room / "home" / alice,
+                )
+                assert forged.returncode == 0, forged.stderr[-2000:]
 
                 # Isolation: another learner's work and the instructor's course stay closed.
                 own = room / "home" / alice / NOTEBOOK
@@ -370,6 +422,7 @@ def test_a_term_in_the_classroom(browser, record_property):
                     en / "source" / LESSON,
                     en / "gradebook.db",
                     room / "exchange" / "autograd-course-en" / "inbound",
+                    room / passwords.FILE,
                 ]
                 seen = _what_user_can_read(alice, probed, python)
                 assert seen.pop(str(own)) == "read"
@@ -377,16 +430,32 @@ def test_a_term_in_the_classroom(browser, record_property):
 
                 # The instructor collects and grades through a local Dask cluster (one worker:
                 # two submissions; test_sandbox grades with two workers side by side).
-                _nbgrader(teacher, en, python, "collect", LESSON)
+                collected = _nbgrader(teacher, en, python, "collect", LESSON)
+                assert f"claims to be {bob}'s submission but {alice} made it" in collected
+                (refused,) = json.loads((en / "grading/refused" / f"{LESSON}.json").read_text())
+                assert (refused["username"], refused["owner"]) == (bob, alice)
                 _nbgrader(teacher, zh, python, "collect", LESSON)
                 assert (zh / "submitted" / chen / LESSON / f"{LESSON}.ipynb").is_file()
                 scheduler = free_port()
-                cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster"]
+                cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster", str(room)]
                 cluster += ["--workers", "1", "--port", str(scheduler)]
                 with running(cluster, folder / "dask.log", "Dask scheduler at"):
-                    address = f"tcp://127.0.0.1:{scheduler}"
-                    graded = _course_grade("grade", str(en), LESSON, "--scheduler", address)
+                    address = f"tls://127.0.0.1:{scheduler}"
+                    # A learner cannot run anything on it: no certificate of theirs is taken.
+                    intruder = as_user(alice, [python, "-c", _INTRUDER, address], cwd=Path("/"))
+                    assert intruder.returncode == 0, intruder.stderr[-2000:]
+                    tried = json.loads(intruder.stdout)
+                    assert not any(v.startswith("ran") for v in tried.values()), tried
+                    secret = [room / "cluster", room / "cluster" / "key.pem"]
+                    seen = _what_user_can_read(alice, secret, python)
+                    assert set(seen.values()) == {"PermissionError"}, seen
+                    tls = ["--scheduler", address, "--tls", str(room / "cluster")]
+                    graded = _course_grade("grade", str(en), LESSON, *tls)
                 assert f"Dask at {address}" in graded and "2 graded" in graded, graded
+                # The workers ran as the instructor, never root: what they wrote is theirs.
+                written = list((en / "grading" / "records").rglob("*.json"))
+                owners = {path.stat().st_uid for path in written}
+                assert written and owners == {pwd.getpwnam(teacher).pw_uid}, owners
                 _course_grade("feedback", str(en), LESSON)
                 _nbgrader(teacher, en, python, "release_feedback", LESSON)
 
