@@ -179,6 +179,16 @@ def _check_tensor(data: dict) -> None:
         _refuse("memory addresses that are not integers")
 
 
+def _check_recorded_facts(data: dict) -> None:
+    """A check's own record of a tensor (not a snapshot): its shape and dtype are its value's."""
+    value = data["value"]
+    check_tensor_value(value)
+    if "shape" in data and data["shape"] != list(value.shape):
+        _refuse(f"recorded shape {data['shape']} but the value has shape {list(value.shape)}")
+    if "dtype" in data and data["dtype"] != str(value.dtype):
+        _refuse(f"recorded dtype {data['dtype']!r} but the value is {value.dtype}")
+
+
 def check_snapshot(data: Any, depth: int = 0) -> None:
     """Refuse a snapshot (and every snapshot in it) whose facts disagree with its values."""
     if depth > _MAX_DEPTH:
@@ -230,9 +240,11 @@ def check_observation(data: Any, depth: int = 0) -> None:
     elif _is(data, dict):
         if _looks_like_snapshot(data):
             check_snapshot(data)
-        else:
-            for item in data.values():
-                check_observation(item, depth + 1)
+            return
+        if data.get("kind") == "tensor" and "value" in data:  # a check's own record of one
+            _check_recorded_facts(data)
+        for item in data.values():
+            check_observation(item, depth + 1)
     elif _is(data, list, tuple):
         for item in data:
             check_observation(item, depth + 1)

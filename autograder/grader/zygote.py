@@ -90,6 +90,9 @@ def serve(control: socket.socket, syscalls: Filter) -> None:
 def _child(request: dict, channel_fd: int, control: socket.socket, syscalls: Filter) -> None:
     """In the forked child: report, wait to be placed, confine, then run; never returns."""
     try:
+        # A session (and process group) of its own: learner code that kills its group
+        # (os.killpg(0, 9)) ends only this child, not the zygote and its other children.
+        os.setsid()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         control.close()
         devnull = os.open(os.devnull, os.O_RDWR)
