@@ -147,8 +147,13 @@ def problem(path: Path) -> tuple[str, str] | None:
     """
     if not path.is_file():
         return "missing", f"{path.name} was not submitted"
+    from autograder.grader.verdicts import too_large
+
     try:
         nb = nbformat.read(str(path), as_version=4)
+        large = too_large(nb)  # before validating: the bound is on all reading
+        if large:
+            return "rejected", f"{path.name} is too large to grade: {large}"
         nbformat.validate(nb)
     except Exception as error:  # any parse or schema failure means the file is unusable
         first = str(error).splitlines()[0][:200] if str(error) else type(error).__name__

@@ -2,13 +2,13 @@
 
 ``ObserveTestCells`` runs before the (sandboxed) Execute step: it reads the
 learner's code cells, applies the learner-code policy, and has the worker's
-zygote fork the confined observer on the learner's definitions alone (which
-forks a fresh process per test cell). ``JudgeTestCells`` runs after Execute
-and before ``SaveAutoGrades``: it judges every graded test cell in this
-process from the observations and replaces the test cell's outputs with the
-verdict — so the points nbgrader saves come from here, never from the
-learner's kernel. Where the first run (the learner's kernel) and the verdict
-disagree, that is reported as a flag.
+zygote fork the confined observer on the cells that keep to it (which forks a
+fresh process per test cell, running the statements above that test cell).
+``JudgeTestCells`` runs after Execute and before ``SaveAutoGrades``: it judges
+every graded test cell in this process from the observations and replaces the
+test cell's outputs with the verdict — so the points nbgrader saves come from
+here, never from the learner's kernel. Where the first run (the learner's
+kernel) and the verdict disagree, that is reported as a flag.
 """
 
 from __future__ import annotations
@@ -96,10 +96,13 @@ class ObserveTestCells(NbGraderPreprocessor):
             source = Path(folder) / f"{name}.ipynb"
             if source.is_file():
                 exempt |= instructor_sources(nbformat.read(str(source), as_version=4))
-        flags, definitions, tests = read_notebook(nb, exempt)
+        flags, statements, tests = read_notebook(nb, exempt)
         job = {
-            "definitions": definitions,
-            "tests": [{"grade_id": _meta(c)["grade_id"], "source": c.source} for c in tests],
+            "statements": statements,
+            "tests": [
+                {"grade_id": _meta(c)["grade_id"], "source": c.source, "upto": upto}
+                for c, upto in tests
+            ],
             "timeout_s": self.cell_timeout,
             "threads": self.threads,
             "log": f"{name}.observer.log",  # in the observer's working folder (its scratch)
@@ -168,33 +171,91 @@ def stop_observers() -> None:
         RUNNING.discard(child)
 
 
+MAX_CELLS = 2000  # the course's notebooks have fewer than 100
+MAX_CODE_CHARS = 4 * 1024**2  # all code cells together
+
+
+def too_large(nb) -> str | None:
+    """Why a notebook is too large to read for grading (status ``rejected``), or None."""
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        return None  # not a notebook: nbformat's validation says so
+    if len(cells) > MAX_CELLS:
+        return f"it has {len(cells)} cells, more than the {MAX_CELLS} a graded notebook may have"
+    code = 0
+    for cell in cells:
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        code += sum(map(len, source)) if isinstance(source, list) else len(str(source))
+    if code > MAX_CODE_CHARS:
+        return f"its cells hold more than {MAX_CODE_CHARS // 1024**2} MiB of code"
+    return None
+
+
+def _exercise_test(grade_id: str | None, test_ids: set[str]) -> list[str]:
+    """The test cell of a solution cell's own exercise (``ex1_x`` → ``ex1_x_tests``)."""
+    own = f"{grade_id}_tests"
+    return [own] if grade_id and own in test_ids else []
+
+
 def read_notebook(nb, exempt: set[str]):
-    """Policy flags, the definitions the observer runs, and the test cells to judge."""
-    trees = {i: policy.parse(c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"}
-    module_names = policy.imported_names([t for t in trees.values() if t is not None])
-    flags, definitions, tests = [], [], []
-    for index, tree in trees.items():
-        cell = nb.cells[index]
-        if is_test_cell(cell):
-            tests.append(cell)
+    """Policy flags, the statements the observer runs, and each test cell with how many of
+    those statements come before it. Linear in the cells; each cell is parsed once.
+
+    A learner cell that breaks the policy is left out of the observer and voids only its
+    own exercise's test cell; the instructor's cells contribute their definitions and the
+    assignments learner or test code reads (``DEVICE``).
+    """
+    problem = too_large(nb)
+    if problem:
+        raise ValueError(problem)
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    tests = [c for _, c in code if is_test_cell(c)]
+    test_ids = {_meta(c)["grade_id"] for c in tests}
+    cells = []  # (index, cell, tree, instructor's)
+    for index, cell in code:
+        if not is_test_cell(cell):
+            tree = policy.parse(cell.source)
+            if tree is not None:
+                cells.append((index, cell, tree, normal_source(cell.source) in exempt))
+    context = policy.context_of(
+        [t for _, _, t, mine in cells if not mine], [t for _, _, t, mine in cells if mine]
+    )
+    flags, refused = [], set()
+    for index, cell, tree, instructors in cells:
+        if instructors:
             continue
-        if tree is None:
-            continue
-        definitions.extend(policy.definitions(tree))
-        if normal_source(cell.source) in exempt:
-            continue
-        later = [_meta(c)["grade_id"] for c in nb.cells[index + 1 :] if is_test_cell(c)]
-        where = _meta(cell).get("grade_id") or f"cell {index}"
-        for violation in policy.violations(tree, module_names):
+        grade_id = _meta(cell).get("grade_id")
+        for violation in policy.violations(tree, context):
+            refused.add(index)
             flags.append(
                 {
                     "kind": "forbidden construct",
-                    "cell": where,
+                    "cell": grade_id or f"cell {index}",
                     "detail": violation.describe(),
-                    "voids": later,
+                    "voids": _exercise_test(grade_id, test_ids),
                 }
             )
-    return flags, definitions, tests
+    reads = set()
+    for index, _, tree, instructors in cells:
+        if not instructors and index not in refused:
+            reads |= policy.global_reads(tree)
+    for cell in tests:
+        tree = policy.parse(cell.source)
+        reads |= policy.global_reads(tree) if tree else set()
+    needed = policy.needed_names(reads, [t for _, _, t, mine in cells if mine])
+    statements = []
+    kept = {index: (tree, instructors) for index, _, tree, instructors in cells}
+    placed = []
+    for index, cell in code:
+        if is_test_cell(cell):
+            placed.append((cell, len(statements)))
+        elif index in kept and index not in refused:
+            tree, instructors = kept[index]
+            if instructors:
+                statements.extend(policy.instructor_statements(tree, needed))
+            else:
+                statements.extend(policy.statements(tree))
+    return flags, statements, placed
 
 
 class JudgeTestCells(NbGraderPreprocessor):
@@ -247,9 +308,9 @@ class JudgeTestCells(NbGraderPreprocessor):
 
 _VOIDED = {
     "en": "No credit for this test: {reason}. Graded notebooks keep their test cells intact and "
-    "use no forbidden code (README: “What graded code may not use”).",
-    "zh": "这个测试不计分：{reason}。评分笔记本必须保留完整的测试单元格，且不得使用禁用的写法"
-    "（见 README“评分代码不能使用的写法”）。",
+    "use only what graded code may use (README: “What graded code may use”).",
+    "zh": "这个测试不计分：{reason}。评分笔记本必须保留完整的测试单元格，"
+    "且只能使用评分代码允许的写法（见 README“评分代码可以使用的写法”）。",
 }
 
 

@@ -1,14 +1,16 @@
-"""The verdict observer: runs a learner's definitions and records what the checks see.
+"""The verdict observer: runs a learner's cells and records what the checks see.
 
 The grading zygote forks it, confined, for a submission and gives it a job on
-its channel: the learner's definitions (imports, functions, classes and
-constants taken from the notebook, nothing else) and the test cells to observe.
-Torch and the checks were imported before any learner code existed; this
-process forks one child per test cell, so every exercise is observed in a fresh
-process that saw only the definitions. Each child sends its observations back
-through its own pipe; its standard output goes to a log. Only this parent writes
-to the channel: one weights-only blob with every test cell's observations and
-what happened to its child.
+its channel: the top-level statements of the notebook's cells that keep to the
+learner-code policy, in notebook order (of the instructor's cells, only their
+definitions and the assignments learner code reads), and the test cells to
+observe, each with how many statements precede it. Torch and the checks were
+imported before any learner code existed; this process forks one child per test
+cell, so every exercise is observed in a fresh process that ran only the
+statements above its test cell, as a top-to-bottom run of the notebook would.
+Each child sends its observations back through its own pipe; its standard
+output goes to a log. Only this parent writes to the channel: one weights-only
+blob with every test cell's observations and what happened to its child.
 """
 
 from __future__ import annotations
@@ -28,32 +30,30 @@ from autograder.common import protocol
 MAX_BLOB = 64 * 1024**2  # bytes one child may send back
 
 
-def observe_cell(definitions: list[str], test_source: str) -> list[tuple[str, dict]]:
-    """Run the definitions, then the test cell in observe mode; return the observations.
+def observe_cell(statements: list[str], test_source: str) -> list[tuple[str, dict]]:
+    """Run the statements, then the test cell in observe mode; return the observations.
 
-    Each definition runs on its own: one that fails (as it would have in the notebook)
-    leaves its name undefined, and the check that needs it says so.
+    Each statement runs on its own: one that fails (as it would have in the notebook)
+    leaves its names undefined, and the check that needs them says so.
     """
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    for k, code in enumerate(definitions):
+    for k, code in enumerate(statements):
         try:
-            exec(compile(code, f"<learner definition {k}>", "exec"), namespace)  # noqa: S102
+            exec(compile(code, f"<learner statement {k}>", "exec"), namespace)  # noqa: S102
         except Exception as error:  # the learner's own error, as in the notebook
-            print(f"definition {k} failed: {type(error).__name__}: {error}", file=sys.stderr)
+            print(f"statement {k} failed: {type(error).__name__}: {error}", file=sys.stderr)
     protocol.MODE.observe()
     exec(compile(test_source, "<test cell>", "exec"), namespace)  # noqa: S102 - course code
     return protocol.MODE.recorded
 
 
-def _child(write_fd: int, log_fd: int, definitions: list[str], source: str) -> None:
+def _child(write_fd: int, log_fd: int, statements: list[str], source: str) -> None:
     """In the forked child: learner code runs here, then the observations go to the pipe."""
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     try:
-        blob = protocol.to_bytes(
-            {"status": "ok", "observations": observe_cell(definitions, source)}
-        )
-    except BaseException as error:  # the learner's definitions or a check could not run
+        blob = protocol.to_bytes({"status": "ok", "observations": observe_cell(statements, source)})
+    except BaseException as error:  # the learner's statements or a check could not run
         text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         blob = protocol.to_bytes({"status": "error", "reason": text[:300], "observations": []})
     view = memoryview(blob)
@@ -99,7 +99,7 @@ def run(job: dict, log_path: str) -> dict:
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            _child(write_fd, log_fd, job["definitions"], test["source"])
+            _child(write_fd, log_fd, job["statements"][: test["upto"]], test["source"])
         os.close(write_fd)
         results[test["grade_id"]] = _collect(pid, read_fd, float(job["timeout_s"]))
         os.close(read_fd)

@@ -1,0 +1,358 @@
+"""The learner-code policy is an allow-list: every way out is refused with its line, every
+answer the course knows to be right is accepted, and reading a notebook is linear and bounded.
+
+Fast unit tests on ``autograder.grader.policy`` and ``verdicts.read_notebook``; the same
+routes are graded end to end through `course-grade` in test_red_team.py.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grader import policy, submission, verdicts
+
+REPO = Path(__file__).resolve().parents[1]
+
+# The instructor's setup cell as a learner notebook has it: the course's own code is bound
+# to names here (autograder, graph, saved_bytes, the lesson's checks).
+SETUP = (
+    "import torch\n\nimport autograder\nfrom autograder.kernel import graph\n"
+    "from autograder.kernel.measure import saved_bytes\nfrom autograder.lessons import lesson01\n\n"
+    'DEVICE = autograder.setup("en")'
+)
+
+# name -> (learner cell, the line the violation must name, fragment of its description).
+# Issue 23's nine definition-time routes first, then the rules of the list, then more.
+ROUTES = {
+    "getattr_constant_dunder": (
+        'def f(x, s=getattr(print, "__self__")):\n    return x',
+        1,
+        "getattr",
+    ),
+    "alias_of_the_instructors_import": (
+        "def f(x, a=autograder):\n    return x",
+        1,
+        "autograder",
+    ),
+    "operator_attrgetter": (
+        'import operator\n\ndef f(x, s=operator.attrgetter("__self__")(print)):\n    return x',
+        1,
+        "import operator",
+    ),
+    "string_formatter_get_field": (
+        'import string\n\nF = string.Formatter().get_field("0.__self__", [print], {})',
+        1,
+        "import string",
+    ),
+    "functools_reduce_getattr": (
+        "import functools\n\n"
+        'def f(x, b=functools.reduce(getattr, ["__self__"], print)):\n    return x',
+        3,
+        "getattr",
+    ),
+    "match_keyword_pattern": (
+        "match print:\n    case object(__self__=b):\n        pass",
+        2,
+        "__self__",
+    ),
+    "numpy_ctypeslib": (
+        "import numpy as np\n\ndef f(x, c=np.ctypeslib.ctypes):\n    return x",
+        3,
+        "ctypes",
+    ),
+    "type_alias_three_arguments": (
+        'T = type\nX = T("X", (), {"f": print})',
+        1,
+        "type",
+    ),
+    "map_getattr": (
+        'found = list(map(getattr, [print], ["__self__"]))',
+        1,
+        "getattr",
+    ),
+    # rules of the list
+    "import_outside_the_list": ("import sys", 1, "import sys"),
+    "from_import_outside_the_list": ("from torch.serialization import load", 1, "torch."),
+    "torch_private_module": ("from torch import _C", 1, "_C"),
+    "restricted_module_member": ("import copy\n\nt = copy.types", 3, "copy.types"),
+    "module_reached_through_a_module": ("import statistics\n\ns = statistics.sys", 3, "sys"),
+    "torch_holds_os": ("x = torch.os.getcwd()", 1, "os"),
+    "dunder_attribute": ("x = print.__self__", 1, "__self__"),
+    "private_attribute": ("def f(m):\n    return m._modules", 2, "_modules"),
+    "dunder_string": ('key = "__self__"', 1, "__self__"),
+    "dunder_bytes": ('key = b"__globals__"', 1, "__globals__"),
+    "format_field": ('s = "{0.__class__}".format(1)', 1, "__class__"),
+    "format_field_private": ('s = "{0._modules}".format(1)', 1, "_modules"),
+    "hasattr": ('ok = hasattr(print, "x")', 1, "hasattr"),
+    "setattr": ('setattr(torch, "x", 1)', 1, "setattr"),
+    "delattr": ('delattr(torch, "x")', 1, "delattr"),
+    "vars": ("v = vars(torch)", 1, "vars"),
+    "globals": ('g = globals()["autograder"]', 1, "globals"),
+    "exec": ("exec('1')", 1, "exec"),
+    "eval": ("x = eval('1')", 1, "eval"),
+    "compile": ("c = compile('1', 'x', 'eval')", 1, "compile"),
+    "open": ("f = open('/etc/passwd')", 1, "open"),
+    "dunder_import": ("os = __import__('os')", 1, "__import__"),
+    "builtins_dunder": ("b = __builtins__", 1, "__builtins__"),
+    "ipython_history": ("print(In)", 1, "In"),
+    "ipython_history_private": ("print(_ih)", 1, "_ih"),
+    "ipython_numbered_input": ("print(_i3)", 1, "_i3"),
+    "ipython_shell": ("ip = get_ipython()", 1, "get_ipython"),
+    "magic": ("%time x = 1", 1, "get_ipython"),
+    "course_module_name": ("def f(x):\n    return lesson01", 2, "lesson01"),
+    "course_function_name": ("n = saved_bytes", 1, "saved_bytes"),
+    "course_name_rebound": ("lesson01 = None", 1, "lesson01"),
+    "global_course_name": ("def f():\n    global lesson01\n    lesson01 = 1", 3, "lesson01"),
+    "lambda_default": ("def f(x, g=(lambda: print)()):\n    return x", 1, "default value"),
+    "call_default": ("def f(x, y=print(1)):\n    return x", 1, "default value"),
+    "walrus_default": ("def f(x, y=(z := 1)):\n    return x", 1, "default value"),
+    "walrus_decorator": ("@(d := staticmethod)\ndef f(x):\n    return x", 1, "decorator"),
+    "any_decorator": ("@print\ndef f(x):\n    return x", 1, "decorator"),
+    "decorator_call_with_a_call": (
+        "@torch.set_grad_enabled(print(1))\ndef f(x):\n    return x",
+        1,
+        "decorator",
+    ),
+    "unlisted_decorator": (
+        "import functools\n\n@functools.lru_cache\ndef f(x):\n    return x",
+        3,
+        "lru_cache",
+    ),
+    "annotation_call": ("def f(x: print(1)):\n    return x", 1, "annotation"),
+    "return_annotation_call": ("def f(x) -> print(1):\n    return x", 1, "annotation"),
+    "class_body_call": ("class A:\n    x = print(1)", 2, "class body"),
+    "class_body_loop": ("class A:\n    for i in range(3):\n        pass", 2, "class body"),
+    "class_keyword": ("class A(metaclass=print):\n    pass", 1, "metaclass"),
+    "class_decorator": ("@staticmethod\nclass A:\n    pass", 1, "class decorator"),
+    "base_from_a_call": ("class A(print(object)):\n    pass", 1, "base class"),
+    "dunder_method": ("class A:\n    def __getattr__(self, n):\n        return n", 2, "__getattr"),
+    "torch_function": (
+        "class A(torch.Tensor):\n    def __torch_function__(self, *a):\n        return True",
+        2,
+        "__torch_function__",
+    ),
+    "patch_torch": ("torch.allclose = lambda *a, **k: True", 1, "changes torch.allclose"),
+    "class_as_value": ("T = torch.Tensor\nT.clone = print", 1, "torch.Tensor used as a value"),
+    "class_as_argument": ("def f(c):\n    c.x = 1\n\nf(torch.Tensor)", 4, "torch.Tensor"),
+    "module_as_value": ("m = [torch][0]", 1, "module torch used as a value"),
+    "module_in_lambda": ("g = lambda: torch", 1, "module torch used as a value"),
+    "class_mro": ("bases = torch.Tensor.mro()", 1, "mro"),
+    "generator_frame": (
+        "def g():\n    yield 1\n\nf = g().gi_frame.f_globals",
+        4,
+        "gi_frame",
+    ),
+    "torch_ops": ("x = torch.ops.aten.add", 1, "ops"),
+    "torch_classes": ("x = torch.classes", 1, "classes"),
+    "torch_load": ("x = torch.load('w.pt')", 1, "load"),
+    "numpy_load": ("import numpy as np\n\nx = np.load('w.npy')", 3, "load"),
+    "tensor_from_file": ("x = torch.from_file('f')", 1, "from_file"),
+    "array_ctypes": ("import numpy as np\n\np = np.zeros(1).ctypes", 3, "ctypes"),
+    "torch_hub": ("x = torch.hub", 1, "hub"),
+    "torch_library": ("import torch.library", 1, "torch.library"),
+    "multiprocessing": ("import torch.multiprocessing", 1, "torch.multiprocessing"),
+    "global_module_hook": (
+        "h = torch.nn.modules.module.register_module_forward_hook(print)",
+        1,
+        "modules",
+    ),
+    "keyword_dunder": ("d = dict(__class__=1)", 1, "__class__"),
+    "relative_import": ("from . import x", 1, "from ."),
+    "star_import": ("from torch import *", 1, "import *"),
+    "dunder_name_bound": ("__x__ = 1", 1, "__x__"),
+    "private_global_not_defined": ("y = _secret", 1, "_secret"),
+    "staticmethod_as_value": ("s = staticmethod(print)", 1, "staticmethod"),
+    "breakpoint": ("breakpoint()", 1, "breakpoint"),
+    "traceback_of_an_error": (
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    t = e.__traceback__",
+        4,
+        "__traceback__",
+    ),
+}
+
+# Forms a learner writes that must pass: module-level objects and aliases (issue 22),
+# locals that shadow builtins, the decorators and dunders the lessons use.
+ACCEPTED = {
+    "custom_function_alias": (
+        "class SiLU(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n        return x * torch.sigmoid(x)\n\n"
+        "silu = SiLU.apply"
+    ),
+    "module_level_objects": (
+        'import torch.nn as nn\n\ncriterion = nn.CrossEntropyLoss()\nCPU = torch.device("cpu")\n'
+        "ONE = 2 - 1.0\nproduct_grads = print"
+    ),
+    "instructor_device": "def f(n):\n    return torch.zeros(n, device=DEVICE)",
+    "local_input": "def forward(self, input, type=None):\n    return input",
+    "grad_mode_decorators": (
+        "@torch.no_grad()\ndef f(x):\n    return x\n\n@torch.inference_mode(False)\n"
+        "def g(x):\n    return x\n\nfrom contextlib import contextmanager\n\n"
+        "@contextmanager\ndef h():\n    yield"
+    ),
+    "grad_mode_class_as_value": "mode = torch.no_grad if True else torch.enable_grad",
+    "super_init": (
+        "class M(torch.nn.Module):\n    scale = 2.0\n\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = torch.nn.Parameter(torch.ones(1))"
+    ),
+    "context_manager_dunders": (
+        "class C:\n    def __enter__(self):\n        return self\n\n"
+        "    def __exit__(self, *exc):\n        return False\n\n"
+        "c = torch.no_grad()\nc.__enter__()\nc.__exit__(None, None, None)"
+    ),
+    "version_and_base": "def f(t):\n    return t._version, t._base",
+    "private_helper": (
+        "def _helper(x):\n    return x\n\ny = _helper(1)\nfor _ in range(2):\n    pass"
+    ),
+    "isinstance_and_except": (
+        "def f(x):\n    try:\n        return isinstance(x, (torch.Tensor, torch.nn.Module))\n"
+        "    except (RuntimeError, ValueError):\n        return False"
+    ),
+    "defaults_and_annotations": (
+        "def f(x: torch.Tensor, dtype: torch.dtype = torch.float32, n: int = -1,\n"
+        "      sizes: tuple = (1, 2), device=DEVICE) -> torch.Tensor | None:\n    return x"
+    ),
+    "format_strings": 'def f(x):\n    return f"{x!r:>10}" + "{0:.3f} {1}".format(1.0, x)',
+    "docstring_naming_a_dunder": 'def f():\n    """Calls __init__ of nothing."""\n    return 1',
+    "utils_data": (
+        "loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.ones(2)))"
+    ),
+    "match_on_attributes": "match 1:\n    case int(real=r):\n        pass",
+}
+
+
+def _context(*cells: str) -> policy.Context:
+    instructor = [policy.parse(SETUP)]
+    return policy.context_of([policy.parse(c) for c in cells], instructor)
+
+
+def _violations(code: str) -> list[policy.Violation]:
+    tree = policy.parse(code)
+    assert tree is not None, code
+    return policy.violations(tree, _context(code))
+
+
+@pytest.mark.parametrize("name", list(ROUTES))
+def test_every_route_is_refused_with_its_line(name):
+    code, line, fragment = ROUTES[name]
+    found = _violations(code)
+    assert any(v.line == line and fragment in v.what for v in found), [v.describe() for v in found]
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED))
+def test_what_learners_write_is_accepted(name):
+    assert not [v.describe() for v in _violations(ACCEPTED[name])]
+
+
+def _solution_cells():
+    for path in sorted(glob.glob(str(REPO / "solutions" / "*" / "*.ipynb"))):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+                yield pytest.param(cell.source, id=cell.metadata["nbgrader"]["grade_id"])
+
+
+def _right_answers():
+    for n in range(1, 9):
+        catalogue = importlib.import_module(f"catalog.lesson{n:02d}")
+        for grade_id, answers in catalogue.RIGHT.items():
+            for right in answers:
+                yield pytest.param(right.code, id=f"{n:02d}-{grade_id}-{right.name}")
+
+
+@pytest.mark.parametrize("code", [*_solution_cells(), *_right_answers()])
+def test_every_solution_and_catalogued_right_answer_is_accepted(code):
+    assert not [v.describe() for v in _violations(code)]
+
+
+def _lesson(name: str):
+    (path,) = glob.glob(str(REPO / "solutions" / f"{name}*" / "*.ipynb"))
+    return nbformat.read(path, as_version=4)
+
+
+def _learner_copy(nb, answers: dict[str, str]):
+    """The notebook as a learner submits it: solution cells replaced by ``answers``."""
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    return nb
+
+
+def test_the_official_notebooks_read_clean_and_keep_the_setup_learner_code_reads():
+    for name in ("01", "04", "07"):
+        nb = _lesson(name)
+        flags, statements, tests = verdicts.read_notebook(nb, verdicts.instructor_sources(nb))
+        assert flags == []
+        setup = any(s.startswith("DEVICE = autograder.setup(") for s in statements)
+        assert setup == (name != "07")  # lesson 07's cells never read DEVICE
+        assert [upto for _, upto in tests] == sorted(upto for _, upto in tests)
+
+
+def test_a_violation_costs_only_its_own_exercise_and_leaves_the_observer():
+    nb = _lesson("01")
+    exempt = verdicts.instructor_sources(nb)
+    attack = "import sys\n\ndef product_grads(a, b):\n    return sys.modules"
+    helper = "SCALE = 2 - 1.0\nstep = print"
+    _learner_copy(nb, {"ex1_product_grads": attack, "ex2_output_requires_grad": helper})
+    flags, statements, _ = verdicts.read_notebook(nb, exempt)
+    assert [(f["cell"], f["detail"], f["voids"]) for f in flags] == [
+        ("ex1_product_grads", "line 1: import sys", ["ex1_product_grads_tests"])
+    ]
+    assert not any("sys" in s for s in statements)
+    assert "SCALE = 2 - 1.0" in statements and "step = print" in statements
+
+
+def test_a_violation_in_a_cell_of_its_own_voids_nothing_but_is_left_out():
+    nb = _lesson("01")
+    exempt = verdicts.instructor_sources(nb)
+    nb.cells.insert(5, nbformat.v4.new_code_cell("import os\nos.system('true')"))
+    flags, statements, _ = verdicts.read_notebook(nb, exempt)
+    assert [(f["cell"], f["voids"]) for f in flags] == [("cell 5", []), ("cell 5", [])]
+    assert not any("os" in s.split() for s in statements)
+
+
+def _notebook(cells: int):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"x{i} = {i}\nprint(x{i})") for i in range(cells)]
+    for i in range(0, cells, 10):
+        nb.cells[i].metadata["nbgrader"] = {
+            "grade": True,
+            "solution": False,
+            "grade_id": f"t{i}",
+            "points": 1,
+        }
+    return nb
+
+
+def _seconds_to_read(nb) -> float:
+    started = time.process_time()
+    verdicts.read_notebook(nb, set())
+    return time.process_time() - started
+
+
+def test_reading_a_notebook_is_linear_in_its_cells(monkeypatch):
+    monkeypatch.setattr(verdicts, "MAX_CELLS", 10_000)
+    _seconds_to_read(_notebook(50))  # imports and caches
+    small, large = _seconds_to_read(_notebook(500)), _seconds_to_read(_notebook(2000))
+    assert large < 4 * small * 2, (small, large)  # 4x the cells: linear, with slack for noise
+
+
+def test_a_notebook_past_the_limits_is_rejected_unread(tmp_path):
+    path = tmp_path / "big.ipynb"
+    nbformat.write(_notebook(verdicts.MAX_CELLS + 1), str(path))
+    status, reason = submission.problem(path)
+    assert status == "rejected" and f"more than the {verdicts.MAX_CELLS}" in reason
+    with pytest.raises(ValueError, match="cells"):
+        verdicts.read_notebook(_notebook(verdicts.MAX_CELLS + 1), set())
+    huge = nbformat.v4.new_notebook()
+    huge.cells = [nbformat.v4.new_code_cell("x = 1\n" * (verdicts.MAX_CODE_CHARS // 6 + 1))]
+    nbformat.write(huge, str(path))
+    assert submission.problem(path)[0] == "rejected"
+    nbformat.write(_notebook(20), str(path))
+    assert submission.problem(path) is None
