@@ -30,6 +30,8 @@ from autograder.kernel.observer import observe_cell
 
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 MIN_WRONG, MIN_RIGHT = 5, 3
+# Lessons whose checks are specifications on the oracle (issue 22): the raised standard.
+RAISED = {"04": (8, 5)}
 
 
 def _number(lesson: str) -> str:
@@ -180,11 +182,12 @@ def test_feedback_is_in_chinese_when_the_learner_chose_chinese(
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_catalogues_are_as_large_as_the_definition_of_done_asks(lesson):
     catalogue = _catalogue(lesson)
+    min_wrong, min_right = RAISED.get(_number(lesson), (MIN_WRONG, MIN_RIGHT))
     for exercise in _checks(lesson).EXERCISES:
         grade_id = _grade_id(exercise)
-        assert len(catalogue.WRONG.get(grade_id, [])) >= MIN_WRONG, grade_id
+        assert len(catalogue.WRONG.get(grade_id, [])) >= min_wrong, grade_id
         everywhere = [r for r in catalogue.RIGHT.get(grade_id, []) if len(r.devices) > 1]
-        assert len(everywhere) >= MIN_RIGHT, grade_id
+        assert len(everywhere) >= min_right, grade_id
 
 
 def test_a_crashing_answer_becomes_feedback_not_a_traceback():

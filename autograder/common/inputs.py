@@ -13,9 +13,9 @@ from autograder.kernel.device import course_device
 
 
 def uniform(seed: int, *shape: int, device, dtype=torch.float32) -> torch.Tensor:
-    """Values uniform in [-1, 1), the same for a given seed on every device."""
+    """Values uniform in [-1, 1), the same for a given seed on every device; shape () too."""
     g = trusted.generator().manual_seed(seed)
-    return (trusted.rand(*shape, generator=g, dtype=dtype) * 2 - 1).to(device)
+    return (trusted.rand(shape, generator=g, dtype=dtype) * 2 - 1).to(device)
 
 
 def resolve_device(device) -> torch.device:

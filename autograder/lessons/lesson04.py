@@ -1,12 +1,12 @@
 """Checks for lesson 04: detach, detach_, .data, and detach in GAN training.
 
-Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
-``observe`` builds its own tensors and models from a seed, calls the learner's
-function, and records plain data: what came back, whether it shares storage with
-the input (data pointers, and a mutation made on one side), whether backward
-raised afterwards, and — for the GAN steps — what a spy optimizer saw in every
-``.grad`` at the moment ``step()`` ran. ``judge`` rebuilds the same inputs on the
-CPU, computes one correct step with ``torch.autograd.grad`` and compares.
+Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+(contiguous, transposed, sliced, 0-d or leaf tensors; bfloat16; models arriving in
+training, evaluation or mixed mode, with a frozen layer, with stale, zero or no
+``.grad``; SGD, momentum or Adam), the learner's function and the reference run in
+identical worlds, and everything the caller can see afterwards is compared. Probes
+then test what a tensor is tied to: an in-place change made through the result, and
+backward through the caller's graph afterwards.
 """
 
 from __future__ import annotations
@@ -16,77 +16,58 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from autograder.common import compare as c
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import Seen, snapshot
-from autograder.common.protocol import Check, call, returned, verdict
-from autograder.common.result import CheckResult, require
+from autograder.common.inputs import uniform
+from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none, pick
+from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
-YES, NO = Text("yes", "是"), Text("no", "否")
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 
-def _yes_no(flag: bool) -> Text:
-    return YES if flag else NO
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to("cpu", copy=True)
 
 
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal within the tolerance the value checks use (float64, on the CPU)."""
-    if tuple(a.shape) != tuple(b.shape):
-        return False
-    a64, b64 = a.detach().to("cpu", torch.float64), b.detach().to("cpu", torch.float64)
-    return bool(trusted.allclose(a64, b64, rtol=1e-5, atol=1e-6))
+def _shares_t(found: dict) -> bool:
+    return "t" in found.get("shares", "").split(", ")
 
 
-def _seen_close(found: Seen, want: torch.Tensor) -> bool:
-    return found.is_tensor and _close(found.value, want)
+def _differs_only_in(*fields: str):
+    """A rule's condition: expected and found agree on every field except ``fields``."""
 
+    def when(e: dict, f: dict, ctx) -> bool:
+        keys = (set(e) | set(f)) - set(fields)
+        return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
 
-def _seen_zero_or_none(found: Seen) -> bool:
-    return found.kind == "none" or (found.is_tensor and not bool(found.value.any()))
+    return when
 
 
 # Exercise 1 (DT-1, DT-2) -------------------------------------------------------------------
 
-
-def _exp_of_leaf(seed: int, size: int, device, dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """A leaf w and t = w.exp(): exp saves its output, so t is needed by backward."""
-    w = uniform(seed, size, device=device, dtype=dtype).requires_grad_()
-    return w, w.exp()
-
-
-def _observe_frozen(fn, share: bool, seed: int, size: int, device, dtype) -> dict:
-    """Call fn(t, share) twice: once changing the copy in place, once changing t."""
-    w, t = _exp_of_leaf(seed, size, device, dtype)
-    first = call(fn, t, share)
-    record: dict = {"call": first.record(), "t_after": snapshot(t)}
-    copy = first.value
-    if not (first.ok and trusted.type_(copy) in (torch.Tensor, torch.nn.Parameter)):
-        return record
-    record["same_storage"] = bool(
-        copy.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
-    )
-    with trusted.no_grad():
-        copy.add_(0.5)
-    record["t_after_copy_changed"] = snapshot(t)
-    backward = call(lambda: trusted.autograd_grad(t.sum(), w))
-    record["backward"] = backward.record()
-
-    _, t2 = _exp_of_leaf(seed, size, device, dtype)
-    second = call(fn, t2, share)
-    if second.ok and trusted.type_(second.value) in (torch.Tensor, torch.nn.Parameter):
-        with trusted.no_grad():
-            t2.add_(0.25)
-        record["copy_after_t_changed"] = snapshot(second.value)
-    return record
+_LAYOUTS = {
+    "exp": ("t = w.exp()", lambda w: w.exp()),
+    "leaf": (Text("t is a leaf", "t 是叶子张量"), lambda w: w),
+    "transposed": (
+        Text("t = w.exp().t(), not contiguous", "t = w.exp().t()，不连续"),
+        lambda w: w.exp().t(),
+    ),
+    "slice": (
+        Text(
+            "t = w.exp()[1:-1], a view into a larger storage", "t = w.exp()[1:-1]，更大存储的视图"
+        ),
+        lambda w: w.exp()[1:-1],
+    ),
+    "scalar": (Text("t = w.exp() with shape ()", "t = w.exp()，形状为 ()"), lambda w: w.exp()),
+}
+_W_SHAPE = {"exp": (0,), "leaf": (0,), "transposed": (0, 2), "slice": (2,), "scalar": ()}
 
 
 @dataclass(frozen=True)
-class FrozenCopy(Check):
-    """frozen_copy(t, share): no history; shares t's storage (and version) or is independent."""
+class FrozenCopy(Spec):
+    """frozen_copy(t, share): no history; shares t's storage and version, or is independent."""
 
     number = 1
     seed: int = 0
@@ -94,104 +75,76 @@ class FrozenCopy(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        dtype = getattr(torch, self.dtype)
-        return {
-            "device": str(device),
-            "shared": _observe_frozen(fn, True, self.seed, self.size, device, dtype),
-            "independent": _observe_frozen(fn, False, self.seed + 1, self.size, device, dtype),
-        }
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        results = []
-        for share, key in ((True, "shared"), (False, "independent")):
-            results += self._judge_case(ex, share, obs[key], obs["device"])
-        require(ex, results)
-
-    def _judge_case(self, ex: Text, share: bool, rec: dict, device: str) -> list[CheckResult]:
-        """The storage and mutation results of one case, once its basic properties hold."""
-        seed = self.seed if share else self.seed + 1
-        name = f"frozen_copy(t, share={share})"
-        copy = returned(ex, rec["call"], "frozen_copy")
-        require(ex, [c.is_tensor(copy, name)])
-        w, t = _exp_of_leaf(seed, self.size, "cpu", getattr(torch, self.dtype))
-        t_after = Seen(rec["t_after"])
-        require(
-            ex,
-            [
-                c.requires_grad(copy, False, name),
-                c.grad_fn(copy, None, name),
-                c.dtype(copy, getattr(torch, self.dtype), name),
-                c.on_device(copy, device, name),
-                c.values(copy, t, name),
-                c.requires_grad(t_after, True, "t"),
-                c.grad_fn(t_after, "ExpBackward", "t"),
-            ],
-        )
-        shared = rec["same_storage"]
-        seen_in_t = _seen_close(Seen(rec["t_after_copy_changed"]), t + 0.5)
-        seen_in_copy = _seen_close(Seen(rec["copy_after_t_changed"]), t + 0.25)
-        raised = rec["backward"].get("raised") is not None
-        if share:
-            return [
-                _storage_result(name, shared, True, None),
-                _mutation_result("t", seen_in_t, True, None),
-                _mutation_result("copy", seen_in_copy, True, None),
-                CheckResult(
-                    Text(
-                        "backward through t raises after the copy was changed in place",
-                        "原地修改副本之后，经过 t 的反向传播会报错",
-                    ),
-                    raised,
-                    Text("it raises: autograd sees the change", "报错：自动求导看到了这次修改"),
-                    Text(
-                        "no error: autograd did not see the change (a wrong gradient)",
-                        "没有报错：自动求导没有看到这次修改（梯度是错的）",
-                    ),
-                    "DT-2" if shared else None,
-                ),
-            ]
-        return [
-            _storage_result(name, shared, False, "DT-1"),
-            _mutation_result("t", seen_in_t, False, "DT-1"),
-            _mutation_result("copy", seen_in_copy, False, "DT-1"),
-            CheckResult(
-                Text(
-                    "backward through t after the copy was changed in place",
-                    "原地修改副本之后，经过 t 的反向传播",
-                ),
-                not raised,
-                Text("works: t was not touched", "正常运行：t 没有被改动"),
-                Text("it raises: the copy was t's own storage", "报错：副本就是 t 的存储"),
-                "DT-1",
-            ),
-        ]
-
-
-def _storage_result(name: str, shared: bool, wanted: bool, misconception) -> CheckResult:
-    return CheckResult(
-        Text("{name} shares t's storage (data_ptr)", "{name} 与 t 共享存储（data_ptr）").format(
-            name=name
+    probes = {
+        "t_after_copy_changed": Text(
+            "t after an in-place change of the copy", "原地修改副本之后的 t"
         ),
-        shared == wanted,
-        _yes_no(wanted),
-        _yes_no(shared),
-        misconception,
+        "backward_raises": Text(
+            "backward through t raises after the copy was changed in place",
+            "原地修改副本之后，经过 t 的反向传播报错",
+        ),
+        "copy_after_t_changed": Text(
+            "the copy after an in-place change of t", "原地修改 t 之后的副本"
+        ),
+    }
+    names = {"result": "frozen_copy(t, share)"}
+    blame = (
+        Rule("result", lambda e, f, ctx: not ctx.case["share"] and _shares_t(f), "DT-1"),
+        Rule(
+            "probe:*",
+            lambda e, f, ctx: not ctx.case["share"] and _shares_t(ctx.found.get("result", {})),
+            "DT-1",
+        ),
+        Rule(
+            "probe:backward_raises",
+            lambda e, f, ctx: _shares_t(ctx.found.get("result", {})),
+            "DT-2",
+        ),
     )
 
+    def cases(self) -> list[dict]:
+        other = "float32" if self.dtype == "float64" else "float64"
+        axes = {
+            "share": [True, False],
+            "layout": list(_LAYOUTS),
+            "dtype": [self.dtype, other, "bfloat16"],
+        }
+        return draw(self.seed, axes, 10)
 
-_SHOWS_IN = {
-    "t": Text("an in-place change of the copy shows in t", "原地修改副本后，t 随之改变"),
-    "copy": Text("an in-place change of t shows in the copy", "原地修改 t 后，副本随之改变"),
-}
+    def describe(self, case: dict) -> Text:
+        return Text("share={s}, {l}, dtype {d}", "share={s}，{l}，数据类型 {d}").format(
+            s=case["share"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
+        )
 
+    def build(self, case: dict, device) -> World:
+        shape = tuple(n or self.size for n in _W_SHAPE[case["layout"]])
+        w = uniform(self.seed, *shape, device=device, dtype=getattr(torch, case["dtype"]))
+        w.requires_grad_()
+        t = _LAYOUTS[case["layout"]][1](w)
+        objects = {"t": t} if t is w else {"t": t, "w": w}
+        world = World((t, case["share"]), objects, device)
+        world.head, world.leaf = (t * t).sum(), w  # backward needs t's values
+        return world
 
-def _mutation_result(side: str, seen: bool, wanted: bool, misconception) -> CheckResult:
-    return CheckResult(
-        _SHOWS_IN[side], seen == wanted, _yes_no(wanted), _yes_no(seen), misconception
-    )
+    def reference(self, world: World, case: dict):
+        t = world.objects["t"]
+        return t.detach() if case["share"] else t.detach().clone()
+
+    def probe(self, world: World, value, again) -> dict:
+        if trusted.type_(value) not in _TENSORS:
+            return {}
+        found: dict = {}
+        with trusted.no_grad():
+            value.add_(0.5)
+        found["t_after_copy_changed"] = _copy(world.objects["t"])
+        backward = call(lambda: trusted.autograd_grad(world.head, world.leaf))
+        found["backward_raises"] = not backward.ok
+        world2, value2 = again()
+        if trusted.type_(value2) in _TENSORS:
+            with trusted.no_grad():
+                world2.objects["t"].add_(0.25)
+            found["copy_after_t_changed"] = _copy(value2)
+        return found
 
 
 def check_frozen_copy(fn, seed: int = 0, size: int = 5, dtype=torch.float64, device=None) -> None:
@@ -201,36 +154,38 @@ def check_frozen_copy(fn, seed: int = 0, size: int = 5, dtype=torch.float64, dev
 
 # Exercise 2 (DT-3) -------------------------------------------------------------------------
 
-# Each maker takes a leaf w of shape (3, 4) and returns (tensor, is_view).
-_MAKERS = (
-    ("w * 2", lambda w: (w * 2, False)),
-    ("w.exp()", lambda w: (w.exp(), False)),
-    ("w.sum(0)", lambda w: (w.sum(0), False)),
-    ("a fresh leaf", lambda w: (w.detach().clone().requires_grad_(), False)),
-    ("(w * 3)[1:]", lambda w: ((w * 3)[1:], True)),
-    ("(w + 1).t()", lambda w: ((w + 1).t(), True)),
-    ("(w * 2).unsqueeze(0)", lambda w: ((w * 2).unsqueeze(0), True)),
-    ("w[0]", lambda w: (w[0], True)),
-)
+# Tensors made from a leaf w of shape (4, 6): views first, then tensors that are not views.
+_VIEWS = {
+    "(w * 3)[1:]": lambda w: (w * 3)[1:],
+    "(w + 1).t()": lambda w: (w + 1).t(),
+    "(w * 2).unsqueeze(0)": lambda w: (w * 2).unsqueeze(0),
+    "w[0]": lambda w: w[0],
+    "(w * 2).permute(1, 0)": lambda w: (w * 2).permute(1, 0),
+    "(w - 1).chunk(2)[1]": lambda w: (w - 1).chunk(2)[1],
+    "(w * 2).narrow(1, 1, 3)": lambda w: (w * 2).narrow(1, 1, 3),
+    "(w + 2).diagonal()": lambda w: (w + 2).diagonal(),
+    "(w * 4).view(-1)": lambda w: (w * 4).view(-1),
+    "(w * 5)[:, ::2]": lambda w: (w * 5)[:, ::2],
+}
+_NOT_VIEWS = {
+    "w * 2": lambda w: w * 2,
+    "w.exp()": lambda w: w.exp(),
+    "w.sum(0)": lambda w: w.sum(0),
+    "a fresh leaf": lambda w: w.detach().clone().requires_grad_(),
+    "(w * 2).t().reshape(-1)": lambda w: (w * 2).t().reshape(-1),
+    "(w + 1).t().contiguous()": lambda w: (w + 1).t().contiguous(),
+    "(w * 3).sum()": lambda w: (w * 3).sum(),
+}
+_MAKERS = {**_VIEWS, **_NOT_VIEWS}
 
 
-_VIEW_NAMES = frozenset(name for name, make in _MAKERS[4:])
-
-
-def _detach_cases(seed: int, count: int) -> list[int]:
-    """Indices into _MAKERS: at least two views and two non-views, in a seeded order."""
+def _order(seed: int, names: list[str]) -> list[str]:
     g = trusted.generator().manual_seed(seed)
-    order = [int(i) for i in trusted.rand(len(_MAKERS), generator=g).argsort()]
-    views = [i for i in order if _MAKERS[i][0] in _VIEW_NAMES][:2]
-    others = [i for i in order if i not in views]
-    plain = [i for i in others if _MAKERS[i][0] not in _VIEW_NAMES][:2]
-    rest = [i for i in others if i not in plain][: max(count - 4, 0)]
-    chosen = set(views + plain + rest)
-    return [i for i in order if i in chosen]
+    return [names[int(i)] for i in trusted.rand(len(names), generator=g).argsort()]
 
 
 @dataclass(frozen=True)
-class DetachAll(Check):
+class DetachAll(Spec):
     """detach_all(tensors): detach_() where allowed (same object), detach() on views."""
 
     number = 2
@@ -239,95 +194,72 @@ class DetachAll(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        w = uniform(self.seed, 3, 4, device=device, dtype=getattr(torch, self.dtype))
-        w.requires_grad_()
-        inputs = [_MAKERS[i][1](w)[0] for i in _detach_cases(self.seed, self.count)]
-        out = call(fn, list(inputs))
-        record: dict = {"call": out.record(), "items": []}
-        if not (out.ok and trusted.type_(out.value) is list):
-            return record
-        for k, original in enumerate(inputs):
-            got = out.value[k] if k < trusted.len_(out.value) else None
-            item = {
-                "same_object": got is original,
-                "input_after": snapshot(original),
-                "shares_storage": False,
-                "shares_version": False,
-            }
-            if trusted.type_(got) in (torch.Tensor, torch.nn.Parameter):
-                item["shares_storage"] = bool(
-                    got.untyped_storage().data_ptr() == original.untyped_storage().data_ptr()
-                )
-                before = original._version
-                with trusted.no_grad():
-                    got.add_(0)
-                item["shares_version"] = bool(original._version != before)
-            record["items"].append(item)
-        return record
+    names = {"result": "detach_all(tensors)"}
+    blame = (Rule("probe:versions*", lambda e, f, ctx: _same_storage(ctx), "DT-2"),)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        found = returned(ex, obs["call"], "detach_all", classify=_dt3)
-        cases = _detach_cases(self.seed, self.count)
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"),
-                    found.kind == "list" and found.length == len(cases),
-                    Text("a list of {n} tensors", "包含 {n} 个张量的 list").format(n=len(cases)),
-                    found.describe(),
-                )
-            ],
+    def cases(self) -> list[dict]:
+        views = _order(self.seed, list(_VIEWS))
+        plain = _order(self.seed + 1, list(_NOT_VIEWS))
+        n_views = max(min(self.count // 2, len(views)), 1)
+        mixed = _order(self.seed + 2, views[:n_views] + plain[: max(self.count - n_views, 1)])
+        single = pick(self.seed, [views[n_views:][:1], plain[-1:]])
+        other = [*plain[-2:], views[-1]]
+        dtypes = [self.dtype, "bfloat16", "float32"]
+        return [
+            {"items": items, "dtype": d}
+            for items, d in zip((mixed, single, other), dtypes, strict=True)
+        ]
+
+    def describe(self, case: dict) -> Text:
+        return Text("tensors = [{t}], dtype {d}", "tensors = [{t}]，数据类型 {d}").format(
+            t=", ".join(case["items"]), d=case["dtype"]
         )
-        require(ex, [c.is_tensor(t, f"result[{k}]") for k, t in enumerate(found.items)])
-        results = []
-        for k, (index, got, item) in enumerate(zip(cases, found.items, obs["items"], strict=True)):
-            label, make = _MAKERS[index]
-            name = f"result[{k}] ({label})"
-            results += [c.requires_grad(got, False, name), c.grad_fn(got, None, name)]
-            if label in _VIEW_NAMES:
-                results += [
-                    _storage_shared(name, item["shares_storage"]),
-                    CheckResult(
-                        Text(
-                            "{name} shares the view's version counter (autograd sees changes)",
-                            "{name} 与视图共享版本计数器（自动求导看得到修改）",
-                        ).format(name=name),
-                        item["shares_version"],
-                        YES,
-                        NO,
-                        "DT-2" if item["shares_storage"] else None,
-                    ),
-                ]
-            else:
-                results.append(
-                    CheckResult(
-                        Text(
-                            "tensors[{k}] ({label}) detached in place (the same object returned)",
-                            "tensors[{k}]（{label}）被原地分离（返回的是同一个对象）",
-                        ).format(k=k, label=label),
-                        item["same_object"] and not Seen(item["input_after"]).requires_grad,
-                        YES,
-                        NO,
-                    )
-                )
-        require(ex, results)
+
+    def build(self, case: dict, device) -> World:
+        w = uniform(self.seed, 4, 6, device=device, dtype=getattr(torch, case["dtype"]))
+        w.requires_grad_()
+        tensors = [_MAKERS[name](w) for name in case["items"]]
+        objects = {"w": w, **{f"tensors[{k}]": t for k, t in enumerate(tensors)}}
+        return World((list(tensors),), objects, device)
+
+    def reference(self, world: World, case: dict):
+        result = []
+        for t in world.args[0]:
+            try:
+                result.append(t.detach_())
+            except RuntimeError:
+                result.append(t.detach())
+        return result
+
+    def probe(self, world: World, value, again) -> dict:
+        """Which caller tensors see an in-place change made through each result (versions)."""
+        if trusted.type_(value) is not list:
+            return {}
+        found = {}
+        for k, item in enumerate(value[:16]):
+            if trusted.type_(item) in _TENSORS:
+                before = {n: t._version for n, t in world.tensors()}
+                with trusted.no_grad():
+                    item.add_(0)
+                changed = [n for n, t in world.tensors() if t._version != before[n]]
+                found[f"versions[{k}]"] = ", ".join(changed)
+        return found
+
+    def probe_text(self, name: str) -> Text:
+        k = name.removeprefix("versions[").rstrip("]")
+        return Text(
+            "caller tensors whose version counter result[{k}] shares (autograd sees changes)",
+            "与 result[{k}] 共享版本计数器的调用者张量（自动求导看得到修改）",
+        ).format(k=k)
+
+    def classify(self, message: str) -> str | None:
+        return "DT-3" if "detach views in-place" in message else None
 
 
-def _storage_shared(name: str, shared: bool) -> CheckResult:
-    return CheckResult(
-        Text("{name} shares the view's storage", "{name} 与视图共享存储").format(name=name),
-        shared,
-        YES,
-        NO,
-    )
-
-
-def _dt3(message: str) -> str | None:
-    return "DT-3" if "detach views in-place" in message else None
+def _same_storage(ctx) -> bool:
+    """The result item of a version probe shares the storage it should (as .data does)."""
+    item = "result" + ctx.base.removeprefix("probe:versions")
+    return ctx.found.get(item, {}).get("shares") == ctx.expected.get(item, {}).get("shares")
 
 
 def check_detach_all(fn, seed: int = 0, count: int = 5, dtype=torch.float64, device=None) -> None:
@@ -337,9 +269,24 @@ def check_detach_all(fn, seed: int = 0, count: int = 5, dtype=torch.float64, dev
 
 # Exercise 3 (DT-2) -------------------------------------------------------------------------
 
+_X_LAYOUTS = {
+    "plain": Text("x contiguous", "x 连续"),
+    "transposed": Text("x transposed (not contiguous)", "x 是转置（不连续）"),
+    "slice": Text("x a view into a larger storage", "x 是更大存储的视图"),
+}
+
+
+def _normalised_dt2(e: dict, f: dict, ctx) -> bool:
+    """grad as exp's backward computes it after its output was normalised in place."""
+    p, x = ctx.expected["result[0]"].get("value"), ctx.before["x"].get("value")
+    if trusted.type_(f.get("value")) not in _TENSORS or p is None:
+        return False
+    hidden = x.to(torch.float64).t() @ p.to(torch.float64)
+    return close(f["value"].to(torch.float64), hidden, (1e-3, 1e-4))
+
 
 @dataclass(frozen=True)
-class NormalisedAndGrad(Check):
+class NormalisedAndGrad(Spec):
     """p = out / out.sum() without history, and d(out.sum())/dw, for out = exp(x @ w)."""
 
     number = 3
@@ -349,46 +296,39 @@ class NormalisedAndGrad(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def _inputs(self, device) -> tuple[torch.Tensor, torch.Tensor]:
-        dtype = getattr(torch, self.dtype)
-        w = uniform(self.seed, self.dim, device=device, dtype=dtype)
-        x = uniform(self.seed + 1, self.rows, self.dim, device=device, dtype=dtype)
-        return w, x
+    names = {"result": "normalised_and_grad(w, x)", "result[0]": "p", "result[1]": "grad"}
+    allow = (
+        Rule("w.grad"),  # filling w.grad is fine
+        Rule("result[1]", _differs_only_in("is", "shares", "requires_grad", "grad_fn")),
+    )
+    blame = (Rule("result[1]", _normalised_dt2, "DT-2"),)
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        w, x = self._inputs(device)
-        w.requires_grad_()
-        out = call(fn, w, x)
-        return {"device": str(device), "call": out.record(), "w": snapshot(w), "x": snapshot(x)}
+    def cases(self) -> list[dict]:
+        return draw(self.seed, {"x": list(_X_LAYOUTS), "rows": [self.rows, 1]}, 4)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        found = returned(ex, obs["call"], "normalised_and_grad")
-        require(ex, [c.returns_tuple(found, 2, "(p, grad)")])
-        p, grad = found.items
-        require(ex, [c.is_tensor(p, "p"), c.is_tensor(grad, "grad")])
-        w, x = self._inputs("cpu")
-        w.requires_grad_()
-        out = torch.exp(x @ w)
-        (want_grad,) = trusted.autograd_grad(out.sum(), w)
-        want_p = out.detach() / out.detach().sum()
-        hidden_change = x.t() @ want_p  # exp's backward reading a normalised output
-        dt2 = "DT-2" if _seen_close(grad, hidden_change) else None
-        dtype = getattr(torch, self.dtype)
-        require(
-            ex,
-            [
-                c.values(p, want_p, "p"),
-                c.requires_grad(p, False, "p"),
-                c.dtype(p, dtype, "p"),
-                c.on_device(p, obs["device"], "p"),
-                c.values(grad, want_grad, "grad", misconception=dt2),
-                c.dtype(grad, dtype, "grad"),
-                c.values(Seen(obs["w"]), w.detach(), "w"),
-                c.values(Seen(obs["x"]), x, "x"),
-            ],
+    def describe(self, case: dict) -> Text:
+        return Text("x of shape ({n}, {d}), {x}, {t}", "x 的形状为 ({n}, {d})，{x}，{t}").format(
+            n=case["rows"], d=self.dim, x=_X_LAYOUTS[case["x"]], t=self.dtype
         )
+
+    def build(self, case: dict, device) -> World:
+        dtype, n, d = getattr(torch, self.dtype), case["rows"], self.dim
+        w = uniform(self.seed, d, device=device, dtype=dtype).requires_grad_()
+        if case["x"] == "transposed":
+            x = uniform(self.seed + 1, d, n, device=device, dtype=dtype).t()
+        elif case["x"] == "slice":
+            x = uniform(self.seed + 1, n + 2, d, device=device, dtype=dtype)[1:-1]
+        else:
+            x = uniform(self.seed + 1, n, d, device=device, dtype=dtype)
+        return World((w, x), {"w": w, "x": x}, device)
+
+    def reference(self, world: World, case: dict):
+        w, x = world.args
+        out = torch.exp(x @ w)
+        p = out.detach().clone()
+        p.div_(p.sum())
+        out.sum().backward()
+        return p, w.grad
 
 
 def check_normalised_and_grad(
@@ -400,272 +340,194 @@ def check_normalised_and_grad(
 
 # Exercises 4 and 5: the GAN steps (DT-4, DT-5, DT-6) ---------------------------------------
 
+_BN = torch.nn.BatchNorm1d
 
-def make_gan(
-    seed: int, depth: int = 2, z_dim: int = 3, data_dim: int = 6, hidden: int = 8, device="cpu"
-) -> tuple[torch.nn.Sequential, torch.nn.Sequential]:
-    """A generator and a discriminator with fixed float64 weights; ``depth`` Linear layers each."""
+
+def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu"):
+    """G (Linear → BatchNorm1d → ReLU blocks, Sigmoid) and D (Linear → LeakyReLU), seeded."""
     g = trusted.generator().manual_seed(seed)
 
-    def mlp(sizes: list[int], hidden_act, last_act) -> torch.nn.Sequential:
+    def mlp(sizes: list[int], block, last) -> torch.nn.Sequential:
         layers: list[torch.nn.Module] = []
         for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-            linear = torch.nn.Linear(n_in, n_out, dtype=torch.float64)
-            with trusted.no_grad():
-                linear.weight.copy_(trusted.rand(n_out, n_in, generator=g) - 0.5)
-                linear.bias.copy_(trusted.rand(n_out, generator=g) - 0.5)
-            layers.append(linear)
-            layers.append(hidden_act() if k < len(sizes) - 2 else last_act())
-        return torch.nn.Sequential(*layers).to(device)
+            layers.append(torch.nn.Linear(n_in, n_out, dtype=dtype))
+            layers += block(n_out) if k < len(sizes) - 2 else [last()]
+        model = torch.nn.Sequential(*layers)
+        with trusted.no_grad():
+            for p in model.parameters():
+                p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) - 0.5)
+            for m in model.modules():
+                if trusted.isinstance_(m, _BN):
+                    m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
+                    m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
+                    m.weight.add_(1)
+        return model.to(device)
 
-    inner = [hidden] * (depth - 1)
-    generator = mlp([z_dim, *inner, data_dim], torch.nn.ReLU, torch.nn.Sigmoid)
-    discriminator = mlp([data_dim, *inner, 1], lambda: torch.nn.LeakyReLU(0.2), torch.nn.Identity)
-    return generator, discriminator
-
-
-class SpySGD(torch.optim.SGD):
-    """Plain SGD that records, each time ``step()`` runs, the gradients it is about to apply."""
-
-    def __init__(self, params, lr: float):
-        super().__init__(list(params), lr=lr)
-        self.seen_at_step: list[list[dict]] = []
-
-    def step(self, closure=None):
-        params = [p for group in self.param_groups for p in group["params"]]
-        self.seen_at_step.append([snapshot(p.grad) for p in params])
-        return super().step(closure)
-
-
-@dataclass(frozen=True)
-class _GanScenario:
-    """Models, batch and stale gradients of one GAN-step check, the same on every device."""
-
-    seed: int
-    depth: int
-    batch: int
-    lr: float
-
-    def build(self, device):
-        G, D = make_gan(self.seed, self.depth, device=device)
-        z = uniform(self.seed + 1, self.batch, 3, device=device, dtype=torch.float64)
-        real = (uniform(self.seed + 2, self.batch, 6, device=device, dtype=torch.float64) + 1) / 2
-        stale_g = self._stale(G, 100, device)
-        stale_d = self._stale(D, 200, device)
-        return G, D, z, real, stale_g, stale_d
-
-    def _stale(self, model, offset: int, device) -> list[torch.Tensor]:
-        """What an earlier step left in .grad: the caller's state is not fresh."""
-        return [
-            uniform(self.seed + offset + k, *p.shape, device=device, dtype=torch.float64)
-            for k, p in enumerate(model.parameters())
-        ]
-
-
-def _put_grads(model, grads: list[torch.Tensor]) -> None:
-    for p, g in zip(model.parameters(), grads, strict=True):
-        p.grad = g.clone()
-
-
-def _model_state(model) -> dict:
-    return {
-        "params": [snapshot(p) for p in model.parameters()],
-        "grads": [snapshot(p.grad) for p in model.parameters()],
-        "training": bool(model.training),
-    }
-
-
-def _observe_gan_step(scenario: _GanScenario, device, fn, which: str) -> dict:
-    G, D, z, real, stale_g, stale_d = scenario.build(device)
-    _put_grads(G, stale_g)
-    _put_grads(D, stale_d)
-    optimizer = SpySGD((D if which == "d" else G).parameters(), scenario.lr)
-    args = (G, D, optimizer, real, z) if which == "d" else (G, D, optimizer, z)
-    out = call(fn, *args)
-    return {
-        "call": out.record(),
-        "steps": optimizer.seen_at_step,
-        "G": _model_state(G),
-        "D": _model_state(D),
-        "z": snapshot(z),
-        "real": snapshot(real),
-    }
-
-
-def _float_result(loss: Seen, want: torch.Tensor, name: str) -> list[CheckResult]:
-    results = [
-        CheckResult(
-            Text("{name} returns a Python float", "{name} 返回 Python float").format(name=name),
-            loss.kind == "float",
-            "float",
-            loss.describe(),
-        )
-    ]
-    if loss.kind == "float":
-        results.append(c.values(trusted.tensor(loss.value), want, Text("the loss", "损失")))
-    return results
-
-
-def _one_step(steps: list, name: str) -> CheckResult:
-    return CheckResult(
-        Text("calls of {name}.step()", "{name}.step() 的调用次数").format(name=name),
-        len(steps) == 1,
-        "1",
-        str(len(steps)),
+    inner = [8] * (depth - 1)
+    G = mlp(
+        [3, *inner, 6],
+        lambda n: [_BN(n, dtype=dtype), torch.nn.ReLU()],
+        torch.nn.Sigmoid,
     )
+    D = mlp([6, *inner, 1], lambda n: [torch.nn.LeakyReLU(0.2)], torch.nn.Identity)
+    return G, D
 
 
-def _first_failure(what: Text, results: list[tuple[CheckResult, str | None]]) -> CheckResult:
-    """One result for a whole model: the first failing parameter shows what was expected."""
-    for result, misconception in results:
-        if not result.passed:
-            return CheckResult(what, False, result.expected, result.found, misconception)
-    return CheckResult(what, True)
+_MODES = {
+    "train": Text("training mode", "训练模式"),
+    "eval": Text("evaluation mode", "评估模式"),
+    "mixed": Text("mixed modes", "混合模式"),
+}
+_STALE = {
+    "stale": Text("stale .grad", "残留的 .grad"),
+    "zero": Text(".grad zeros", ".grad 为零"),
+    "none": Text(".grad None", ".grad 为 None"),
+}
+_OPTIMIZERS = {
+    "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
+    "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
+    "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
+}
 
 
-def _flags(state: dict, name: str) -> list[CheckResult]:
-    """The model's parameters still require grad, and its mode is the one it arrived in."""
-    flags = [
-        (c.requires_grad(Seen(data), True, f"list({name}.parameters())[{k}]"), None)
-        for k, data in enumerate(state["params"])
-    ]
-    return [
-        _first_failure(
-            Text("{name}'s parameters still require grad", "{name} 的参数仍然需要梯度").format(
-                name=name
-            ),
-            flags,
-        ),
-        CheckResult(
-            Text("{name}.training (its mode)", "{name}.training（模块的模式）").format(name=name),
-            state["training"],
-            "True",
-            str(state["training"]),
-        ),
-    ]
-
-
-def _unchanged(state: dict, model, name: str) -> list[CheckResult]:
-    """The model's parameters, their requires_grad flags and its mode, as the caller gave them."""
-    same = [
-        (c.values(Seen(data), p, f"list({name}.parameters())[{k}]"), None)
-        for k, (data, p) in enumerate(zip(state["params"], model.parameters(), strict=True))
-    ]
-    unchanged = Text("{name}'s parameters are unchanged", "{name} 的参数保持不变").format(name=name)
-    return [_first_failure(unchanged, same), *_flags(state, name)]
-
-
-def _stepped(
-    state: dict,
-    at_step: list,
-    model,
-    grads: list[torch.Tensor],
-    stale: list[torch.Tensor],
-    lr: float,
-    name: str,
-    stale_id: str | None,
-    missing_id: str | None,
-) -> list[CheckResult]:
-    """The gradients seen by step() and the parameters after it, against one correct step.
-
-    ``stale_id`` names a step that used the correct gradient plus the stale one;
-    ``missing_id`` names a step that saw no new gradient (None, zero or only the stale one).
-    """
-    seen_grads, seen_params = [], []
-    for k, (p, g, old) in enumerate(zip(model.parameters(), grads, stale, strict=True)):
-        seen_grad, seen_param = Seen(at_step[k]), Seen(state["params"][k])
-        if _seen_close(seen_grad, g + old):
-            blame = stale_id
-        elif _seen_zero_or_none(seen_grad) or _seen_close(seen_grad, old):
-            blame = missing_id
-        else:
-            blame = None
-        label = f"list({name}.parameters())[{k}]"
-        seen_grads.append((c.values(seen_grad, g, f"{label}.grad"), blame))
-        seen_params.append((c.values(seen_param, p.detach() - lr * g, label), blame))
-    return [
-        _first_failure(
-            Text(
-                "{name}'s .grad when step() ran: the gradient of this step's loss alone",
-                "step() 执行时 {name} 的 .grad：只是这一步损失的梯度",
-            ).format(name=name),
-            seen_grads,
-        ),
-        _first_failure(
-            Text(
-                "{name}'s parameters after one correct step", "{name} 的参数等于正确更新一步后的值"
-            ).format(name=name),
-            seen_params,
-        ),
-    ]
-
-
-def _caller_batches(obs: dict, z: torch.Tensor, real: torch.Tensor | None) -> list[CheckResult]:
-    results = [c.values(Seen(obs["z"]), z, "z")]
-    if real is not None:
-        results.append(c.values(Seen(obs["real"]), real, "real"))
-    return results
+def _set_mode(model: torch.nn.Module, mode: str) -> None:
+    model.train(mode == "train")
+    if mode == "mixed":
+        for m in list(model.children())[::2]:
+            m.train()
 
 
 @dataclass(frozen=True)
-class DStep(Check):
-    """One discriminator step: D updated by the correct gradient, no gradient reaching G."""
+class _GanStep(Spec):
+    """One GAN step; ``which`` is the model whose optimizer the learner steps."""
 
-    number = 4
     seed: int = 0
     depth: int = 2
     batch: int = 5
     lr: float = 0.1
     device: str | None = None
 
-    def _scenario(self) -> _GanScenario:
-        return _GanScenario(self.seed, self.depth, self.batch, self.lr)
+    which = "D"
 
-    def observe(self, fn) -> dict:
-        return _observe_gan_step(self._scenario(), resolve_device(self.device), fn, "d")
+    def cases(self) -> list[dict]:
+        axes = {
+            "G_mode": list(_MODES),
+            "D_mode": list(_MODES)[::-1],
+            "stale": list(_STALE),
+            "frozen": ["none", "G", "D"],
+            "optimizer": list(_OPTIMIZERS),
+            "dtype": ["float64", "float32"],
+            "batch": [max(self.batch, 2), self.batch + 1],
+            "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+        }
+        return draw(self.seed, axes, 3)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        loss = returned(ex, obs["call"], "d_step")
-        G, D, z, real, stale_g, stale_d = self._scenario().build("cpu")
+    def describe(self, case: dict) -> Text:
+        frozen = {
+            "none": Text("nothing frozen", "没有冻结的层"),
+            "G": Text("G[0] frozen", "G[0] 被冻结"),
+            "D": Text("D[0] frozen", "D[0] 被冻结"),
+        }[case["frozen"]]
+        return Text(
+            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}), {t}, batch {n}",
+            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g})，{t}，批大小 {n}",
+        ).format(
+            g=_MODES[case["G_mode"]],
+            d=_MODES[case["D_mode"]],
+            s=_STALE[case["stale"]],
+            f=frozen,
+            o=case["optimizer"],
+            lr=case["lr"],
+            t=case["dtype"],
+            n=case["batch"],
+        )
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        G, D = make_gan(self.seed, self.depth, dtype, device)
+        z = uniform(self.seed + 1, case["batch"], 3, device=device, dtype=dtype)
+        real = (uniform(self.seed + 2, case["batch"], 6, device=device, dtype=dtype) + 1) / 2
+        models = {"G": G, "D": D}
+        for name, model in models.items():
+            _set_mode(model, case[f"{name}_mode"])
+            if case["frozen"] == name:  # a frozen layer; a frozen bias where there is one layer
+                (model[0] if self.depth > 1 else model[0].bias).requires_grad_(False)
+            for k, p in enumerate(model.parameters()):
+                if case["stale"] == "stale" and p.requires_grad:
+                    p.grad = uniform(self.seed + 100 + k, *p.shape, device=device, dtype=dtype)
+                elif case["stale"] == "zero" and p.requires_grad:
+                    p.grad = trusted.zeros(p.shape, device=device, dtype=dtype)
+        stepped = models[self.which]
+        trainable = [p for p in stepped.parameters() if p.requires_grad]
+        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        names = {id(p): f"{self.which}{_dotted(k)}" for k, p in stepped.named_parameters()}
+        if self.which == "D":
+            world = World((G, D, optimizer, real, z), {**models, "z": z, "real": real}, device)
+        else:
+            world = World((G, D, optimizer, z), {**models, "z": z}, device)
+        label = f"opt_{self.which.lower()}.step()"
+
+        def spy(opt, args, kwargs):
+            calls = world.logged.get(f"{label} calls", {"value": 0})["value"] + 1
+            world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
+            for p in trainable:
+                world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+        optimizer.register_step_pre_hook(spy)
+        world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
+        return world
+
+
+def _dotted(name: str) -> str:
+    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
+
+
+def _stale_added(e: dict, f: dict, ctx) -> bool:
+    """The gradient seen at step() is this step's plus what the caller left in .grad."""
+    stale = ctx.before.get(ctx.base.split(" when ")[0], {}).get("value")
+    fv, ev = f.get("value"), e.get("value")
+    if trusted.type_(stale) not in _TENSORS or trusted.type_(fv) not in _TENSORS or ev is None:
+        return False
+    return bool(stale.any()) and close(fv, ev + stale, (1e-4, 1e-5))
+
+
+def _nothing_new(e: dict, f: dict, ctx) -> bool:
+    """No gradient of this step's loss reached any parameter: None, zero or the stale one."""
+    seen = {b: v for b, v in ctx.found.items() if " when " in b}
+    stale = {b: ctx.before.get(b.split(" when ")[0], {}) for b in seen}
+    return all(
+        is_zero_or_none(v) or close(v.get("value"), stale[b].get("value"), (1e-4, 1e-5))
+        for b, v in seen.items()
+    )
+
+
+@dataclass(frozen=True)
+class DStep(_GanStep):
+    """One discriminator step: D updated by the correct gradient, no gradient reaching G."""
+
+    number = 4
+    which = "D"
+    names = {"result": "d_step(G, D, opt_d, real, z)"}
+    allow = (
+        Rule("D*.grad"),  # what D's .grad holds after the step is not part of the task
+        Rule("G*.grad", lambda e, f, ctx: is_zero_or_none(f)),
+    )
+    blame = (
+        Rule("G*.grad", None, "DT-4"),
+        Rule("D*.grad when *", _stale_added, "DT-6"),
+    )
+
+    def reference(self, world: World, case: dict):
+        G, D, opt_d, real, z = world.args
+        opt_d.zero_grad()
         fake = G(z).detach()
         real_logits, fake_logits = D(real), D(fake)
-        want_loss = F.binary_cross_entropy_with_logits(
-            real_logits, trusted.ones(real_logits.shape, dtype=torch.float64)
-        ) + F.binary_cross_entropy_with_logits(
-            fake_logits, trusted.zeros(fake_logits.shape, dtype=torch.float64)
-        )
-        grads = trusted.autograd_grad(want_loss, list(D.parameters()))
-        require(ex, [*_float_result(loss, want_loss, "d_step"), _one_step(obs["steps"], "opt_d")])
-        g_state = obs["G"]
-        changed = [
-            k
-            for k, (data, old) in enumerate(zip(g_state["grads"], stale_g, strict=True))
-            if not (_seen_zero_or_none(Seen(data)) or _seen_close(Seen(data), old))
-        ]
-        leaked = CheckResult(
-            Text("no gradient of loss_d reached G", "loss_d 的梯度没有传到 G"),
-            not changed,
-            Text(
-                "G's .grad as before the call (or None / zero)",
-                "G 的 .grad 与调用前相同（或 None / 零）",
-            ),
-            Text(
-                "the D step changed the .grad of {n} of G's {total} parameters",
-                "判别器步改变了 G 的 {total} 个参数中 {n} 个的 .grad",
-            ).format(n=len(changed), total=len(stale_g)),
-            "DT-4",
-        )
-        require(
-            ex,
-            [
-                leaked,
-                *_stepped(obs["D"], obs["steps"][0], D, grads, stale_d, self.lr, "D", "DT-6", None),
-                *_unchanged(g_state, G, "G"),
-                *_flags(obs["D"], "D"),
-                *_caller_batches(obs, z, real),
-            ],
-        )
+        loss_d = F.binary_cross_entropy_with_logits(
+            real_logits, torch.ones_like(real_logits)
+        ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+        loss_d.backward()
+        opt_d.step()
+        return loss_d.item()
 
 
 def check_d_step(
@@ -675,40 +537,23 @@ def check_d_step(
 
 
 @dataclass(frozen=True)
-class GStep(Check):
+class GStep(_GanStep):
     """One generator step: G updated by the gradient through D, D left unchanged."""
 
     number = 5
-    seed: int = 0
-    depth: int = 2
-    batch: int = 5
-    lr: float = 0.1
-    device: str | None = None
+    which = "G"
+    names = {"result": "g_step(G, D, opt_g, z)"}
+    allow = (Rule("D*.grad"), Rule("G*.grad"))  # the step-time gradients are what counts
+    blame = (Rule("G*.grad when *", _nothing_new, "DT-5"),)
 
-    def _scenario(self) -> _GanScenario:
-        return _GanScenario(self.seed, self.depth, self.batch, self.lr)
-
-    def observe(self, fn) -> dict:
-        return _observe_gan_step(self._scenario(), resolve_device(self.device), fn, "g")
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        loss = returned(ex, obs["call"], "g_step")
-        G, D, z, _, stale_g, _ = self._scenario().build("cpu")
+    def reference(self, world: World, case: dict):
+        G, D, opt_g, z = world.args
+        opt_g.zero_grad()
         logits = D(G(z))
-        want_loss = F.binary_cross_entropy_with_logits(
-            logits, trusted.ones(logits.shape, dtype=torch.float64)
-        )
-        grads = trusted.autograd_grad(want_loss, list(G.parameters()))
-        require(ex, [*_float_result(loss, want_loss, "g_step"), _one_step(obs["steps"], "opt_g")])
-        require(
-            ex,
-            [
-                *_stepped(obs["G"], obs["steps"][0], G, grads, stale_g, self.lr, "G", None, "DT-5"),
-                *_unchanged(obs["D"], D, "D"),
-                *_caller_batches(obs, z, None),
-            ],
-        )
+        loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+        loss_g.backward()
+        opt_g.step()
+        return loss_g.item()
 
 
 def check_g_step(
@@ -740,19 +585,9 @@ EXERCISES: tuple[Exercise, ...] = (
         ("DT-2",),
     ),
     Exercise(
-        4,
-        "d_step",
-        Text("the discriminator step", "判别器步"),
-        check_d_step,
-        ("DT-4", "DT-6"),
+        4, "d_step", Text("the discriminator step", "判别器步"), check_d_step, ("DT-4", "DT-6")
     ),
-    Exercise(
-        5,
-        "g_step",
-        Text("the generator step", "生成器步"),
-        check_g_step,
-        ("DT-5",),
-    ),
+    Exercise(5, "g_step", Text("the generator step", "生成器步"), check_g_step, ("DT-5",)),
 )
 
 

@@ -68,6 +68,34 @@ def frozen_copy(t, share):
     return t.detach().clone()
 """,
         ),
+        Wrong(
+            "contiguous() to share: a non-contiguous t is copied",
+            None,
+            """
+def frozen_copy(t, share):
+    frozen = t.detach().contiguous()
+    return frozen if share else frozen.clone()
+""",
+        ),
+        Wrong(
+            "flattened: the shape changes for a 2-d or 0-d t",
+            None,
+            """
+def frozen_copy(t, share):
+    frozen = t.detach().reshape(-1)
+    return frozen if share else frozen.clone()
+""",
+        ),
+        Wrong(
+            "a copy through NumPy: no bfloat16",
+            None,
+            """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    return torch.from_numpy(t.detach().cpu().numpy().copy()).to(t.device)
+""",
+        ),
     ],
     "ex2_detach_all": [
         Wrong(
@@ -134,6 +162,40 @@ def detach_all(tensors):
         except RuntimeError:
             pass
     return result
+""",
+        ),
+        Wrong(
+            "views told apart by grad_fn's name: permute, chunk, diagonal missed",
+            "DT-3",
+            """
+VIEW_OPS = ("View", "Slice", "Select", "Transpose", "Unsqueeze")
+
+
+def detach_all(tensors):
+    result = []
+    for t in tensors:
+        name = t.grad_fn.name() if t.grad_fn is not None else ""
+        if any(op in name for op in VIEW_OPS):
+            result.append(t.detach())
+        else:
+            result.append(t.detach_())
+    return result
+""",
+        ),
+        Wrong(
+            "views told apart by is_leaf",
+            None,
+            """
+def detach_all(tensors):
+    return [t.detach_() if t.is_leaf else t.detach() for t in tensors]
+""",
+        ),
+        Wrong(
+            "views told apart by is_contiguous",
+            "DT-3",
+            """
+def detach_all(tensors):
+    return [t.detach_() if t.is_contiguous() else t.detach() for t in tensors]
 """,
         ),
     ],
@@ -205,6 +267,41 @@ def normalised_and_grad(w, x):
     p = (out / out.sum()).detach()
     out.sum().backward()
     return p, w.grad.float()
+""",
+        ),
+        Wrong(
+            "squeeze(): a single row gives p of shape ()",
+            None,
+            """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w.unsqueeze(1)).squeeze()
+    p = out.detach() / out.detach().sum()
+    out.sum().backward()
+    return p, w.grad
+""",
+        ),
+        Wrong(
+            "the gradient of the mean, not the sum",
+            None,
+            """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    p = out.detach() / out.detach().sum()
+    (grad,) = torch.autograd.grad(out.mean(), w)
+    return p, grad
+""",
+        ),
+        Wrong(
+            "backward twice: w.grad accumulates",
+            None,
+            """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    out.sum().backward(retain_graph=True)
+    p = out.detach().clone()
+    p /= p.sum()
+    out.sum().backward()
+    return p, w.grad
 """,
         ),
     ],
@@ -326,6 +423,68 @@ def d_step(G, D, opt_d, real, z):
     return loss.item()
 """,
         ),
+        Wrong(
+            "G frozen during the D step, then every parameter unfrozen",
+            None,
+            """
+import torch.nn.functional as F
+
+def d_step(G, D, opt_d, real, z):
+    G.requires_grad_(False)
+    try:
+        fake = G(z)
+    finally:
+        G.requires_grad_(True)
+    D.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return float(loss.detach())
+""",
+        ),
+        Wrong(
+            "autograd.grad over all of D's parameters: a frozen layer raises",
+            None,
+            """
+import torch.nn.functional as F
+
+def d_step(G, D, opt_d, real, z):
+    fake = G(z).detach()
+    logits_real = D(real)
+    logits_fake = D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        logits_real, torch.ones_like(logits_real)
+    ) + F.binary_cross_entropy_with_logits(logits_fake, torch.zeros_like(logits_fake))
+    params = list(D.parameters())
+    grads = torch.autograd.grad(loss, params)
+    for p, g in zip(params, grads):
+        p.grad = g
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "G put in eval mode for the fakes, then train(): its mode on arrival is lost",
+            None,
+            """
+import torch.nn.functional as F
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    G.eval()
+    with torch.no_grad():
+        fake = G(z)
+    G.train()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
     ],
     "ex5_g_step": [
         Wrong(
@@ -421,6 +580,57 @@ def g_step(G, D, opt_g, z):
     return loss.item()
 """,
         ),
+        Wrong(
+            "D frozen during the G step, then every parameter unfrozen",
+            None,
+            """
+import torch.nn.functional as F
+
+def g_step(G, D, opt_g, z):
+    D.requires_grad_(False)
+    try:
+        opt_g.zero_grad()
+        logits = D(G(z))
+        loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+        loss.backward()
+        opt_g.step()
+    finally:
+        D.requires_grad_(True)
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "autograd.grad over all of G's parameters: a frozen layer raises",
+            None,
+            """
+import torch.nn.functional as F
+
+def g_step(G, D, opt_g, z):
+    logits = D(G(z))
+    loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    params = list(G.parameters())
+    for p, g in zip(params, torch.autograd.grad(loss, params)):
+        p.grad = g
+    opt_g.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "G put in training mode: its mode on arrival is lost",
+            None,
+            """
+import torch.nn.functional as F
+
+def g_step(G, D, opt_g, z):
+    G.train()
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss.backward()
+    opt_g.step()
+    return loss.item()
+""",
+        ),
     ],
 }
 
@@ -460,6 +670,25 @@ def frozen_copy(t, share):
     if share:
         return t.detach().view_as(t)
     return torch.tensor(t.tolist(), dtype=t.dtype, device=t.device)
+""",
+        ),
+        Right(
+            ".data.clone() for the copy",
+            """
+def frozen_copy(t, share):
+    return t.detach() if share else t.data.clone()
+""",
+        ),
+        Right(
+            "a class with __call__, bound to the name",
+            """
+class FrozenCopier:
+    def __call__(self, t, share):
+        frozen = t.detach()
+        return frozen if share else frozen.clone()
+
+
+frozen_copy = FrozenCopier()
 """,
         ),
     ],
@@ -505,6 +734,41 @@ def detach_all(tensors):
             return t.detach()
 
     return list(map(detached, tensors))
+""",
+        ),
+        Right(
+            "a while loop over indices, try/except/else",
+            """
+def detach_all(tensors):
+    result = []
+    i = 0
+    while i < len(tensors):
+        t = tensors[i]
+        try:
+            t.detach_()
+        except RuntimeError:
+            result.append(t.detach())
+        else:
+            result.append(t)
+        i += 1
+    return result
+""",
+        ),
+        Right(
+            "a class with __call__, bound to the name",
+            """
+class Detacher:
+    def __call__(self, tensors):
+        out = []
+        for t in tensors:
+            try:
+                out.append(t.detach_())
+            except RuntimeError:
+                out.append(t.detach())
+        return out
+
+
+detach_all = Detacher()
 """,
         ),
     ],
@@ -553,6 +817,25 @@ def normalised_and_grad(w, x):
     return p, grad
 """,
         ),
+        Right(
+            "backward first, then .data divided in place",
+            """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    out.sum().backward()
+    p = out.data
+    p.div_(p.sum())
+    return p, w.grad
+""",
+        ),
+        Right(
+            "the gradient worked out by hand: x.T @ out",
+            """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w).detach()
+    return out / out.sum(), x.T @ out
+""",
+        ),
     ],
     "ex4_d_step": [
         Right(
@@ -568,46 +851,6 @@ def d_step(G, D, opt_d, real, z):
     loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
     loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
     loss.backward()
-    opt_d.step()
-    return loss.item()
-""",
-        ),
-        Right(
-            "G frozen during the D step, then unfrozen",
-            """
-import torch.nn.functional as F
-
-def d_step(G, D, opt_d, real, z):
-    G.requires_grad_(False)
-    try:
-        fake = G(z)
-    finally:
-        G.requires_grad_(True)
-    D.zero_grad()
-    real_logits, fake_logits = D(real), D(fake)
-    loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
-    loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
-    loss.backward()
-    opt_d.step()
-    return float(loss.detach())
-""",
-        ),
-        Right(
-            "gradients by autograd.grad, one batch of real and fake",
-            """
-import torch.nn.functional as F
-
-def d_step(G, D, opt_d, real, z):
-    fake = G(z).detach()
-    logits_real = D(real)
-    logits_fake = D(fake)
-    loss = F.binary_cross_entropy_with_logits(
-        logits_real, torch.ones_like(logits_real)
-    ) + F.binary_cross_entropy_with_logits(logits_fake, torch.zeros_like(logits_fake))
-    params = list(D.parameters())
-    grads = torch.autograd.grad(loss, params)
-    for p, g in zip(params, grads):
-        p.grad = g
     opt_d.step()
     return loss.item()
 """,
@@ -629,41 +872,68 @@ def d_step(G, D, opt_d, real, z):
     return loss.item()
 """,
         ),
-    ],
-    "ex5_g_step": [
         Right(
-            "D frozen during the G step, then unfrozen",
+            "G frozen during the D step, each flag restored as it was",
             """
 import torch.nn.functional as F
 
-def g_step(G, D, opt_g, z):
-    D.requires_grad_(False)
+def d_step(G, D, opt_d, real, z):
+    flags = [p.requires_grad for p in G.parameters()]
+    G.requires_grad_(False)
     try:
-        opt_g.zero_grad()
-        logits = D(G(z))
-        loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
-        loss.backward()
-        opt_g.step()
+        fake = G(z)
     finally:
-        D.requires_grad_(True)
-    return loss.item()
+        for p, flag in zip(G.parameters(), flags):
+            p.requires_grad_(flag)
+    D.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return float(loss.detach())
 """,
         ),
         Right(
-            "gradients for G only, by autograd.grad",
+            "autograd.grad over the optimizer's parameters",
             """
 import torch.nn.functional as F
 
-def g_step(G, D, opt_g, z):
-    logits = D(G(z))
-    loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
-    params = list(G.parameters())
+def d_step(G, D, opt_d, real, z):
+    fake = G(z).detach()
+    logits_real = D(real)
+    logits_fake = D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        logits_real, torch.ones_like(logits_real)
+    ) + F.binary_cross_entropy_with_logits(logits_fake, torch.zeros_like(logits_fake))
+    params = [p for group in opt_d.param_groups for p in group["params"]]
     for p, g in zip(params, torch.autograd.grad(loss, params)):
         p.grad = g
-    opt_g.step()
+    opt_d.step()
     return loss.item()
 """,
         ),
+        Right(
+            "a module-level criterion and logsigmoid written out",
+            """
+import torch.nn.functional as F
+
+criterion = torch.nn.BCEWithLogitsLoss()
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    with torch.no_grad():
+        fake = G(z)
+    real_logits = D(real)
+    loss = criterion(real_logits, torch.ones_like(real_logits)) - F.logsigmoid(-D(fake)).mean()
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+    ],
+    "ex5_g_step": [
         Right(
             "nn.BCEWithLogitsLoss with full_like targets, G.zero_grad()",
             """
@@ -688,6 +958,60 @@ def g_step(G, D, opt_g, z):
     loss.backward()
     opt_g.step()
     return loss.item()
+""",
+        ),
+        Right(
+            "D frozen during the G step, each flag restored as it was",
+            """
+import torch.nn.functional as F
+
+def g_step(G, D, opt_g, z):
+    flags = [p.requires_grad for p in D.parameters()]
+    D.requires_grad_(False)
+    try:
+        opt_g.zero_grad()
+        logits = D(G(z))
+        loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+        loss.backward()
+        opt_g.step()
+    finally:
+        for p, flag in zip(D.parameters(), flags):
+            p.requires_grad_(flag)
+    return loss.item()
+""",
+        ),
+        Right(
+            "autograd.grad over the optimizer's parameters",
+            """
+import torch.nn.functional as F
+
+def g_step(G, D, opt_g, z):
+    logits = D(G(z))
+    loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    params = [p for group in opt_g.param_groups for p in group["params"]]
+    for p, g in zip(params, torch.autograd.grad(loss, params)):
+        p.grad = g
+    opt_g.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "a class with __call__ holding the criterion",
+            """
+class GeneratorStep:
+    def __init__(self):
+        self.criterion = torch.nn.BCEWithLogitsLoss()
+
+    def __call__(self, G, D, opt_g, z):
+        opt_g.zero_grad()
+        scores = D(G(z))
+        loss = self.criterion(scores, torch.ones_like(scores))
+        loss.backward()
+        opt_g.step()
+        return loss.item()
+
+
+g_step = GeneratorStep()
 """,
         ),
     ],

@@ -1,0 +1,394 @@
+"""A differential oracle: a check written as a specification, judged against trusted code.
+
+A :class:`Spec` says how its seed draws a matrix of caller states (``cases``), how one
+case's world is built on any device (``build``: the arguments and every caller object),
+and what trusted code does in that world (``reference``). ``observe`` builds each world
+next to the learner's code, calls the learner's function and records, as plain data,
+everything a caller could see afterwards (:func:`state`): the return value, every caller
+tensor (values, flags, ``.grad``, in-place changes), every module (modes, parameters,
+buffers, hooks), the global random state, and what instruments logged during the call.
+``judge`` builds the same worlds on the CPU, runs the reference, records them the same
+way and fails on every difference the spec does not ``allow``, naming the misconception
+the spec's ``blame`` gives it. The judge never calls learner code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import torch
+
+from autograder.common import compare as c
+from autograder.common import trusted
+from autograder.common.i18n import Text
+from autograder.common.inputs import resolve_device
+from autograder.common.protocol import Call, Check, call, returned
+from autograder.common.result import CheckResult, require
+
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
+_SCALARS = (bool, int, float, str)
+_rng_state = torch.random.get_rng_state  # taken before any learner code runs
+_global_hooks = torch.nn.modules.module
+MAX_ITEMS = 64
+MAX_RESULTS = 8
+TOLERANCE = {  # (rtol, atol) by the reference's dtype
+    "torch.float64": (1e-7, 1e-9),
+    "torch.float32": (1e-4, 1e-5),
+    "torch.float16": (1e-2, 1e-2),
+    "torch.bfloat16": (2e-2, 2e-2),
+}
+FLOAT_TOLERANCE = (1e-5, 1e-7)  # Python floats: a loss's .item() from float32 or float64
+
+
+def draw(seed: int, axes: dict[str, Sequence[Any]], count: int) -> list[dict[str, Any]]:
+    """``count`` cases; each axis cycles through all its options from a seeded offset."""
+    g = trusted.generator().manual_seed(seed)
+    offsets = {k: int(trusted.randint(len(v), (1,), generator=g)) for k, v in axes.items()}
+    return [{k: v[(i + offsets[k]) % len(v)] for k, v in axes.items()} for i in range(count)]
+
+
+def pick(seed: int, options: Sequence[Any]) -> Any:
+    """One option, the same for a seed on every side."""
+    g = trusted.generator().manual_seed(seed)
+    return options[int(trusted.randint(len(options), (1,), generator=g))]
+
+
+class World:
+    """One case's caller objects, built from the seed; instruments log into it."""
+
+    def __init__(self, args: tuple, objects: dict[str, Any], device) -> None:
+        self.args, self.objects, self.device = args, objects, torch.device(device)
+        self.logged: dict[str, dict] = {}
+        self.versions = {name: t._version for name, t in self.tensors()}
+
+    def tensors(self) -> list[tuple[str, torch.Tensor]]:
+        """Every caller tensor by name: the objects' tensors and modules' parameters."""
+        found = []
+        for name, obj in self.objects.items():
+            if trusted.type_(obj) in _TENSORS:
+                found.append((name, obj))
+            elif trusted.isinstance_(obj, trusted.module_type):
+                found += [(_label(name, k), p) for k, p in obj.named_parameters()]
+                found += [(_label(name, k), b) for k, b in obj.named_buffers()]
+        return found
+
+    def record(self, base: str, value: Any) -> None:
+        """Log what a value is now (e.g. every .grad when step() runs), by a label."""
+        _fields(value, self, base, self.logged, relations=False)
+
+
+def _label(root: str, dotted: str) -> str:
+    """'G' and '1.0.weight' -> 'G[1][0].weight', as the learner would index it."""
+    parts = [f"[{p}]" if p.isdigit() else f".{p}" for p in dotted.split(".") if p]
+    return root + "".join(parts)
+
+
+def _where(device: torch.device, world: World) -> str:
+    return "inputs" if device == world.device else str(device)
+
+
+def _fields(value: Any, world: World, base: str, out: dict, relations: bool = True) -> None:
+    """Flatten one value into ``out[base]`` (and its items' bases): plain fields only."""
+    kind = trusted.type_(value)
+    if kind in _TENSORS:
+        with trusted.no_grad(), trusted.inference_mode(False):
+            copy = value.detach().to("cpu", copy=True)
+            if copy.is_inference():
+                copy = copy.clone()
+        fields = {
+            "kind": "tensor",
+            "shape": [int(n) for n in value.shape],
+            "dtype": str(value.dtype),
+            "device": _where(value.device, world),
+            "value": copy,
+            "requires_grad": bool(value.requires_grad),
+            "grad_fn": value.grad_fn is not None,
+        }
+        if relations:
+            storage = value.untyped_storage().data_ptr()
+            named = world.tensors()
+            fields["is"] = ", ".join(n for n, t in named if t is value)
+            fields["shares"] = ", ".join(
+                n for n, t in named if t.untyped_storage().data_ptr() == storage
+            )
+        out[base] = fields
+    elif kind in (list, tuple):
+        out[base] = {"kind": kind.__name__, "length": trusted.len_(value)}
+        for k, item in enumerate(list(value)[:MAX_ITEMS]):
+            _fields(item, world, f"{base}[{k}]", out, relations)
+    elif value is None:
+        out[base] = {"kind": "None"}
+    elif kind in _SCALARS:
+        out[base] = {"kind": kind.__name__, "value": value}
+    else:
+        out[base] = {"kind": str(kind.__name__)}
+
+
+def _hooks(obj: Any) -> int:
+    names = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+    return sum(trusted.len_(getattr(obj, n, None) or {}) for n in names)
+
+
+def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> dict:
+    """Everything a caller can see after the call, as {base: {field: plain value}}."""
+    out: dict[str, dict] = {}
+    _fields(value, world, "result", out)
+    for name, t in world.tensors():
+        _fields(t, world, name, out, relations=False)
+        out[name]["changed_in_place"] = t._version != world.versions[name]
+        out[name]["hooks"] = trusted.len_(t._backward_hooks or {})
+        if t.is_leaf and not name.endswith(("running_mean", "running_var", "num_batches_tracked")):
+            _fields(t.grad, world, f"{name}.grad", out, relations=False)
+    for name, obj in world.objects.items():
+        if trusted.isinstance_(obj, trusted.module_type):
+            for k, m in obj.named_modules():
+                out[_label(name, k)] = {"training": bool(m.training), "hooks": _hooks(m)}
+    out.update(world.logged)
+    out["torch"] = {
+        "global_module_hooks": sum(
+            trusted.len_(getattr(_global_hooks, n, {}))
+            for n in ("_global_forward_hooks", "_global_forward_pre_hooks")
+        ),
+        "rng_consumed": rng_before is not None and not trusted.equal(rng_before, _rng_state()),
+    }
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A base name (``*`` matches anything), a condition on (expected, found, context), an ID."""
+
+    pattern: str
+    when: Callable[[dict, dict, Context], bool] | None = None
+    misconception: str | None = None
+
+    def applies(self, base: str, expected: dict, found: dict, ctx: Context) -> bool:
+        if not re.fullmatch(re.escape(self.pattern).replace(r"\*", ".*"), base):
+            return False
+        return self.when is None or bool(self.when(expected, found, ctx))
+
+
+@dataclasses.dataclass
+class Context:
+    """What a rule may look at: the case, both states, and the world before any call."""
+
+    spec: Spec
+    case: dict
+    expected: dict
+    found: dict
+    base: str = ""  # the difference being judged
+    _before: dict | None = None
+
+    @property
+    def before(self) -> dict:
+        if self._before is None:
+            self._before = state(self.spec.build(self.case, "cpu"), None)
+        return self._before
+
+
+def close(a: Any, b: Any, tolerance: tuple[float, float] = (1e-7, 1e-9)) -> bool:
+    """Equal plain values; tensors of one shape, and floats, within a tolerance."""
+    if trusted.type_(a) is float and trusted.type_(b) is float:
+        return a == b or abs(a - b) <= FLOAT_TOLERANCE[1] + FLOAT_TOLERANCE[0] * abs(b)
+    if trusted.type_(a) in _TENSORS or trusted.type_(b) in _TENSORS:
+        if not (trusted.type_(a) in _TENSORS and trusted.type_(b) in _TENSORS):
+            return False
+        if a.shape != b.shape or a.dtype.is_floating_point != b.dtype.is_floating_point:
+            return False
+        if not a.dtype.is_floating_point:
+            return bool(trusted.equal(a, b))
+        rtol, atol = tolerance
+        a64, b64 = a.to(torch.float64), b.to(torch.float64)
+        return bool(trusted.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=True).all())
+    return trusted.type_(a) is trusted.type_(b) and a == b
+
+
+def _tolerance(fields: dict) -> tuple[float, float]:
+    value = fields.get("value")
+    dtype = str(value.dtype) if trusted.type_(value) in _TENSORS else fields.get("dtype", "")
+    return TOLERANCE.get(dtype, (0.0, 0.0))
+
+
+def is_zero_or_none(fields: dict) -> bool:
+    """A .grad that holds nothing: None, or all zeros."""
+    v = fields.get("value")
+    return fields.get("kind") == "None" or (trusted.type_(v) in _TENSORS and not bool(v.any()))
+
+
+_ABSENT = {"kind": "absent"}
+_FIELD_ORDER = ("kind", "length", "shape", "dtype", "device", "value")
+_WHAT = {
+    "kind": Text("what {b} is", "{b} 是什么"),
+    "length": Text("the length len({b})", "长度 len({b})"),
+    "value": Text("the value {b}", "值 {b}"),
+    "grad_fn": Text("{b} has history (a grad_fn)", "{b} 带有计算历史（grad_fn）"),
+    "is": Text("the caller's tensor that {b} is", "{b} 就是调用者的哪个张量"),
+    "shares": Text("caller tensors whose storage {b} shares", "与 {b} 共享存储的调用者张量"),
+    "changed_in_place": Text(
+        "{b} changed in place (its version counter)", "{b} 被原地修改（版本计数器）"
+    ),
+    "hooks": Text("hooks left registered on {b}", "{b} 上残留的钩子数"),
+    "rng_consumed": Text("the global random state changed by the call", "调用改变了全局随机状态"),
+    "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
+}
+_PLAIN = {
+    "": Text("none", "无"),
+    "inputs": Text("the inputs' device", "输入所在的设备"),
+    "absent": Text("nothing", "没有"),
+    "None": Text("None", "None（空）"),
+}
+
+
+def _shown(field: str, value: Any) -> str | Text:
+    if field in ("is", "shares", "device", "kind") and value in _PLAIN:
+        return _PLAIN[value]
+    if field == "shape":
+        return str(tuple(value))
+    if trusted.type_(value) is float:
+        return f"{value:.6g}"
+    return str(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec(Check):
+    """A check as a specification; subclasses define cases, build, reference, allow, blame."""
+
+    allow: ClassVar[tuple[Rule, ...]] = ()  # differences the exercise permits
+    blame: ClassVar[tuple[Rule, ...]] = ()  # which misconception a difference means
+    names: ClassVar[dict[str, str]] = {}  # base -> what feedback calls it ("result[0]" -> "p")
+
+    def cases(self) -> list[dict]:
+        raise NotImplementedError
+
+    def build(self, case: dict, device) -> World:
+        raise NotImplementedError
+
+    def reference(self, world: World, case: dict) -> Any:
+        raise NotImplementedError
+
+    def describe(self, case: dict) -> Text:
+        """The caller's state in one case, for feedback."""
+        raise NotImplementedError
+
+    def probe(self, world: World, value: Any, again: Callable[[], tuple]) -> dict:
+        """Experiments on the result after the state was taken; {name: plain value}."""
+        return {}
+
+    def probe_text(self, name: str) -> Text:
+        """What a probe's result means, for feedback."""
+        found = Text("a probe of the result ({n})", "对结果的探测（{n}）").format(n=name)
+        return self.probes.get(name, found)
+
+    def classify(self, message: str) -> str | None:
+        """The misconception an exception's message is evidence of, if any."""
+        return None
+
+    @property
+    def function(self) -> str:
+        """The learner's function's name, as the lesson's EXERCISES give it."""
+        return sys.modules[type(self).__module__].EXERCISES[self.number - 1].function
+
+    def _run(self, fn, case: dict, device) -> tuple[World, Call, dict]:
+        """Call the learner's function, or the reference where ``fn`` is None, in a new world."""
+        world = self.build(case, device)
+        rng = _rng_state()
+        outcome = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
+        return world, outcome, {"call": outcome.record(), "rng": rng}
+
+    def _observe_case(self, fn, case: dict, device) -> dict:
+        world, outcome, rec = self._run(fn, case, device)
+        if not outcome.ok:
+            return {"call": rec["call"]}
+
+        def again():
+            w2, o2, _ = self._run(fn, case, device)
+            return w2, o2.value if o2.ok else None
+
+        found = state(world, outcome.value, rec["rng"])
+        probed = call(self.probe, world, outcome.value, again)
+        found["probe"] = probed.value if probed.ok else {"failed": trusted.repr_(probed.error)}
+        return {"call": rec["call"], "state": found}
+
+    def observe(self, fn) -> dict:
+        device = resolve_device(getattr(self, "device", None))
+        return {"cases": [self._observe_case(fn, case, device) for case in self.cases()]}
+
+    def judge(self, obs: dict) -> None:
+        ex = self.heading
+        results: list[CheckResult] = []
+        for case, rec in zip(self.cases(), obs["cases"], strict=True):
+            returned(ex, rec["call"], self.function, classify=self.classify)
+            ref = self._observe_case(None, case, "cpu")
+            results += self._differences(case, ref["state"], rec["state"])
+        require(ex, _chosen(results))
+
+    def _differences(self, case: dict, expected: dict, found: dict) -> list[CheckResult]:
+        ctx = Context(self, case, expected, found)
+        results = []
+        for base in [*expected, *(b for b in found if b not in expected)]:
+            e, f = expected.get(base, _ABSENT), found.get(base, _ABSENT)
+            if base == "probe":
+                pairs = [(f"probe:{k}", {"value": v}, {"value": f.get(k)}) for k, v in e.items()]
+            else:
+                pairs = [(base, e, f)]
+            for name, e1, f1 in pairs:
+                ctx.base = name
+                field = self._first_difference(e1, f1)
+                if field is None or any(r.applies(name, e1, f1, ctx) for r in self.allow):
+                    continue
+                blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)
+                results.append(self._result(case, name, field, e1, f1, blame))
+        return results
+
+    @staticmethod
+    def _first_difference(e: dict, f: dict) -> str | None:
+        order = [*_FIELD_ORDER, *(k for k in e if k not in _FIELD_ORDER)]
+        order += [k for k in f if k not in order]
+        tol = _tolerance(e)
+        return next((k for k in order if not close(e.get(k), f.get(k), tol)), None)
+
+    def _result(self, case, base, field, e, f, blame: Rule | None) -> CheckResult:
+        misconception = blame.misconception if blame else None
+        label = self.names.get(base, base)
+        where = Text("{what} — in the case: {case}", "{what}——情形：{case}")
+        if base.startswith("probe:"):
+            what = self.probe_text(base[6:])
+        elif field == "value" and trusted.type_(e.get("value")) in _TENSORS:
+            what = Text("values of {b}", "{b} 的数值").format(b=label)
+            if trusted.type_(f.get("value")) in _TENSORS:
+                rtol, atol = _tolerance(e)
+                shown = c.values(f["value"], e["value"], label, misconception, rtol, atol)
+                return dataclasses.replace(
+                    shown, what=where.format(what=what, case=self.describe(case))
+                )
+        elif field in _WHAT:
+            what = _WHAT[field].format(b=label)
+        else:
+            what = Text("{b}.{f}", "属性 {b}.{f}").format(b=label, f=field)
+        return CheckResult(
+            where.format(what=what, case=self.describe(case)),
+            False,
+            _shown(field, e.get(field, "absent")),
+            _shown(field, f.get(field, "absent")),
+            misconception,
+        )
+
+    probes: ClassVar[dict[str, Text]] = {}  # what each probe's name means, for feedback
+
+
+def _chosen(results: list[CheckResult]) -> list[CheckResult]:
+    """At most MAX_RESULTS, one per thing checked, but every misconception named at least once."""
+    kept: list[CheckResult] = []
+    seen_titles, seen_ids = set(), set()
+    for r in results:
+        title = re.sub(r" — .*|——.*", "", r.title("en"))
+        new_id = r.misconception and r.misconception not in seen_ids
+        if new_id or (title not in seen_titles and len(kept) < MAX_RESULTS):
+            kept.append(r)
+            seen_titles.add(title)
+            seen_ids.add(r.misconception)
+    return kept
