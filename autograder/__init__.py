@@ -32,9 +32,11 @@ def setup(lang: str) -> "torch.device":  # noqa: F821
     from autograder.common import trusted  # noqa: F401  (taken before any learner code runs)
     from autograder.kernel.device import course_device
     from autograder.kernel.fonts import use_cjk_font
+    from autograder.kernel.run_first import install as explain_cells_run_too_early
 
     set_language(lang)
     use_cjk_font()
+    explain_cells_run_too_early()
     device = course_device()
     print(_SETUP_DONE().format(device=device))
     return device

@@ -98,8 +98,10 @@ CATALOGUE: dict[str, Misconception] = {
         _rg(
             6,
             Text(
-                "freezing means setting requires_grad on the input batch, not on the parameters",
-                "冻结是给输入批次设置 requires_grad，而不是给参数设置",
+                "freezing can be done without requires_grad_(False) on the frozen parameters (on "
+                "the input batch instead, with eval(), or by leaving them out of the optimizer)",
+                "冻结不必给要冻结的参数设置 requires_grad_(False)"
+                "（改为设置输入批次、调用 eval()，或只是不把它们交给优化器）",
             ),
             Text("§9 Freezing part of a model", "§9 冻结模型的一部分"),
         ),
@@ -164,8 +166,10 @@ CATALOGUE: dict[str, Misconception] = {
         _ev(
             2,
             Text(
-                "torch.no_grad() switches Dropout/BatchNorm to inference behaviour",
-                "torch.no_grad() 会让 Dropout / BatchNorm 切换到推理时的行为",
+                "torch.no_grad() switches Dropout/BatchNorm to inference behaviour (so the model "
+                "need not be in eval() mode while it computes)",
+                "torch.no_grad() 会让 Dropout / BatchNorm 切换到推理时的行为"
+                "（所以模型计算时不必处于 eval() 模式）",
             ),
             Text("§4 The 2×2 table, measured", "§4 实测 2×2 对照表"),
         ),

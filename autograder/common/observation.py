@@ -22,6 +22,12 @@ from autograder.common.i18n import Text
 _OF_TYPE = Text("{value} ({kind})", "{value}（{kind} 类型）")
 _SEQUENCE = Text("a {kind} of {n} items", "包含 {n} 个元素的 {kind}")
 
+
+def described_float(value: float) -> Text:
+    """A Python float as feedback shows one: 6 significant digits, its type named."""
+    return _OF_TYPE.format(value=f"{value:.6g}", kind="float")
+
+
 MAX_ITEMS = 256  # items of a list, tuple or dict kept in a snapshot
 _TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 _SCALARS = {bool: "bool", int: "int", float: "float", str: "str"}
@@ -336,7 +342,7 @@ class Seen:
         if self.kind == "bool":
             return repr(self.value)
         if self.kind == "float":
-            return _OF_TYPE.format(value=f"{self.value:.6g}", kind="float")
+            return described_float(self.value)
         if self.kind in ("int", "str", "device", "dtype"):
             return _OF_TYPE.format(value=repr(self.value)[:100], kind=self.kind)
         if self.kind in ("list", "tuple"):

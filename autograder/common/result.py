@@ -19,6 +19,7 @@ _LABELS = {
     "found": Text("found", "实际"),
     "misconception": Text("misconception", "常见误区"),
     "reread": Text("re-read", "请重读"),
+    "lesson": Text("lesson {n}, {section}", "第 {n} 课 {section}"),
 }
 
 
@@ -31,7 +32,8 @@ def explain_misconception(misconception_id: str, lang: str) -> list[str]:
     colon = _COLON[lang]
     return [
         f"    {_LABELS['misconception'](lang)} {entry.id}{colon}{entry.belief(lang)}",
-        f"    {_LABELS['reread'](lang)}{colon}{entry.section(lang)}",
+        f"    {_LABELS['reread'](lang)}{colon}"
+        + _LABELS["lesson"].format(n=entry.lesson[:2], section=entry.section)(lang),
     ]
 
 
@@ -58,7 +60,7 @@ class CheckResult:
         lang = lang or get_language()
         colon = _COLON[lang]
         lines = [f"{'✓' if self.passed else '✗'} {self.title(lang)}"]
-        if not self.passed:
+        if not self.passed and (self.expected or self.found):  # "not attempted" has neither
             lines.append(f"    {_LABELS['expected'](lang)}{colon}{_render(self.expected, lang)}")
             lines.append(f"    {_LABELS['found'](lang)}{colon}{_render(self.found, lang)}")
             if explain and self.misconception:
@@ -80,7 +82,9 @@ class CheckFailed(AssertionError):
     def __init__(self, exercise: Text, failures: list[CheckResult]):
         self.exercise = exercise
         self.failures = failures
-        self.misconceptions = [f.misconception for f in failures if f.misconception]
+        self.misconceptions = list(
+            dict.fromkeys(f.misconception for f in failures if f.misconception)
+        )
         super().__init__(self.feedback())
 
     def feedback(self, lang: str | None = None) -> str:

@@ -374,6 +374,12 @@ def check_make_trainable(fn, seed: int = 0, device=None) -> None:
 # Exercise 4 (RG-4) -------------------------------------------------------------------------
 
 _GRAD_STATES = ("w.grad ≠ None", "w.grad = None")
+# What each state means, shown beside the values it produced (the rendering is in the
+# language feedback is being written in: the judge and the kernel set it first).
+_GRAD_STATE_TEXT = {
+    _GRAD_STATES[0]: Text("w.grad held an old gradient", "w.grad 里已有旧梯度"),
+    _GRAD_STATES[1]: Text("w.grad was None", "w.grad 为 None"),
+}
 
 
 @dataclass(frozen=True)
@@ -459,7 +465,7 @@ class PerBatchGrads(Check):
             summed = summed and bool(
                 trusted.allclose(g.value.to(torch.float64), running, rtol=1e-5, atol=1e-6)
             )
-            name = _at(f"grads[{k}]", state)
+            name = _at(f"grads[{k}]", _GRAD_STATE_TEXT[state]())
             results += [
                 c.values(g, want, name, misconception="RG-4" if summed else None),
                 c.dtype(g, getattr(torch, self.dtype), name),

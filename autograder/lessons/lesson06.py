@@ -23,6 +23,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
+from autograder.common.observation import described_float
 from autograder.common.protocol import Check, call, note, returned, verdict
 from autograder.common.result import CheckResult, require
 from autograder.kernel.selfcheck import run_self_check
@@ -864,7 +865,7 @@ class EpochMeanLoss(Check):
             want = float(trusted.tensor([float((b * b).mean()) for b in batches]).mean())
             found = returned(ex, case["call"], "epoch_mean_loss")
             reads = case["reads"]
-            where = f"{len(batches)} batches"
+            where = Text("{n} batches", "{n} 个批次").format(n=len(batches))
             results = [
                 CheckResult(
                     Text(
@@ -892,7 +893,7 @@ class EpochMeanLoss(Check):
                         "以 Python float 表示的平均损失（{w}）",
                     ).format(w=where),
                     found.kind == "float" and abs(found.value - want) <= 1e-5 * max(1.0, abs(want)),
-                    f"float: {want:.6g}",
+                    described_float(want),
                     found.describe(),
                 ),
             ]

@@ -37,7 +37,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import Seen, snapshot
+from autograder.common.observation import Seen, described_float, snapshot
 from autograder.common.protocol import Check, call, returned, verdict
 from autograder.common.result import CheckResult, require
 from autograder.kernel.selfcheck import run_self_check
@@ -782,7 +782,7 @@ class DiscriminatorStep(Check):
                     CheckResult(
                         _in_case(k, Text("the returned loss", "返回的损失")),
                         found.kind == "float" and abs(found.value - loss) <= 1e-5 * max(1, loss),
-                        f"float: {loss:.6g}",
+                        described_float(loss),
                         found.describe(),
                     ),
                 ],
