@@ -15,6 +15,7 @@ from autograder.grader import cgroups, export, runner, sandbox, submission
 from autograder.grader.limits import Limits
 
 REPO = Path(__file__).resolve().parents[2]
+ERRORS_SHOWN = 10  # submissions that ended in error, named with their reason
 
 
 def _create(args) -> int:
@@ -84,6 +85,21 @@ def _grade(args) -> int:
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
+    if not args.scheduler:  # Dask workers confine with their own paths and cgroup
+        from autograder.grader import probe
+
+        found = probe.check(
+            confinement, parent if isinstance(parent, cgroups.CgroupParent) else None
+        )
+        if found:
+            print(
+                f"course-grade: refusing to grade, because grading cannot work here: {found}\n"
+                "Every submission would end in `error`. Check the limits (--memory-mb, "
+                "--processes, --scratch-mb) and that the Python environment and the package "
+                "are complete; see README, 'What grading needs from the machine'.",
+                file=sys.stderr,
+            )
+            return 2
     from autograder.grader.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [
@@ -111,7 +127,18 @@ def _grade(args) -> int:
     for record in results:
         counts[record.status] = counts.get(record.status, 0) + 1
     print("Done: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
-    return 0
+    return _errors(results)
+
+
+def _errors(results) -> int:
+    """1 when a submission ended in ``error`` (grading itself failed: regrade it once the
+    cause is fixed), after naming them and why; else 0."""
+    failed = [r for r in results if r.status == "error"]
+    for record in failed[:ERRORS_SHOWN]:
+        print(f"error: {record.student}/{record.notebook}: {record.reason}", file=sys.stderr)
+    if len(failed) > ERRORS_SHOWN:
+        print(f"error: … and {len(failed) - ERRORS_SHOWN} more; see `export`", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _export(args) -> int:
@@ -193,7 +220,9 @@ def parser() -> argparse.ArgumentParser:
         "grade",
         _grade,
         "autograde every submission, in parallel and sandboxed",
-        "Autograde submitted/<student>/<assignment> with nbgrader.",
+        "Autograde submitted/<student>/<assignment> with nbgrader. Exit status: 0 when "
+        "grading ran for every submission, 1 when any ended in `error` (named on stderr, "
+        "with the reason), 2 when grading was refused before it began.",
         several=True,
     )
     grade.add_argument("--student", action="append", help="grade only this learner (repeatable)")

@@ -126,6 +126,25 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def log_mark(self) -> int:
+        """Where the zygote's log ends now; what its children write after it is read with
+        ``last_error``. (One worker grades one submission at a time.)"""
+        try:
+            return self.log.stat().st_size
+        except OSError:
+            return 0
+
+    def last_error(self, since: int = 0) -> str:
+        """The last error a child wrote to the log after ``since`` ("" if none): which child
+        (kernel, observer) and its exception's line."""
+        try:
+            with self.log.open("rb") as log:
+                log.seek(max(since, self.log_mark() - LOG_TAIL))
+                text = log.read(LOG_TAIL).decode(errors="replace")
+        except OSError:
+            return ""
+        return last_error(text)
+
     def workdir(self) -> Path:
         """A fresh socket folder for one kernel, inside the spool the zygote sees."""
         folder = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.spool))
@@ -218,6 +237,24 @@ def _remove_if_abandoned(folder: Path) -> None:
     finally:
         os.close(lock)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+LOG_TAIL = 64 * 1024  # bytes of the log read for an error
+MAX_REASON = 300
+CHILDREN = {"_run_kernel": "the kernel", "_run_observer": "the observer", "enter": "confining"}
+
+
+def last_error(text: str) -> str:
+    """The final line of the last traceback in ``text`` (else its last line), prefixed with
+    the child that raised it where its frames tell."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")]
+    if not starts:
+        return lines[-1].strip()[:MAX_REASON] if lines else ""
+    block = lines[starts[-1] :]
+    final = [line for line in block[1:] if not line.startswith(" ")] or block[-1:]
+    who = next((name for key, name in CHILDREN.items() if f"in {key}" in "".join(block)), "")
+    return (f"{who}: " if who else "") + final[-1].strip()[:MAX_REASON]
 
 
 def _line_within(stream, timeout_s: float) -> bytes:

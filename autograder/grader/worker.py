@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from autograder.grader.sandbox import Confinement
 STAGING = "grading/staged"
 OUT_OF_TIME = "out of time"  # execute.OUT_OF_TIME, without importing nbclient here
 GRADEBOOK_WAIT_S = 120  # parallel workers write one SQLite gradebook
+EXCEPTION_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b.*:")
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,18 @@ def _judged(found: list[integrity.Flag], report: dict) -> list[integrity.Flag]:
     return found + extra
 
 
+def _failure(outcome: dict, child_error: str) -> str:
+    """Why nbgrader could not grade: its own last exception (not its "see the above
+    traceback"), then what the kernel or observer said before it died, if anything."""
+    text = "\n".join(outcome.get(key) or "" for key in ("log", "error"))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    raised = [
+        line for line in lines if EXCEPTION_LINE.match(line) and "NbGraderException" not in line
+    ]
+    reason = "nbgrader could not grade it: " + ((raised or lines or ["no log"])[-1])
+    return reason + (f"; {child_error}" if child_error else "")
+
+
 def _read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -218,6 +232,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         confinement = dataclasses.replace(task.confinement, cgroup=group)
         config = _config(task, zygote, workdir, incident_dir, confinement, flags)
         api = NbGraderAPI(config=config)
+        mark = zygote.log_mark()
         outcome = api.autograde(task.assignment, task.student, force=True, create=True)
     finally:
         verdicts.stop_observers()
@@ -226,9 +241,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         shutil.rmtree(workdir, ignore_errors=True)
     for name in gradable:
         if not outcome["success"]:
-            log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
-            errors = [line for line in log if "Error" in line and "NbGraderException" not in line]
-            reason = "nbgrader could not grade it: " + ((errors or log or ["no log"])[-1])
+            reason = _failure(outcome, zygote.last_error(mark))
             result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
             continue
         incidents = _read_json(incident_dir / f"{name}.json").get("incidents", [])

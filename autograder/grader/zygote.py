@@ -110,7 +110,6 @@ def _child(request: dict, channel_fd: int, control: socket.socket, syscalls: Fil
 
         enter(Isolation(**request["isolation"]))
         seccomp_filter.enter(syscalls)  # last: isolating needed unshare and mount
-        os.dup2(0, 2)  # the zygote's log is for confinement failures, not learner output
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
@@ -155,13 +154,24 @@ def _run_kernel(connection_file: str, threads: int) -> None:
         torch.set_num_threads(threads)
     sys.argv = ["ipykernel_launcher", "-f", connection_file]
     app = IPKernelApp.instance()
-    app.initialize(sys.argv[1:])
+    # Until learner code can run, fd 2 is the zygote's log, where a kernel that cannot start
+    # says why; ipykernel keeps a copy of fd 2, so from here on it is /dev/null.
+    log = os.dup(2)
+    os.dup2(0, 2)
+    try:
+        app.initialize(sys.argv[1:])
+    except BaseException:
+        os.dup2(log, 2)
+        raise
+    os.close(log)
     app.start()
 
 
 def _run_observer(job: dict, channel: socket.socket) -> None:
     from autograder.kernel import observer
 
+    # fd 2 stays the zygote's log, for the observer's own failures: it runs no learner code,
+    # and its children point fd 1 and 2 at their own log before they do.
     os.dup2(channel.fileno(), 1)  # the one way out; the observer's children cannot use it
     channel.close()
     observer.serve(job, os.fdopen(1, "wb"))
