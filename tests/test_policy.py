@@ -7,6 +7,7 @@ routes are graded end to end through `course-grade` in test_red_team.py.
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib
 import time
@@ -23,8 +24,9 @@ REPO = Path(__file__).resolve().parents[1]
 # to names here (autograder, graph, saved_bytes, the lesson's checks).
 SETUP = (
     "import torch\n\nimport autograder\nfrom autograder.kernel import graph\n"
-    "from autograder.kernel.measure import saved_bytes\nfrom autograder.lessons import lesson01\n\n"
-    'DEVICE = autograder.setup("en")'
+    "from autograder.kernel.measure import saved_bytes\nfrom autograder.lessons import lesson01\n"
+    "from autograder.kernel.datasets import Digits\nimport matplotlib.pyplot as plt\n\n"
+    'DEVICE = autograder.setup("en")\ndigits = Digits()\nfig = plt.figure()\nchecks = lesson01'
 )
 
 # name -> (learner cell, the line the violation must name, fragment of its description).
@@ -108,6 +110,8 @@ ROUTES = {
     "course_module_name": ("def f(x):\n    return lesson01", 2, "lesson01"),
     "course_function_name": ("n = saved_bytes", 1, "saved_bytes"),
     "course_name_rebound": ("lesson01 = None", 1, "lesson01"),
+    "alias_of_a_course_module": ("c = checks", 1, "checks"),
+    "what_unlisted_code_returned": ("c = fig.canvas", 1, "fig"),
     "global_course_name": ("def f():\n    global lesson01\n    lesson01 = 1", 3, "lesson01"),
     "lambda_default": ("def f(x, g=(lambda: print)()):\n    return x", 1, "default value"),
     "call_default": ("def f(x, y=print(1)):\n    return x", 1, "default value"),
@@ -189,6 +193,8 @@ ACCEPTED = {
         "ONE = 2 - 1.0\nproduct_grads = print"
     ),
     "instructor_device": "def f(n):\n    return torch.zeros(n, device=DEVICE)",
+    "what_the_course_helpers_return": "def f():\n    return digits",
+    "names_the_course_uses_as_locals": "def f(fig, plt, graph):\n    return fig, plt, graph",
     "local_input": "def forward(self, input, type=None):\n    return input",
     "grad_mode_decorators": (
         "@torch.no_grad()\ndef f(x):\n    return x\n\n@torch.inference_mode(False)\n"
@@ -249,30 +255,41 @@ def test_what_learners_write_is_accepted(name):
     assert not [v.describe() for v in _violations(ACCEPTED[name])]
 
 
-def _solution_cells():
-    for path in sorted(glob.glob(str(REPO / "solutions" / "*" / "*.ipynb"))):
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-                yield pytest.param(cell.source, id=cell.metadata["nbgrader"]["grade_id"])
-
-
-def _right_answers():
-    for n in range(1, 9):
-        catalogue = importlib.import_module(f"catalog.lesson{n:02d}")
-        for grade_id, answers in catalogue.RIGHT.items():
-            for right in answers:
-                yield pytest.param(right.code, id=f"{n:02d}-{grade_id}-{right.name}")
-
-
-@pytest.mark.parametrize("code", [*_solution_cells(), *_right_answers()])
-def test_every_solution_and_catalogued_right_answer_is_accepted(code):
-    assert not [v.describe() for v in _violations(code)]
-
-
 def _lesson(name: str):
     (path,) = glob.glob(str(REPO / "solutions" / f"{name}*" / "*.ipynb"))
     return nbformat.read(path, as_version=4)
+
+
+@functools.cache
+def _instructor_trees(lesson: int) -> list:
+    """The instructor's cells of a lesson, as grading reads them next to a learner's."""
+    nb = _lesson(f"{lesson:02d}")
+    exempt = verdicts.instructor_sources(nb)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    return [policy.parse(c.source) for c in cells if verdicts.normal_source(c.source) in exempt]
+
+
+def _solution_cells():
+    for lesson in range(1, 9):
+        for cell in _lesson(f"{lesson:02d}").cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+                yield pytest.param(lesson, cell.source, id=cell.metadata["nbgrader"]["grade_id"])
+
+
+def _right_answers():
+    for lesson in range(1, 9):
+        catalogue = importlib.import_module(f"catalog.lesson{lesson:02d}")
+        for grade_id, answers in catalogue.RIGHT.items():
+            for right in answers:
+                yield pytest.param(lesson, right.code, id=f"{lesson:02d}-{grade_id}-{right.name}")
+
+
+@pytest.mark.parametrize(("lesson", "code"), [*_solution_cells(), *_right_answers()])
+def test_every_solution_and_catalogued_right_answer_is_accepted(lesson, code):
+    """Read with the names of its own lesson's instructor cells, as grading does."""
+    tree = policy.parse(code)
+    context = policy.context_of([tree], _instructor_trees(lesson))
+    assert not [v.describe() for v in policy.violations(tree, context)]
 
 
 def _learner_copy(nb, answers: dict[str, str]):

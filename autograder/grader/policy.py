@@ -577,18 +577,32 @@ def parse(cell_source: str) -> ast.Module | None:
         return None
 
 
+_OWN_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
 def _bindings(statement: ast.stmt) -> set[str]:
     """Names a top-level statement binds in the module's namespace."""
-    names = set()
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {statement.name}
     if isinstance(statement, ast.Import | ast.ImportFrom):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    for node in ast.walk(statement):
+    names, pending = set(), [statement]
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            break  # their insides are not module level (the walk is breadth-first)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        pending.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _OWN_SCOPES))
     return names
 
 
@@ -613,8 +627,14 @@ def _import_aliases(statement: ast.stmt) -> dict[str, str] | None:
 
 def context_of(learner: list[ast.Module], instructor: list[ast.Module]) -> Context:
     """The notebook's names: allowed imports anywhere, course names from the instructor's
-    cells (imports outside the list, and definitions or aliases built on them)."""
+    cells (imports outside the list, and definitions or aliases built on them).
+
+    What the course's own helpers return is data a learner may use (``DEVICE =
+    autograder.setup(…)``, ``digits = Digits()``); what other unlisted code returns
+    (a matplotlib figure) is not, since nobody checked what it holds.
+    """
     context = Context(aliases=dict(DEFAULT_ALIASES))
+    foreign: set[str] = set()  # course names whose code is not the course's own
     for tree in instructor:
         for statement in tree.body:
             bound = _bindings(statement)
@@ -622,13 +642,17 @@ def context_of(learner: list[ast.Module], instructor: list[ast.Module]) -> Conte
             if isinstance(statement, ast.Import | ast.ImportFrom):
                 if aliases is None:
                     context.course |= bound
+                    if not _imports_the_course(statement):
+                        foreign |= bound
                 else:
                     context.aliases.update(aliases)
                     context.course -= bound
-            elif _mentions(statement, context.course) and _hands_on_code(statement):
-                context.course |= bound
-            else:
-                context.course -= bound
+                    foreign -= bound
+            elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                _taint(context, foreign, bound, statement, statement)
+            elif _simple_assignment(statement) and statement.value is not None:
+                _taint(context, foreign, bound, statement.value, statement.value)
+            # other statements (loops, plots, tuple unpacking) never run in the observer
     for tree in learner:
         for statement in tree.body:
             context.bound |= _bindings(statement)
@@ -641,6 +665,12 @@ def context_of(learner: list[ast.Module], instructor: list[ast.Module]) -> Conte
     return context
 
 
+def _imports_the_course(statement: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(statement, ast.ImportFrom):
+        return (statement.module or "").split(".")[0] == "autograder"
+    return all(a.name.split(".")[0] == "autograder" for a in statement.names)
+
+
 def _imported_names(trees: list[ast.Module]) -> set[str]:
     return {
         name
@@ -651,18 +681,28 @@ def _imported_names(trees: list[ast.Module]) -> set[str]:
     }
 
 
-def _mentions(statement: ast.stmt, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(statement))
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
-def _hands_on_code(statement: ast.stmt) -> bool:
-    """Whether a statement can bind the course's code itself (a definition or an alias),
-    rather than data computed by it (``DEVICE = autograder.setup(…)``)."""
-    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return True
-    if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
-        return not isinstance(statement.value, ast.Call)
-    return False
+def _simple_assignment(statement: ast.stmt) -> bool:
+    """``name = value`` (or ``a = b = value``): what an instructor's cell may give the observer."""
+    if isinstance(statement, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in statement.targets)
+    return isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+
+
+def _taint(context: Context, foreign: set[str], bound: set[str], node, value) -> None:
+    """Mark ``bound`` as course names when ``node`` is built on them: any use of unlisted
+    code, or a definition or alias (not a call's result) of the course's own."""
+    on_foreign = _mentions(node, foreign)
+    on_course = _mentions(node, context.course) and not isinstance(value, ast.Call)
+    if on_foreign or on_course:
+        context.course |= bound
+        foreign |= bound if on_foreign else set()
+    else:
+        context.course -= bound
+        foreign -= bound
 
 
 def imported_names(trees: list[ast.Module]) -> Context:
@@ -701,8 +741,7 @@ def _constant_assignment(node: ast.AST) -> bool:
 def _instructor_kept(node: ast.stmt, needed: set[str]) -> bool:
     if isinstance(node, _DEFINITIONS) or _constant_assignment(node):
         return True
-    simple = isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets)
-    return simple and _bindings(node) <= needed
+    return _simple_assignment(node) and _bindings(node) <= needed
 
 
 def instructor_statements(tree: ast.Module, needed: set[str]) -> list[str]:
