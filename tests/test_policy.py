@@ -159,6 +159,14 @@ ROUTES = {
     "tensor_from_file": ("x = torch.from_file('f')", 1, "from_file"),
     "array_ctypes": ("import numpy as np\n\np = np.zeros(1).ctypes", 3, "ctypes"),
     "torch_hub": ("x = torch.hub", 1, "hub"),
+    "torch_compile": ("f = torch.compile(print)", 1, "compile"),
+    "cuda_allocator": ("torch.cuda.caching_allocator_delete(0)", 1, "caching_allocator"),
+    "file_writer": ("w = torch.PyTorchFileWriter('x')", 1, "PyTorchFileWriter"),
+    "dispatch_mode_reexport": (
+        "class M(torch.autograd.graph.TorchDispatchMode):\n    pass",
+        1,
+        "TorchDispatchMode",
+    ),
     "torch_library": ("import torch.library", 1, "torch.library"),
     "multiprocessing": ("import torch.multiprocessing", 1, "torch.multiprocessing"),
     "global_module_hook": (

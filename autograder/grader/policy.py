@@ -79,6 +79,11 @@ REFUSED_ATTRIBUTES = frozenset(
     register_module_full_backward_hook register_module_full_backward_pre_hook
     register_module_backward_hook register_module_buffer_registration_hook
     register_module_module_registration_hook register_module_parameter_registration_hook
+    compile compile_shader load_metallib cudart caching_allocator_alloc caching_allocator_delete
+    change_current_allocator CUDAPluggableAllocator PyTorchFileReader PyTorchFileWriter
+    import_ir_module import_ir_module_from_buffer get_file_path DataSource swap_tensors
+    set_module TorchFunctionMode TorchDispatchMode DisableTorchFunction
+    DisableTorchFunctionSubclass ExcludeDispatchKeyGuard
     """.split()
 )
 REFUSED_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "co_")
