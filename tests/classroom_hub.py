@@ -166,3 +166,26 @@ def http_status(url: str) -> int:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+def python_for_users(folder: Path) -> Path:
+    """A copy, in ``folder``, of the Python this environment was made from (its standard
+    library, not its packages), for the classroom's users when they cannot enter where it is
+    installed (pyenv under root's private home) and the system's is too old for the packages.
+
+    Such a Python finds its ``libpython`` through an absolute RUNPATH into the private folder;
+    the copy's RUNPATH is rewritten in place to ``$ORIGIN/../lib`` (shorter, NUL-padded)."""
+    base = Path(sys.base_prefix)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    skipped = shutil.ignore_patterns("site-packages", "test", "config-*", "idlelib", "tkinter")
+    shutil.copytree(base / "lib", folder / "lib", symlinks=True, ignore=skipped)
+    (folder / "bin").mkdir()
+    python = folder / "bin" / version
+    shutil.copy2(Path(sys.executable).resolve(), python)
+    binary = python.read_bytes()
+    old, new = f"{base}/lib".encode() + b"\0", b"$ORIGIN/../lib\0"
+    if old in binary and len(new) <= len(old):
+        python.write_bytes(binary.replace(old, new.ljust(len(old), b"\0"), 1))
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
+    return python

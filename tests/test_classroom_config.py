@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from conftest import REPO
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -135,3 +137,30 @@ def test_the_grading_cluster_admits_only_holders_of_the_classroom_certificate(tm
             ]
 
     assert asyncio.run(attempts()) == [True, False, False, False]
+
+
+def test_a_python_too_old_for_an_installed_package_is_refused_with_the_reason(
+    tmp_path, monkeypatch
+):
+    from autograder.classroom import interpreter
+
+    # Nothing is refused for the exact version the packages were installed with.
+    assert interpreter.unmet_requirements(platform.python_version()) == []
+    # An installed package that needs a newer patch release (as soupsieve needs 3.11.5) ...
+    packages = tmp_path / "site-packages"
+    info = packages / "needs_newer-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: needs-newer\nVersion: 1.0\n"
+        f"Requires-Python: >={interpreter.VERSION}.5\n"
+    )
+    monkeypatch.syspath_prepend(str(packages))
+    # ... and a system Python of the course's minor version, older than that (Debian's 3.11.2).
+    old = tmp_path / "python"
+    old.write_text(f"#!/bin/sh\necho {interpreter.VERSION}.2\n")
+    old.chmod(0o755)
+    with pytest.raises(interpreter.InterpreterError) as refused:
+        interpreter.bridge(old, tmp_path / "bridge")
+    assert f"Python {interpreter.VERSION}.2" in str(refused.value)
+    assert f"needs-newer (needs Python >={interpreter.VERSION}.5)" in str(refused.value)
+    assert not (tmp_path / "bridge").exists()

@@ -3,7 +3,9 @@
 JupyterHub starts every server as its own user, so the interpreter must be one they may
 run. A Python installed in a private folder (pyenv under /root, a home) is not; then a
 system Python of the same version can stand in: a virtual environment of it whose one
-``.pth`` line adds this environment's packages.
+``.pth`` line adds this environment's packages. Its exact version must be one that
+every installed package allows (their ``Requires-Python``): Debian's 3.11.2 is a "3.11",
+but a package may need 3.11.5.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import pwd
 import subprocess
 import sys
 import sysconfig
+from importlib import metadata
 from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 # The version the course's packages were installed for, e.g. "3.11".
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -40,19 +45,47 @@ def runs_as(python: Path, account: pwd.struct_passwd) -> bool:
     return result.returncode == 0
 
 
-def _version(python: Path) -> str:
+def full_version(python: Path) -> str:
+    """``python``'s version, e.g. "3.11.2"."""
     return subprocess.run(
-        [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        [str(python), "-c", "import platform; print(platform.python_version())"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
 
 
+def unmet_requirements(version: str) -> list[str]:
+    """The installed packages whose ``Requires-Python`` excludes Python ``version``, each as
+    "name (needs Python SPEC)"."""
+    unmet = set()
+    for distribution in metadata.distributions():
+        needs = distribution.metadata.get("Requires-Python")
+        try:
+            if needs and not SpecifierSet(needs).contains(version, prereleases=True):
+                unmet.add(f"{distribution.metadata['Name']} (needs Python {needs.strip()})")
+        except InvalidSpecifier:  # pip installed it all the same; nothing to check against
+            continue
+    return sorted(unmet)
+
+
+def check_version(python: Path) -> None:
+    """Refuse ``python`` unless it is the course's minor version and every installed package
+    allows its exact version; the error names the packages."""
+    version = full_version(python)
+    if version.rsplit(".", 1)[0] != VERSION:
+        raise InterpreterError(f"{python} is Python {version}; the course runs on {VERSION}")
+    unmet = unmet_requirements(version)
+    if unmet:
+        raise InterpreterError(
+            f"{python} is Python {version}, too old for installed packages: "
+            f"{', '.join(unmet)}. Give a newer Python {VERSION} with --python"
+        )
+
+
 def bridge(base: Path, target: Path) -> Path:
     """A venv of ``base`` in ``target`` that sees this environment's packages; its python."""
-    if _version(base) != VERSION:
-        raise InterpreterError(f"{base} is Python {_version(base)}; the course runs on {VERSION}")
+    check_version(base)
     subprocess.run([str(base), "-m", "venv", "--clear", "--without-pip", str(target)], check=True)
     purelib = sysconfig.get_paths()["purelib"]
     site_packages = target / "lib" / f"python{VERSION}" / "site-packages"
@@ -72,8 +105,9 @@ def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Pa
             return own
         raise InterpreterError(
             f"the classroom's users cannot run this Python ({own}, which resolves to "
-            f"{own.resolve()}): it lies in a folder only its owner may enter. Give a system "
-            f"Python of the same version with --python, e.g. --python /usr/bin/python{VERSION}"
+            f"{own.resolve()}): it lies in a folder only its owner may enter. Give a Python "
+            f"{VERSION} they can run with --python (e.g. --python /usr/bin/python{VERSION}, "
+            f"if it is new enough for the installed packages)"
         )
     python = bridge(base, folder / "python")
     if not runs_as(python, account):
