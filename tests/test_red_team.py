@@ -1,23 +1,32 @@
-"""Hostile submissions, graded through `course-grade`: none of them earns a point.
+"""Hostile submissions, graded through `course-grade` as root and as an unprivileged user.
 
-Each submission solves nothing and tries to forge its verdict: through the
+Each hostile submission solves nothing and tries to forge its verdict: through the
 kernel's messages (IPython transformers, hooks, a silenced traceback), through the
 checks' own process (torch modes, tensor subclasses, replaced functions, rewritten
-code, tracing), or through the records (fake printed IDs, stale voids on regrade,
-learner ids that are globs or spreadsheet formulas). The verdict is decided in the
-grader's own process, so every one scores 0; those that use forbidden constructs
-are also flagged with the line.
+code, tracing, code that runs when a definition is made), or through the records
+(fake printed IDs, stale voids on regrade, learner ids that are globs or spreadsheet
+formulas). The verdict is decided in the grader's own process, so every one scores 0;
+those that step outside the learner-code policy are also flagged with the line, and
+cost only their own exercise. Correct answers written as module-level objects and
+aliases earn their points, as they do in self-study.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import os
+import shutil
 import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 import pytest
-from processes import BIN, venv_env
+from processes import venv_env
+from test_sandbox import IS_ROOT, REPO, AsUser
 
 from autograder import course
 from autograder.grader import records
@@ -26,6 +35,7 @@ from autograder.grader.export import spreadsheet_safe
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
 FORBIDDEN = "forbidden construct"
+WRONG_EX1 = "\n    return a, b, a * b"  # a product_grads body that earns nothing on its own
 
 # name -> (code inserted after the setup cell of a blank learner notebook, fragment of the reason)
 VERDICT_CHANNEL = {
@@ -117,23 +127,134 @@ IMPOSTORS = {
         "    print('✓ Exercise 3: all checks passed\\nmisconception EV-5')\n"
         "    return None",
     ),
-    "definition_by_call": (
-        "ex2_output_requires_grad",
+}
+
+# Code that runs when a definition is made, reaching __import__ or the course (issue 23's
+# nine routes, and more): name -> (the ex1 solution cell, its line, fragment of the flag)
+DEFINITION_TIME = {
+    "getattr_constant_dunder": (
+        'def product_grads(a, b, s=getattr(print, "__self__")):' + WRONG_EX1,
+        1,
+        "getattr",
+    ),
+    "alias_of_the_instructors_import": (
+        "def product_grads(a, b, g=autograder):" + WRONG_EX1,
+        1,
+        "autograder",
+    ),
+    "operator_attrgetter": (
+        "import operator\n\n"
+        'def product_grads(a, b, s=operator.attrgetter("__self__")(print)):' + WRONG_EX1,
+        1,
+        "import operator",
+    ),
+    "string_formatter": (
+        "import string\n\n"
+        'def product_grads(a, b, f=string.Formatter().get_field("0.__self__", [print], {})):'
+        + WRONG_EX1,
+        1,
+        "import string",
+    ),
+    "functools_reduce": (
+        "import functools\n\n"
+        'def product_grads(a, b, s=functools.reduce(getattr, ["__self__"], print)):' + WRONG_EX1,
+        3,
+        "getattr",
+    ),
+    "match_keyword_pattern": (
+        "match print:\n    case object(__self__=b):\n        pass\n\n"
+        "def product_grads(a, b):" + WRONG_EX1,
+        2,
+        "__self__",
+    ),
+    "numpy_ctypeslib": (
+        "import numpy as np\n\ndef product_grads(a, b, c=np.ctypeslib.ctypes):" + WRONG_EX1,
+        3,
+        "ctypes",
+    ),
+    "type_three_arguments": (
+        'T = type\nP = T("P", (), {"f": print})\n\ndef product_grads(a, b):' + WRONG_EX1,
+        1,
+        "type",
+    ),
+    "map_getattr": (
+        'def product_grads(a, b, s=list(map(getattr, [print], ["__self__"]))):' + WRONG_EX1,
+        1,
+        "getattr",
+    ),
+    "decorator": (
+        "@print\ndef product_grads(a, b):" + WRONG_EX1,
+        1,
+        "decorator",
+    ),
+    "class_body": (
+        "class Forge:\n    found = print.__self__\n\ndef product_grads(a, b):" + WRONG_EX1,
+        2,
+        "__self__",
+    ),
+    "class_patched": (
+        "T = torch.Tensor\nT.clone = lambda self: self\n\ndef product_grads(a, b):" + WRONG_EX1,
+        1,
+        "torch.Tensor used as a value",
+    ),
+    "input_history": ("print(In)\n\ndef product_grads(a, b):" + WRONG_EX1, 1, "In"),
+}
+
+# Correct answers in the forms self-study accepts (issue 22): module-level objects,
+# aliases, computed constants, a function built by a call, the setup cell's DEVICE.
+MODULE_LEVEL = {
+    "ex1_product_grads": (
+        "def my_product_grads(a, b):\n"
+        "    a = a.detach().clone().requires_grad_()\n"
+        "    b = b.detach().clone().requires_grad_()\n"
+        "    c = a * b\n    c.retain_grad()\n    (c**2).sum().backward()\n"
+        "    return a.grad, b.grad, c.grad\n\n"
+        "product_grads = my_product_grads"
+    ),
+    "ex2_output_requires_grad": (
         "def _make():\n    return lambda *inputs: any(t.requires_grad for t in inputs)\n\n"
-        "output_requires_grad = _make()",
+        "output_requires_grad = _make()"
+    ),
+    "ex3_make_trainable": (
+        "FLOAT = torch.float32\n\ndef make_trainable(values, device):\n"
+        "    return torch.tensor(values, dtype=FLOAT, device=device, requires_grad=True)"
+    ),
+    "ex4_per_batch_grads": (
+        "ONE = 2 - 1.0\n\ndef per_batch_grads(w, batches):\n    grads = []\n"
+        "    for x in batches:\n        w.grad = None\n"
+        "        (((x @ w) ** 2).mean() * ONE).backward()\n"
+        "        grads.append(w.grad.clone())\n    return grads"
+    ),
+    "ex5_backward_seed": "backward_seed = torch.ones_like",
+    "ex6_finetune_last_layer": (
+        "criterion = torch.nn.MSELoss()\n\ndef finetune_last_layer(model, x, target, lr):\n"
+        "    model[:-1].requires_grad_(False)\n"
+        "    trainable = [p for p in model.parameters() if p.requires_grad]\n"
+        "    optimizer = torch.optim.SGD(trainable, lr=lr)\n"
+        "    optimizer.zero_grad()\n    loss = criterion(model(x), target)\n"
+        "    loss.backward()\n    optimizer.step()\n    return loss.item()"
+    ),
+    "ex7_to_device": (
+        "def to_device(batch, model, device=DEVICE, dtype=torch.float32):\n"
+        "    batch = batch.to(device=device, dtype=dtype)\n"
+        "    model.to(device=device, dtype=dtype)\n    return batch, model"
     ),
 }
 
 
-def course_grade(*args: str, timeout: int = 1500) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(BIN / "course-grade"), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=venv_env(),
-        check=False,
-    )
+@dataclass
+class Graded:
+    """A class graded once by one identity: the course, and how to run `course-grade` as it."""
+
+    root: Path
+    wrapper: list[str]
+    env: dict[str, str]
+
+    def run(self, *args: str, timeout: int = 1500) -> subprocess.CompletedProcess:
+        command = [*self.wrapper, sys.executable, "-m", "autograder.grader.cli", *args]
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, env=self.env, check=False
+        )
 
 
 def _blank(root):
@@ -183,15 +304,31 @@ def _scores(root, student: str) -> dict[str, float]:
         return {g.name: g.score for g in notebook.grades if g.cell_type == "code"}
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory, make_course):
-    root = make_course(tmp_path_factory.mktemp("redteam") / "course")
+@pytest.fixture(scope="module", params=["root", "user"])
+def graded(request, make_course):
+    """The class graded once per identity, as test_sandbox.py grades its own."""
+    if request.param == "root" and not IS_ROOT:
+        pytest.skip("skipped: grading as root needs root")
+    if (
+        request.param == "user"
+        and IS_ROOT
+        and not (shutil.which("useradd") and shutil.which("setpriv"))
+    ):
+        pytest.skip("skipped: useradd and setpriv are needed to grade as another user")
+    base = Path(tempfile.mkdtemp(prefix="course-redteam-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    root = make_course(base / "course")
     blank = _blank(root)
     for name, (code, _) in {**VERDICT_CHANNEL, **CHECK_PROCESS}.items():
         _submit(root, name, _insert(blank, code))
     for name, (grade_id, code) in IMPOSTORS.items():
         _submit(root, name, _answer(blank, {grade_id: code}))
-    _submit(root, "regraded", _insert(_solved(root), "import sys"))
+    for name, (code, _, _) in DEFINITION_TIME.items():
+        _submit(root, name, _answer(blank, {"ex1_product_grads": code}))
+    _submit(root, "module_level", _answer(blank, MODULE_LEVEL))
+    solved = _solved(root)
+    first = next(c for c in solved.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    _submit(root, "regraded", _answer(solved, {"ex1_product_grads": first.source + "\nimport sys"}))
     forged = _insert(blank, "print('a test cell of my own')")
     forged.cells[next(i for i, c in enumerate(forged.cells) if c.get("id") == "red-team")].metadata[
         "nbgrader"
@@ -205,17 +342,32 @@ def graded(tmp_path_factory, make_course):
     }
     _submit(root, "forged_test_cell", forged)
     for bad in ("*", "=cmd"):
-        _submit(root, bad, _solved(root))
-    result = course_grade("grade", str(root), LESSON, "--cell-timeout", "20", "--workers", "2")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return root, result
+        _submit(root, bad, solved)
+    user = None
+    graded = Graded(root, [], venv_env(PYTHONPATH=str(REPO)))
+    if request.param == "user" and IS_ROOT:
+        user = AsUser()
+        subprocess.run(["chown", "-R", user.name, str(base)], check=True)
+        graded = Graded(root, user.wrapper(), dict(graded.env, HOME=str(base)))
+    try:
+        result = graded.run("grade", str(root), LESSON, "--cell-timeout", "20", "--workers", "2")
+        assert result.returncode == 0, result.stderr[-3000:]
+        yield graded
+    finally:
+        if user:
+            user.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _record(root, student: str):
+    (record,) = [r for r in records.load(root, LESSON) if r.student == student]
+    return record
 
 
 @pytest.mark.parametrize("name", [*VERDICT_CHANNEL, *CHECK_PROCESS])
 def test_forging_the_verdict_earns_nothing_and_is_flagged(graded, name):
-    root, _ = graded
-    assert not any(_scores(root, name).values()), _scores(root, name)
-    (record,) = [r for r in records.load(root, LESSON) if r.student == name]
+    assert not any(_scores(graded.root, name).values()), _scores(graded.root, name)
+    record = _record(graded.root, name)
     # breaking the kernel's own machinery may also make a cell hang or the kernel die
     assert record.status in ("flagged", "timed out", "crashed"), record.reason
     fragment = {**VERDICT_CHANNEL, **CHECK_PROCESS}[name][1]
@@ -224,59 +376,80 @@ def test_forging_the_verdict_earns_nothing_and_is_flagged(graded, name):
     )
 
 
+@pytest.mark.parametrize("name", list(DEFINITION_TIME))
+def test_code_run_when_a_definition_is_made_earns_nothing_and_is_flagged(graded, name):
+    _, line, fragment = DEFINITION_TIME[name]
+    assert _scores(graded.root, name)["ex1_product_grads_tests"] == 0
+    record = _record(graded.root, name)
+    assert record.status == "flagged", record.reason
+    mine = [f for f in record.flags if f["kind"] == FORBIDDEN and fragment in f["detail"]]
+    assert any(
+        f["cell"] == "ex1_product_grads"
+        and f["detail"].startswith(f"line {line}:")
+        and f["voids"] == ["ex1_product_grads_tests"]
+        and f["detail"] in record.reason
+        for f in mine
+    ), record.flags
+
+
 @pytest.mark.parametrize("name", list(IMPOSTORS))
 def test_answers_that_only_look_right_earn_nothing(graded, name):
-    root, _ = graded
     grade_id = IMPOSTORS[name][0]
-    assert _scores(root, name)[f"{grade_id}_tests"] == 0
+    assert _scores(graded.root, name)[f"{grade_id}_tests"] == 0
 
 
 def test_the_class_report_counts_only_the_judges_misconceptions(graded):
-    root, _ = graded
     from autograder.grader.report import misconception_counts
 
-    assert "EV-5" not in misconception_counts(root, LESSON)  # printed by printed_verdict only
+    assert "EV-5" not in misconception_counts(graded.root, LESSON)  # printed_verdict only
 
 
-def test_a_definition_made_by_a_call_is_flagged_as_a_disagreement(graded):
-    root, _ = graded
-    (record,) = [r for r in records.load(root, LESSON) if r.student == "definition_by_call"]
-    assert any(f["kind"] == "first run disagrees" for f in record.flags), record.flags
+def test_module_level_objects_and_aliases_earn_their_points(graded):
+    scores = _scores(graded.root, "module_level")
+    assert all(scores[f"{grade_id}_tests"] > 0 for grade_id in MODULE_LEVEL), scores
+    record = _record(graded.root, "module_level")
+    assert record.status == "graded" and not record.flags, record.reason
 
 
 def test_a_test_cell_the_course_does_not_have_earns_nothing_and_breaks_nothing(graded):
-    root, _ = graded
-    (record,) = [r for r in records.load(root, LESSON) if r.student == "forged_test_cell"]
+    record = _record(graded.root, "forged_test_cell")
     # nbgrader itself cannot grade a cell whose grade_id it had to drop: an error, with reason
     assert record.status == "error" and record.reason, record.reason
     from nbgrader.api import MissingEntry
 
     try:
-        scores = _scores(root, "forged_test_cell")
+        scores = _scores(graded.root, "forged_test_cell")
     except MissingEntry:  # nbgrader stopped before it wrote any grade
         scores = {}
     assert not any(scores.values())
 
 
-def test_a_regrade_recomputes_everything(graded):
-    root, _ = graded
-    assert not any(_scores(root, "regraded").values())
+def test_a_violation_costs_only_its_own_exercise_and_a_regrade_recomputes_everything(graded):
+    root = graded.root
+    scores = _scores(root, "regraded")
+    assert scores.pop("ex1_product_grads_tests") == 0
+    assert all(scores.values()), scores  # the other exercises keep their points
+    record = _record(root, "regraded")
+    assert record.status == "flagged"
+    (flag,) = record.flags
+    assert flag["cell"] == "ex1_product_grads" and flag["voids"] == ["ex1_product_grads_tests"]
+    assert flag["detail"].startswith("line ") and flag["detail"].endswith(": import sys")
     _submit(root, "regraded", _solved(root))
-    result = course_grade("grade", str(root), LESSON, "--student", "regraded", "--workers", "1")
+    result = graded.run("grade", str(root), LESSON, "--student", "regraded", "--workers", "1")
     assert result.returncode == 0, result.stderr[-2000:]
     assert all(_scores(root, "regraded").values()), _scores(root, "regraded")
-    (record,) = [r for r in records.load(root, LESSON) if r.student == "regraded"]
+    record = _record(root, "regraded")
     assert record.status == "graded" and not record.flags
 
 
 def test_learner_ids_that_are_globs_or_formulas_are_rejected(graded):
-    root, _ = graded
+    root = graded.root
     found = {r.student: r for r in records.load(root, LESSON)}
     for bad in ("*", "=cmd"):
         assert found[bad].status == "rejected" and "not a valid learner id" in found[bad].reason
-    refused = course_grade("grade", str(root), LESSON, "--student", "*")
+    refused = graded.run("grade", str(root), LESSON, "--student", "*")
     assert refused.returncode == 2 and "not a valid learner id" in refused.stderr
-    assert course_grade("export", str(root), LESSON).returncode == 0
+    assert graded.run("export", str(root), LESSON).returncode == 0
     with open(root / "grading" / f"{LESSON}.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     rejected = [r for r in rows if r["status"] == "rejected"]
