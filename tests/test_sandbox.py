@@ -2,7 +2,8 @@
 
 Each attack is a learner notebook (the blank one, so that nothing it earns is
 honest) whose inserted cell tries one way out and prints ``ESCAPED: …`` for
-every attempt that worked, then ``ATTEMPTED``. Submission-folder attacks
+every attempt that worked, then ``ATTEMPTED``; the system-call attack also
+makes its calls from an exercise's answer, so in the observer too. Submission-folder attacks
 (links, special files, odd names, 20,000 files) must be rejected unread. For
 every run: nothing earns a point, every status and reason is as expected,
 nothing outside the grader's own outputs changes (course, other submissions,
@@ -170,6 +171,12 @@ def attacks(course: Path) -> dict[str, str]:
             "    if written >= size:\n"
             "        escaped.append(f'wrote {size} MiB to {folder}')"
         ),
+        "att_syscalls": _attack(
+            SYSCALLS + "for line in probe_syscalls():\n"
+            "    print('SYSCALL', line)\n"
+            "    if line.endswith('ESCAPED'):\n"
+            "        escaped.append(line)"
+        ),
         "att_procs": _attack(
             "import subprocess, sys, os\n"
             "started = []\n"
@@ -190,6 +197,52 @@ def attacks(course: Path) -> dict[str, str]:
         ),
     }
 
+
+# System calls a seccomp filter refuses in every kernel and observer (seccomp_filter.py), each
+# tried for real: without the filter, the keyring's, ptrace's, unshare's, perf's, userfaultfd's
+# and io_uring's calls all work for an unprivileged process.
+SYSCALLS = """\
+import ctypes, errno, struct, subprocess
+import pyseccomp
+def probe_syscalls():
+    libc = ctypes.CDLL(None, use_errno=True)
+    def call(name, *args):
+        result = libc.syscall(pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name), *args)
+        return name + '=' + ('ESCAPED' if result >= 0 else errno.errorcode[ctypes.get_errno()])
+    child = subprocess.Popen(['sleep', '30'])
+    perf = ctypes.create_string_buffer(128)  # a software clock, user space only
+    struct.pack_into('<IIQ', perf, 0, 1, 128, 0)
+    struct.pack_into('<Q', perf, 40, 0x61)
+    bpf = ctypes.create_string_buffer(72)  # a one-entry array map
+    struct.pack_into('<IIII', bpf, 0, 2, 4, 4, 1)
+    found = [
+        call('add_key', b'user', b'course-probe', b'x', 1, -4),
+        call('keyctl', 0, -4, 1),
+        call('request_key', b'user', b'course-probe', None, 0),
+        call('ptrace', 0x4206, child.pid, 0, 0),
+        call('unshare', 0x200),
+        call('mount', b'none', b'/tmp/work', b'tmpfs', 0, None),
+        call('bpf', 0, bpf, 72),
+        call('perf_event_open', perf, 0, -1, -1, 0),
+        call('userfaultfd', 0x80001),
+        call('io_uring_setup', 1, ctypes.create_string_buffer(120)),
+    ]
+    child.kill()
+    return found
+"""
+SYSCALL_NAMES = (
+    *("add_key", "keyctl", "request_key", "ptrace", "unshare", "mount", "bpf"),
+    *("perf_event_open", "userfaultfd", "io_uring_setup"),
+)
+# The first exercise's answer makes the same calls when the observer calls it, and reports
+# them in what it raises, which the verdict quotes.
+OBSERVED = {
+    "att_syscalls": (
+        "ex1_product_grads",
+        SYSCALLS + "def product_grads(a, b):\n"
+        "    raise RuntimeError('SYSCALLS ' + ' '.join(probe_syscalls()))",
+    )
+}
 
 # Endless but idle: the replays' budget is what is tested (busy loops are the demo class's).
 # Every exercise cell hangs (7 x CELL_TIMEOUT > NOTEBOOK_TIMEOUT); the name sorts first, so the
@@ -258,6 +311,12 @@ def template(make_course):
     for student, code in attacks(course).items():
         (submitted / student / LESSON).mkdir(parents=True)
         nb = _insert_after_setup(learner, code)
+        if student in OBSERVED:
+            grade_id, answer = OBSERVED[student]
+            (cell,) = [
+                c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
+            ]
+            cell.source = answer
         nbformat.write(nb, str(submitted / student / LESSON / f"{LESSON}.ipynb"))
     replay = nbformat.v4.new_notebook(metadata=learner.metadata)
     replay.cells = [c for c in learner.cells]
@@ -485,6 +544,19 @@ def test_no_attack_escapes(graded):
         assert "ESCAPED" not in text, (student, text[:2000])
         if student != "att_memory":  # there the cgroup may kill the kernel itself
             assert "ATTEMPTED" in text, (student, by_student[student].reason, text[:2000])
+
+
+def test_system_calls_outside_the_allow_list_are_refused_in_kernels_and_observers(graded):
+    path = graded["course"] / "autograded" / "att_syscalls" / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    kernel = observer = ""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            kernel += output.get("text", "") if "ATTEMPTED" in output.get("text", "") else ""
+            observer += output.get("evalue", "") if "SYSCALLS" in output.get("evalue", "") else ""
+    for name in SYSCALL_NAMES:
+        assert f"SYSCALL {name}=EPERM" in kernel, (name, kernel)
+        assert f"{name}=EPERM" in observer, (name, observer)
 
 
 def test_learner_code_never_runs_as_root_on_the_host(graded):
