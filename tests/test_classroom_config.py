@@ -164,3 +164,66 @@ def test_a_python_too_old_for_an_installed_package_is_refused_with_the_reason(
     assert f"Python {interpreter.VERSION}.2" in str(refused.value)
     assert f"needs-newer (needs Python >={interpreter.VERSION}.5)" in str(refused.value)
     assert not (tmp_path / "bridge").exists()
+
+
+def test_the_formgrader_autograde_and_feedback_buttons_send_the_instructor_to_course_grade(
+    tmp_path, monkeypatch
+):
+    import nbformat
+    from nbgrader.apps import NbGraderAPI
+
+    course = tmp_path / "course"
+    for folder in ("submitted", "autograded"):
+        (course / folder / "alice" / "l1").mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(), course / folder / "alice/l1/l1.ipynb")
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")
+    settings = tmp_path / "instructor_nbgrader_config.py"
+    settings.write_text(setup._INSTRUCTOR_NBGRADER, encoding="utf-8")
+    monkeypatch.chdir(course)  # where the instructor runs nbgrader: the course's own folder
+    config = PyFileConfigLoader(settings.name, path=str(tmp_path)).load_config()
+    config.CourseDirectory.root = str(course)
+    api = NbGraderAPI(config=config)
+    graded = api.autograde("l1", "alice")
+    assert not graded["success"] and "course-grade grade" in graded["error"], graded
+    feedback = api.generate_feedback("l1", "alice")
+    assert not feedback["success"] and "course-grade feedback" in feedback["error"], feedback
+    # Refused before nbgrader touched anything: the graded notebook stays, no feedback.
+    assert (course / "autograded/alice/l1/l1.ipynb").is_file()
+    assert not (course / "feedback").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changes files' owners: needs root")
+def test_what_root_writes_in_an_instructors_course_becomes_the_instructors(tmp_path):
+    import pwd
+
+    from autograder.grader import ownership
+
+    nobody = pwd.getpwnam("nobody")
+    course = tmp_path / "course"
+    (course / "grading" / "records").mkdir(parents=True)
+    os.chown(course, nobody.pw_uid, nobody.pw_gid)
+    (course / "grading" / "records" / "alice.json").write_text("{}")
+    outside = tmp_path / "root-only"
+    outside.write_text("root's")
+    os.link(outside, course / "grading" / "planted-link")
+    (course / "grading" / "planted-symlink").symlink_to(outside)
+    ownership.give_to_course_owner(course)
+    for path in (course / "grading", course / "grading/records/alice.json"):
+        assert (path.stat().st_uid, path.stat().st_gid) == (nobody.pw_uid, nobody.pw_gid), path
+    assert outside.stat().st_uid == 0  # neither a second name nor a link hands it over
+
+
+def test_a_bridged_python_brings_the_environments_commands(tmp_path):
+    import subprocess
+
+    from autograder.classroom import interpreter
+
+    base = Path(sys.base_prefix) / "bin" / f"python{interpreter.VERSION}"
+    python = interpreter.bridge(base, tmp_path / "bridge")
+    nbgrader = python.parent / "nbgrader"
+    assert nbgrader.read_text().startswith(f"#!{python}\n")
+    ran = subprocess.run(
+        [str(nbgrader), "--version"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert ran.returncode == 0 and ran.stdout.strip(), ran.stderr[-2000:]
+    assert (python.parent / "course-grade").is_file()

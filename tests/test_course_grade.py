@@ -244,6 +244,9 @@ def test_grading_runs_on_a_dask_cluster(tmp_path, make_course):
         )
         students = ["solution", "wrong_ex4_per_batch_grads_RG-4"]
         args = [arg for s in students for arg in ("--student", s)]
+        # `nbgrader submit` writes the submission's time; collect keeps it beside the notebook.
+        stamp = root / "submitted" / "solution" / LESSON / "timestamp.txt"
+        stamp.write_text("2026-11-30 06:30:30.419951 UTC")
         result = course_grade(
             "grade", str(root), LESSON, "--scheduler", address, *args, timeout=600
         )
@@ -251,6 +254,10 @@ def test_grading_runs_on_a_dask_cluster(tmp_path, make_course):
         assert f"Dask at {address}" in result.stderr
         statuses = {r.student: r.status for r in records.load(root, LESSON)}
         assert statuses == dict.fromkeys(students, "graded")
+        # The formgrader (nbgrader's API) shows the submission as autograded, with its score.
+        shown = course.api(root).get_submission(LESSON, "solution")
+        assert shown["autograded"] and str(shown["timestamp"]).startswith("2026-11-30"), shown
+        assert shown["score"] > 0, shown
     finally:
         for process in reversed(started):
             stop_group(process)

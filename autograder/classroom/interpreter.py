@@ -91,7 +91,36 @@ def bridge(base: Path, target: Path) -> Path:
     site_packages = target / "lib" / f"python{VERSION}" / "site-packages"
     line = f"import site; site.addsitedir({purelib!r})\n"
     (site_packages / "course-environment.pth").write_text(line, encoding="utf-8")
-    return target / "bin" / "python"
+    python = target / "bin" / "python"
+    _write_commands(python)
+    return python
+
+
+_COMMAND = """\
+#!{python}
+# {name}, run with the classroom's Python; written by course-classroom setup.
+import sys
+from {module} import {first}
+sys.exit({attr}())
+"""
+
+
+def _write_commands(python: Path) -> None:
+    """The environment's commands (nbgrader, course-grade, jupyter, ...) beside ``python``,
+    started by it: theirs in the environment start an interpreter users may not run."""
+    for entry in metadata.entry_points(group="console_scripts"):
+        script = python.parent / entry.name
+        if "/" in entry.name or entry.name.startswith(".") or script.exists() or not entry.attr:
+            continue
+        text = _COMMAND.format(
+            python=python,
+            name=entry.name,
+            module=entry.module,
+            first=entry.attr.split(".")[0],
+            attr=entry.attr,
+        )
+        script.write_text(text, encoding="utf-8")
+        script.chmod(0o755)
 
 
 def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Path:

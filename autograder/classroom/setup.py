@@ -51,6 +51,11 @@ import os
 c = get_config()  # noqa: F821
 # Collect refuses a submission made in another learner's name (autograder/classroom/owned.py).
 c.ExchangeFactory.collect = "autograder.classroom.owned.OwnedCollect"
+# The formgrader's Autograde and Generate Feedback (and `nbgrader autograde`,
+# `generate_feedback`) would run learner code unsandboxed and show hidden tests: they refuse,
+# naming the `course-grade` command (autograder/classroom/formgrader.py).
+c.Autograde.exporter_class = "autograder.classroom.formgrader.UseCourseGrade"
+c.GenerateFeedback.exporter_class = "autograder.classroom.formgrader.UseCourseGrade"
 if not os.path.isfile("nbgrader_config.py"):
     lang = "zh" if os.environ.get("JUPYTERHUB_SERVER_NAME") == "zh" else "en"
     course = os.path.join(os.path.expanduser("~"), "autograd-course-" + lang)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from autograder import course
-from autograder.grader import cgroups, export, runner, sandbox, submission
+from autograder.grader import cgroups, export, ownership, runner, sandbox, submission
 from autograder.grader.limits import Limits
 
 REPO = Path(__file__).resolve().parents[2]
@@ -337,7 +337,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    finally:  # root's files in an instructor's course become the instructor's
+        ownership.give_to_course_owner(args.course.resolve())
 
 
 if __name__ == "__main__":

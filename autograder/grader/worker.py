@@ -26,6 +26,7 @@ from autograder.grader.sandbox import Confinement
 STAGING = "grading/staged"
 OUT_OF_TIME = "out of time"  # execute.OUT_OF_TIME, without importing nbclient here
 GRADEBOOK_WAIT_S = 120  # parallel workers write one SQLite gradebook
+TIMESTAMP = "timestamp.txt"  # written by `nbgrader submit`, a few dozen bytes
 EXCEPTION_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b.*:")
 
 
@@ -166,6 +167,7 @@ def grade(task: Task) -> list[GradeRecord]:
         staged = submission.stage(
             root, root / STAGING, task.assignment, task.student, names, task.bounds.max_bytes
         )
+        _stage_timestamp(root / "submitted" / task.student / task.assignment, staged)
         try:
             result = _grade_staged(task, root, staged, names)
         finally:
@@ -176,6 +178,18 @@ def grade(task: Task) -> list[GradeRecord]:
         record.seconds = round(elapsed, 2)
         records.save(root, record)
     return result
+
+
+def _stage_timestamp(submitted: Path, staged: Path) -> None:
+    """Stage the submission's time when it reads as one: nbgrader records it in the gradebook,
+    and the formgrader counts a submission as autograded only when the two agree."""
+    from nbgrader.utils import parse_utc
+
+    submission.copy_plain_file(submitted / TIMESTAMP, staged / TIMESTAMP, 256)
+    try:
+        parse_utc((staged / TIMESTAMP).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError, OverflowError):
+        (staged / TIMESTAMP).unlink(missing_ok=True)
 
 
 def grade_on_worker(task: Task) -> list[GradeRecord]:
