@@ -241,7 +241,8 @@ def _remove_if_abandoned(folder: Path) -> None:
 
 LOG_TAIL = 64 * 1024  # bytes of the log read for an error
 MAX_REASON = 300
-CHILDREN = {"_run_kernel": "the kernel", "_run_observer": "the observer", "enter": "confining"}
+KERNEL, OBSERVER, CONFINING = "the kernel", "the observer", "confining a child"
+CHILDREN = {"_run_kernel": KERNEL, "_run_observer": OBSERVER, "enter": CONFINING}
 
 
 def last_error(text: str) -> str:

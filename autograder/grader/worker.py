@@ -27,7 +27,7 @@ STAGING = "grading/staged"
 OUT_OF_TIME = "out of time"  # execute.OUT_OF_TIME, without importing nbclient here
 GRADEBOOK_WAIT_S = 120  # parallel workers write one SQLite gradebook
 TIMESTAMP = "timestamp.txt"  # written by `nbgrader submit`, a few dozen bytes
-EXCEPTION_LINE = re.compile(r"^[\w.]*(Error|Exception|Exit|Interrupt)\b.*:")
+EXCEPTION_LINE = re.compile(r"^(?:[a-z_]\w*\.)*[A-Z]\w*: \S")  # pkg.module.SomeError: what
 
 
 @dataclass(frozen=True)
@@ -253,9 +253,14 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         if group:
             group.kill_and_remove()
         shutil.rmtree(workdir, ignore_errors=True)
+    said = zygote.last_error(mark)
     for name in gradable:
         if not outcome["success"]:
-            reason = _failure(outcome, zygote.last_error(mark))
+            reason = _failure(outcome, said)
+            result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
+            continue
+        if said.startswith((forked.OBSERVER, forked.CONFINING)):  # zeros not the learner's
+            reason = f"no test cell could be observed: {said}"
             result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
             continue
         incidents = _read_json(incident_dir / f"{name}.json").get("incidents", [])
