@@ -155,7 +155,7 @@ def running_hub(folder: Path, log: Path) -> Iterator[subprocess.Popen]:
         # The hub stops its proxy itself; one it could not stop is ended by its recorded pid.
         with contextlib.suppress(OSError, ValueError):
             pid = int((folder / "hub" / "jupyterhub-proxy.pid").read_text().strip())
-            if b"configurable-http-proxy" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"autograder.classroom.proxy" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 os.kill(pid, signal.SIGKILL)
 
 

@@ -16,9 +16,12 @@ c.JupyterHub.port = {port}
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {hub_port}
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
-# Validate runs a whole lesson before it answers: give requests 10 minutes, not the
-# pure-Python proxy's default of 20 s.
-c.ConfigurableHTTPProxy.command = [{proxy!r}, "--proxy-timeout", "600000"]
+# The pure-Python configurable-http-proxy, able to hold a class's requests at once
+# (autograder/classroom/proxy.py). Validate runs a whole lesson, after the Validates
+# ahead of it (validate_queue.py): a request may take up to an hour, not 20 s.
+c.ConfigurableHTTPProxy.command = [
+    {proxy!r}, "-m", "autograder.classroom.proxy", "--proxy-timeout", "3600000"
+]
 c.ConfigurableHTTPProxy.pid_file = {proxy_pid!r}
 c.JupyterHub.db_url = "sqlite:///{hub}/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = "{hub}/jupyterhub_cookie_secret"
@@ -90,7 +93,7 @@ def render(
         port=listen.port,
         hub_port=listen.hub_port,
         proxy_api_port=listen.proxy_api_port,
-        proxy=str(bin_dir / "configurable-http-proxy"),
+        proxy=str(bin_dir / "python"),
         proxy_pid=str(hub / "jupyterhub-proxy.pid"),
         passwords=folder / "passwords.csv",
         allowed=sorted({instructor, *learners}),

@@ -14,7 +14,10 @@ c.ServerApp.jpserver_extensions = {
     "nbgrader.server_extensions.assignment_list": True,
     "nbgrader.server_extensions.course_list": False,
     "nbgrader.server_extensions.formgrader": False,
-    "nbgrader.server_extensions.validate_assignment": True,
+    # Validate through the classroom's queue (a few at a time per machine, off the
+    # server's event loop): autograder/classroom/validate_queue.py
+    "nbgrader.server_extensions.validate_assignment": False,
+    "autograder.classroom.validate_queue": True,
 }
 
 # Encrypted traffic between the server and each kernel where pyzmq can (as in self-study).

@@ -1,0 +1,227 @@
+"""Validate holds for a class (issue 25 item 3): learners pressing Validate at once all get
+their result, never JupyterLab's "server unavailable".
+
+A real classroom (``course-classroom setup``, throw-away Unix users removed at the end, also
+on failure) with LOAD_VALIDATE_LEARNERS learners (4 in the suite; the README's numbers are
+from 40), its hub started with ``course-classroom start``; scripts/load_validate.py logs each
+learner in with their own password and has them all validate lesson 01 at the same moment
+while polling like JupyterLab. Every learner must get Validate's result, with no failed poll.
+
+Two light tests hold what makes it so: the classroom's proxy, as the hub's configuration
+starts it, forwards more slow requests at once than the stock pure-Python proxy (10 in
+flight, the others failed with 503 "Timeout in request queue" after 20 s); and Validate
+waits for one of the machine's slots (autograder/classroom/validate_queue.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from classroom_hub import classroom_command, python_for_users, running_hub, throwaway_users
+from conftest import REPO
+from processes import free_port, stop_group, venv_env
+
+LEARNERS = int(os.environ.get("LOAD_VALIDATE_LEARNERS", "4"))
+DEADLINE_S = 300 + 60 * LEARNERS  # the whole load run, servers' start included
+PYTHON = Path(sys.executable)
+SLOW_S = 25  # longer than the stock proxy lets a request wait in its queue (20 s)
+AT_ONCE = 16  # more than the stock proxy forwards at once (10)
+
+
+def _python_for_users(folder: Path) -> list[str]:
+    """setup's --python where other users cannot run this interpreter (a pyenv under /root):
+    the system's Python if the installed packages allow its version, else a copy of this
+    one's base made in ``folder`` (as the classroom test does)."""
+    import pwd
+
+    from autograder.classroom import interpreter
+
+    if interpreter.runs_as(PYTHON, pwd.getpwnam("nobody")):
+        return []
+    system = Path(f"/usr/bin/python{interpreter.VERSION}")
+    with contextlib.suppress(OSError, subprocess.CalledProcessError, interpreter.InterpreterError):
+        interpreter.check_version(system)
+        return ["--python", str(system)]
+    folder.mkdir(mode=0o755)
+    return ["--python", str(python_for_users(folder))]
+
+
+@pytest.mark.notebooks
+def test_learners_validating_at_once_all_get_their_result():
+    if os.geteuid() != 0:
+        pytest.skip("the classroom makes throw-away Unix users: it needs root")
+    if shutil.which("useradd") is None:
+        pytest.skip("no useradd on this machine")
+    pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
+    prefix = f"lv{secrets.token_hex(3)}"
+    teacher = f"{prefix}t"
+    learners = [f"{prefix}l{k:02d}" for k in range(LEARNERS)]
+    folder = Path(tempfile.mkdtemp(prefix="classroom-load-", dir="/tmp"))
+    folder.chmod(0o755)
+    room = folder / "room"
+    ports = {name: free_port() for name in ("port", "hub-port", "proxy-api-port")}
+    try:
+        with throwaway_users([teacher, *learners]):
+            made = classroom_command(
+                "setup",
+                str(room),
+                "--instructor",
+                teacher,
+                "--learners",
+                *learners,
+                *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
+                *_python_for_users(folder / "base-python"),
+                timeout=600,
+            )
+            assert made.returncode == 0, made.stdout + made.stderr
+            with running_hub(room, folder / "hub.log"):
+                report = folder / "load.json"
+                load = subprocess.run(
+                    [
+                        str(PYTHON),
+                        str(REPO / "scripts" / "load_validate.py"),
+                        str(room),
+                        "--url",
+                        f"http://127.0.0.1:{ports['port']}",
+                        "--learners",
+                        str(LEARNERS),
+                        "--deadline",
+                        str(DEADLINE_S),
+                        "--json",
+                        str(report),
+                    ],
+                    env=venv_env(),
+                    capture_output=True,
+                    text=True,
+                    timeout=DEADLINE_S + 120,
+                    check=False,
+                )
+                print(load.stdout)
+                seen = load.stdout + load.stderr[-3000:]
+                assert load.returncode == 0, seen + (folder / "hub.log").read_text()[-4000:]
+            outcomes = json.loads(report.read_text())
+            assert outcomes["summary"]["results"] == LEARNERS, seen
+            for learner in outcomes["learners"]:
+                assert learner["status"] == 200 and not learner["failures"], learner
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Slow(BaseHTTPRequestHandler):
+    """A server that takes SLOW_S to answer, as a learner's server running Validate."""
+
+    def do_GET(self):
+        time.sleep(SLOW_S)
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args):
+        pass
+
+
+def _proxy_command() -> list[str]:
+    """The proxy command of the hub's configuration as course-classroom setup renders it."""
+    from traitlets.config import Config
+
+    from autograder.classroom import hub_config
+
+    text = hub_config.render(
+        Path("/srv/room"), hub_config.Listen(), PYTHON.parent, PYTHON, REPO, "t", ["a"]
+    )
+    config = Config()
+    exec(compile(text, "jupyterhub_config.py", "exec"), {"get_config": lambda: config})
+    return list(config.ConfigurableHTTPProxy.command)
+
+
+def _status(url: str) -> int | str:
+    import requests
+
+    try:
+        return requests.get(url, timeout=SLOW_S * 4).status_code
+    except requests.RequestException as error:
+        return type(error).__name__
+
+
+def test_the_classroom_proxy_forwards_a_class_of_slow_requests_at_once(tmp_path):
+    target = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
+    threading.Thread(target=target.serve_forever, daemon=True).start()
+    port, api_port = free_port(), free_port()
+    argv = [
+        *_proxy_command(),
+        *("--ip", "127.0.0.1", "--port", str(port), "--api-ip", "127.0.0.1"),
+        *("--api-port", str(api_port), "--default-target"),
+        f"http://127.0.0.1:{target.server_address[1]}",
+    ]
+    with open(tmp_path / "proxy.log", "wb") as log:
+        proxy = subprocess.Popen(
+            argv,
+            env=venv_env(CONFIGPROXY_AUTH_TOKEN="test"),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while _status(f"http://127.0.0.1:{port}/_chp_healthz") != 200:
+            assert proxy.poll() is None and time.monotonic() < deadline, argv
+            time.sleep(0.5)
+        answers: list[int | str] = []
+        requests_at_once = [
+            threading.Thread(target=lambda: answers.append(_status(f"http://127.0.0.1:{port}/x")))
+            for _ in range(AT_ONCE)
+        ]
+        for request in requests_at_once:
+            request.start()
+        for request in requests_at_once:
+            request.join()
+        assert answers == [200] * AT_ONCE, (answers, (tmp_path / "proxy.log").read_text()[-2000:])
+    finally:
+        stop_group(proxy)
+        target.shutdown()
+
+
+def test_validate_waits_for_one_of_the_machines_slots(monkeypatch):
+    import asyncio
+
+    from autograder.classroom import validate_queue
+
+    monkeypatch.setattr(validate_queue, "_NAME", f"\0test-validate-slot-{os.getpid()}-{{}}")
+    monkeypatch.setattr(validate_queue, "RETRY_S", 0.05)
+    held = [validate_queue._take_slot() for _ in range(validate_queue.SLOTS)]
+    assert all(held) and validate_queue._take_slot() is None
+
+    async def wait_for_a_slot() -> float:
+        began = time.monotonic()
+        async with validate_queue.machine_slot():
+            return time.monotonic() - began
+
+    async def free_one_later():
+        await asyncio.sleep(0.5)
+        held.pop().close()
+
+    async def both():
+        return (await asyncio.gather(wait_for_a_slot(), free_one_later()))[0]
+
+    try:
+        assert asyncio.run(both()) >= 0.5  # it waited until a holder let go
+        monkeypatch.setattr(validate_queue, "WAIT_AT_MOST_S", 0.2)
+        held.append(validate_queue._take_slot())
+        assert asyncio.run(wait_for_a_slot()) < 5  # squatted slots: it runs anyway
+    finally:
+        for holder in held:
+            if holder is not None:
+                holder.close()
