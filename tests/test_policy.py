@@ -175,6 +175,21 @@ ROUTES = {
         "modules",
     ),
     "keyword_dunder": ("d = dict(__class__=1)", 1, "__class__"),
+    "isinstance_rebound": (
+        "def isinstance(a, b):\n    b.clone = print\n\nisinstance(1, torch.Tensor)",
+        1,
+        "rebinds isinstance",
+    ),
+    "isinstance_parameter": (
+        "def f(isinstance):\n    return isinstance(1, torch.Tensor)",
+        1,
+        "rebinds isinstance",
+    ),
+    "imported_name_rebound": (
+        "from contextlib import contextmanager\n\ncontextmanager = print",
+        3,
+        "rebinds the imported contextmanager",
+    ),
     "relative_import": ("from . import x", 1, "from ."),
     "star_import": ("from torch import *", 1, "import *"),
     "dunder_name_bound": ("__x__ = 1", 1, "__x__"),

@@ -57,6 +57,9 @@ ALLOWED_BUILTINS = frozenset(
     ZeroDivisionError Warning UserWarning""".split()
 )
 DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
+# Builtins the reader trusts where they stand (isinstance's second argument may be a class):
+# learner code may not rebind them.
+TRUSTED_BUILTINS = frozenset({"isinstance", "issubclass", *DECORATOR_BUILTINS})
 # What the kernel's namespace holds beyond the builtins: IPython's history and shell.
 IPYTHON_NAMES = frozenset("In Out get_ipython exit quit display _ih _oh _dh _i _ii _iii".split())
 IPYTHON_HISTORY = re.compile(r"_i?\d+")
@@ -366,6 +369,8 @@ class _Reader(ast.NodeVisitor):
         name = node.id
         if _is_dunder(name):
             self.flag(node, name)
+        elif isinstance(node.ctx, ast.Store | ast.Del) and name in self.context.aliases:
+            self.flag(node, f"rebinds the imported {name}")
         elif name in DECORATOR_BUILTINS and id(node) not in self.decorators:
             self.flag(node, f"{name} outside a decorator")
         elif name in self.context.aliases:
@@ -550,6 +555,10 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
         table = pending.pop()
         module_level = table.get_type() == "module"
         for symbol in table.get_symbols():
+            if symbol.get_name() in TRUSTED_BUILTINS and (
+                symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported()
+            ):
+                refused.setdefault(symbol.get_name(), f"rebinds {symbol.get_name()}")
             reaches_globals = (
                 module_level
                 or symbol.is_global()
@@ -560,11 +569,25 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
                 if why:
                     refused.setdefault(symbol.get_name(), why)
         pending.extend(table.get_children())
-    lines = {}
+    lines: dict[str, int] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in refused:
-            lines.setdefault(node.id, node.lineno)
+        name = _named(node)
+        if name in refused and hasattr(node, "lineno"):
+            lines[name] = min(lines.get(name, node.lineno), node.lineno)
     return [Violation(lines.get(name, 1), why) for name, why in refused.items()]
+
+
+def _named(node: ast.AST) -> str | None:
+    """The name a node uses or binds, for the line of a violation found by name."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return node.name
+    return None
 
 
 def python_source(cell_source: str) -> str:
