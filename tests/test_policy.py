@@ -133,6 +133,7 @@ ROUTES = {
     "class_body_call": ("class A:\n    x = print(1)", 2, "class body"),
     "class_body_loop": ("class A:\n    for i in range(3):\n        pass", 2, "class body"),
     "class_keyword": ("class A(metaclass=print):\n    pass", 1, "metaclass"),
+    "class_body_builtin": ("class A:\n    getattr = getattr", 2, "getattr"),
     "class_decorator": ("@staticmethod\nclass A:\n    pass", 1, "class decorator"),
     "base_from_a_call": ("class A(print(object)):\n    pass", 1, "base class"),
     "dunder_method": ("class A:\n    def __getattr__(self, n):\n        return n", 2, "__getattr"),

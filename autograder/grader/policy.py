@@ -559,10 +559,11 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
                 symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported()
             ):
                 refused.setdefault(symbol.get_name(), f"rebinds {symbol.get_name()}")
+            # a class body reads a name from the globals until it assigns it (``x = getattr``)
             reaches_globals = (
                 module_level
                 or symbol.is_global()
-                or (table.get_type() == "class" and not symbol.is_local())
+                or (table.get_type() == "class" and symbol.is_referenced())
             )
             if reaches_globals:
                 why = _refused_global(symbol.get_name(), context)
