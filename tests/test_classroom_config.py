@@ -227,3 +227,70 @@ def test_a_bridged_python_brings_the_environments_commands(tmp_path):
     )
     assert ran.returncode == 0 and ran.stdout.strip(), ran.stderr[-2000:]
     assert (python.parent / "course-grade").is_file()
+
+
+def _feedback_page(lang: str, pending: bool) -> str:
+    """A page as `course-grade feedback` renders it: a test cell and a written answer."""
+    import nbformat
+    from nbgrader.converters import GenerateFeedback
+    from traitlets.config import Config
+
+    from autograder.grader import feedback
+
+    test = nbformat.v4.new_code_cell("assert True")
+    test.metadata.nbgrader = {"grade": True, "grade_id": "t1", "points": 2, "score": 2.0}
+    written = nbformat.v4.new_markdown_cell("Because the graph is freed.")
+    written.metadata.nbgrader = {
+        "grade": True,
+        "solution": True,
+        "grade_id": "w1",
+        "points": 2,
+        "score": 0.0,
+        "pending": pending,
+    }
+    nb = nbformat.v4.new_notebook(cells=[test, written])
+    config = Config()
+    config.CourseFeedbackExporter.language = lang
+    # nbgrader's own template folders, as GenerateFeedback sets them up
+    config.merge(GenerateFeedback(config=config).config)
+    exporter = feedback.CourseFeedbackExporter(config=config)
+    about = {"notebook": "n", "score": 2.0, "max_score": 4, "late_penalty": 0}
+    resources = {"nbgrader": about | {"pending": 2 if pending else 0}}
+    page, _ = exporter.from_notebook_node(nb, resources=resources)
+    return page
+
+
+def test_feedback_frame_is_in_the_course_language_and_a_hand_grade_is_pending_not_zero():
+    page = _feedback_page("zh", pending=True)
+    assert "得分: 2.0 / 4.0" in page and "还有 2.0 分待教师人工评分" in page
+    assert "待人工评分 / 2.0" in page and "简答题" in page and "你的作答" in page
+    for english in ("Score:", "Student's answer", "Written response", "(Top)"):
+        assert english not in page, english
+    graded = _feedback_page("en", pending=False)
+    assert "Score: 0.0 / 2.0" in graded and "pending" not in graded
+
+
+def test_a_written_answer_waiting_for_its_hand_grade_is_pending_in_the_export(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograder.course import put_interpreter_bin_on_path
+    from autograder.grader import export
+
+    put_interpreter_bin_on_path()  # a new gradebook runs alembic, beside this Python
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment("l1")
+        gradebook.add_notebook("l1", "l1")
+        gradebook.add_grade_cell("t1", "l1", "l1", max_score=2, cell_type="code")
+        gradebook.add_grade_cell("w1", "l1", "l1", max_score=2, cell_type="markdown")
+        gradebook.add_student("alice")
+        gradebook.add_submission("l1", "alice")
+        notebook = gradebook.find_submission_notebook("l1", "l1", "alice")
+        for grade in notebook.grades:  # as autograde leaves them: the test cell scored
+            grade.auto_score = 2 if grade.name == "t1" else None
+            grade.needs_manual_grade = grade.name == "w1"
+        gradebook.db.commit()
+        assert export.hand_grading(notebook) == "pending: 2 points"
+        written = gradebook.find_grade("w1", "l1", "l1", "alice")
+        written.manual_score, written.needs_manual_grade = 1.5, False  # the formgrader's save
+        gradebook.db.commit()
+        assert export.hand_grading(notebook) == "done"

@@ -1,4 +1,8 @@
-"""Grades as CSV: a score, a status and a reason for every learner and notebook."""
+"""Grades as CSV: a score, a status and a reason for every learner and notebook.
+
+A written answer waiting for the instructor's hand grade counts nothing in ``score`` yet;
+``hand_grading`` says so ("pending: N points"), and "done" once every one is graded.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,28 @@ from pathlib import Path
 from autograder import course
 from autograder.grader import records, submission
 
-COLUMNS = ("student", "assignment", "notebook", "score", "max_score", "status", "reason", "flags")
+COLUMNS = (
+    "student",
+    "assignment",
+    "notebook",
+    "score",
+    "max_score",
+    "hand_grading",
+    "status",
+    "reason",
+    "flags",
+)
+
+
+def hand_grading(notebook) -> str:
+    """ "pending: N points" while written answers wait for a hand grade, "done" once all
+    have one, "" for a notebook with none (an nbgrader SubmittedNotebook)."""
+    pending = sum(grade.max_score for grade in notebook.grades if grade.needs_manual_grade)
+    if pending:
+        return f"pending: {pending:g} points"
+    if any(grade.manual_score is not None for grade in notebook.grades):
+        return "done"
+    return ""
 
 
 def rows(course_root: Path, assignment: str) -> list[dict]:
@@ -24,18 +49,18 @@ def rows(course_root: Path, assignment: str) -> list[dict]:
         for student in learners:
             for name in submission.expected_notebooks(course_root, assignment):
                 record = by_key.get((student, name))
-                score = max_score = ""
+                score = max_score = hand = ""
                 try:
                     nb = gradebook.find_submission_notebook(name, assignment, student)
-                    score, max_score = nb.score, nb.max_score
+                    score, max_score, hand = nb.score, nb.max_score, hand_grading(nb)
                 except MissingEntry:
                     pass
                 if record and record.status == "rejected":
-                    score = ""  # nothing of it was read; an older score no longer stands
+                    score = hand = ""  # nothing of it was read; an older score no longer stands
                 status = record.status if record else "not graded"
                 reason = record.reason if record else "no grading record: run `grade` first"
                 flags = "; ".join(f["kind"] for f in record.flags) if record else ""
-                values = (student, assignment, name, score, max_score, status, reason, flags)
+                values = (student, assignment, name, score, max_score, hand, status, reason, flags)
                 out.append(dict(zip(COLUMNS, values, strict=True)))
     return out
 

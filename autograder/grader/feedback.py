@@ -14,6 +14,10 @@ nbgrader also copies every other file of the autograded folder (the course's
 source files among them) into the feedback folder; here nothing but the HTML
 feedback of the expected notebooks may land there, and the two small files that
 nbgrader's ``release_feedback`` needs, copied as data from the submission.
+
+The page's frame (scores, headings, links) is in the course's language
+(:class:`CourseFeedbackExporter`, a template over nbgrader's), and a written answer still
+waiting for the instructor's hand grade says "pending", not 0 (:class:`MarkPendingHandGrades`).
 """
 
 from __future__ import annotations
@@ -26,10 +30,13 @@ import stat
 from pathlib import Path
 
 import nh3
-from jinja2 import pass_context
+from jinja2 import DictLoader, pass_context
 from nbconvert.exporters import HTMLExporter
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode, default
+
+from autograder.grader.feedback_frame import FRAME, TEMPLATE
 
 # What release_feedback reads beside the HTML: the submission's timestamp and the secret
 # that names the released file, both written by the learner's `nbgrader submit`.
@@ -92,6 +99,48 @@ class SanitizedHTMLExporter(HTMLExporter):
         return resources
 
 
+class CourseFeedbackExporter(SanitizedHTMLExporter):
+    """The sanitised exporter, with nbgrader's page framed in the course's language."""
+
+    language = Unicode("en", help="the course's language, en or zh").tag(config=True)
+
+    @default("template_file")
+    def _our_template(self):
+        return "course_feedback.html.j2"
+
+    @default("extra_loaders")
+    def _our_loader(self):
+        return [DictLoader({"course_feedback.html.j2": TEMPLATE})]
+
+    def _init_resources(self, resources):
+        resources = super()._init_resources(resources)
+        resources["frame"] = {key: text(self.language) for key, text in FRAME.items()}
+        resources.setdefault("nbgrader", {}).setdefault("pending", 0)
+        return resources
+
+
+class MarkPendingHandGrades(NbGraderPreprocessor):
+    """Mark the graded cells still waiting for a hand grade, and their points in all.
+
+    nbgrader counts such a cell as 0 points until the instructor grades it."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        about = resources["nbgrader"]
+        with Gradebook(about["db_url"]) as gradebook:
+            notebook = gradebook.find_submission_notebook(
+                about["notebook"], about["assignment"], about["student"]
+            )
+            pending = {g.name: g.max_score for g in notebook.grades if g.needs_manual_grade}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader")
+            if isinstance(meta, dict) and meta.get("grade_id") in pending:
+                meta["pending"] = True
+        about["pending"] = sum(pending.values())
+        return nb, resources
+
+
 def _safe_output(output) -> NotebookNode | None:
     """An output reduced to fields the page shows as data; None for any other kind."""
     kind = output.get("output_type")
@@ -147,14 +196,16 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
     from nbgrader.converters import GenerateFeedback
     from nbgrader.preprocessors import ClearHiddenTests
 
+    from autograder import course
     from autograder.course import api
     from autograder.grader import submission
 
     nbgrader = api(course_root)
     defaults = GenerateFeedback.class_traits()["preprocessors"].default()
-    steps = [ClearHiddenTests, ShowOnlyCheckMessages, *defaults, KeepSafeOutputs]
-    nbgrader.config.GenerateFeedback.preprocessors = steps
-    nbgrader.config.GenerateFeedback.exporter_class = SanitizedHTMLExporter
+    steps = [ClearHiddenTests, ShowOnlyCheckMessages, *defaults, MarkPendingHandGrades]
+    nbgrader.config.GenerateFeedback.preprocessors = [*steps, KeepSafeOutputs]
+    nbgrader.config.GenerateFeedback.exporter_class = CourseFeedbackExporter
+    nbgrader.config.CourseFeedbackExporter.language = course.language(course_root)
     nbgrader.coursedir.ignore = ["*", ".*"]  # copy no file besides the notebooks' feedback
     pages = {f"{name}.html" for name in submission.expected_notebooks(course_root, assignment)}
     written = []
