@@ -294,3 +294,22 @@ def test_a_written_answer_waiting_for_its_hand_grade_is_pending_in_the_export(tm
         written.manual_score, written.needs_manual_grade = 1.5, False  # the formgrader's save
         gradebook.db.commit()
         assert export.hand_grading(notebook) == "done"
+
+
+def test_the_report_names_refused_submissions_and_draws_no_empty_axes(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograder.course import put_interpreter_bin_on_path
+    from autograder.grader import report
+
+    course = tmp_path / "course"
+    (course / "grading" / "refused").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text('c.CourseDirectory.course_id = "autograd-course-zh"')
+    refused = [{"username": "bob", "owner": "alice", "timestamp": "2026-12-01 10:00:00"}]
+    (course / "grading" / "refused" / "l1.json").write_text(json.dumps(refused))
+    put_interpreter_bin_on_path()  # a new gradebook runs alembic, beside this Python
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment("l1")
+    page = report.write(course, "l1").read_text(encoding="utf-8")
+    assert "收取时被拒的提交" in page and "<td>bob</td><td>alice</td>" in page
+    assert "没有发现常见误区" in page and 'alt="misconceptions"' not in page

@@ -31,7 +31,51 @@ T = {
     "none": Text("none", "无"),
     "student": Text("learner", "学生"),
     "what": Text("what", "内容"),
+    "no_misconception": Text("No misconception was found.", "没有发现常见误区。"),
+    "attention": Text(
+        "Needs attention: submissions refused at collect", "需要处理：收取时被拒的提交"
+    ),
+    "refused_why": Text(
+        "Each claims to be a learner's submission but another account made it; it was not "
+        "collected, and the learner's own submission stands.",
+        "这些提交自称属于某位学生，却是由另一个账户提交的；它们未被收取，该学生本人的提交不受影响。",
+    ),
+    "claims": Text("claims to be", "声称属于"),
+    "made_by": Text("made by", "实际提交者"),
+    "when": Text("submitted at", "提交时间"),
 }
+
+
+def refused_at_collect(course_root: Path, assignment: str) -> list[dict]:
+    """The submissions collect refused (autograder/classroom/owned.py lists them)."""
+    import json
+
+    listed = course_root / "grading" / "refused" / f"{assignment}.json"
+    try:
+        found = json.loads(listed.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+
+def _refused_html(course_root: Path, assignment: str, lang: str) -> str:
+    refused = refused_at_collect(course_root, assignment)
+    if not refused:
+        return ""
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{html.escape(str(item.get(key, '')))}</td>"
+            for key in ("username", "owner", "timestamp")
+        )
+        + "</tr>"
+        for item in refused
+    )
+    head = "".join(f"<th>{T[key](lang)}</th>" for key in ("claims", "made_by", "when"))
+    return (
+        f'<h2 class="attention">{T["attention"](lang)}</h2><p>{T["refused_why"](lang)}</p>'
+        f"<table><tr>{head}</tr>{rows}</table>"
+    )
 
 
 def _figure_png(fig) -> str:
@@ -107,15 +151,17 @@ def write(course_root: Path, assignment: str, target: Path | None = None) -> Pat
     plt.close(fig)
 
     ids = sorted(counts, key=lambda i: (-counts[i], i))
-    fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(ids), 3) + 1))
-    labels = [f"{i}: {CATALOGUE[i].belief(lang)[:48]}" if i in CATALOGUE else i for i in ids]
-    ax.barh(labels, [counts[i] for i in ids], color="#1971c2")
-    ax.set_xlabel(T["hit_by"](lang))
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.invert_yaxis()
-    ax.set_title(T["misconceptions"](lang))
-    ids_png = _figure_png(fig)
-    plt.close(fig)
+    ids_figure = f"<p>{T['no_misconception'](lang)}</p>"  # no empty axes
+    if ids:
+        fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(ids), 3) + 1))
+        labels = [f"{i}: {CATALOGUE[i].belief(lang)[:48]}" if i in CATALOGUE else i for i in ids]
+        ax.barh(labels, [counts[i] for i in ids], color="#1971c2")
+        ax.set_xlabel(T["hit_by"](lang))
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.invert_yaxis()
+        ax.set_title(T["misconceptions"](lang))
+        ids_figure = f'<img alt="misconceptions" src="data:image/png;base64,{_figure_png(fig)}">'
+        plt.close(fig)
 
     id_rows = "".join(
         f"<tr><td>{i}</td><td>{html.escape(CATALOGUE[i].belief(lang) if i in CATALOGUE else '')}"
@@ -147,9 +193,10 @@ img{{max-width:100%}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:.2em .6em}}</style>
 </head><body>
 <h1>{html.escape(T["title"](lang).format(a=assignment))}</h1>
+{_refused_html(course_root, assignment, lang)}
 <h2>{T["status"](lang)}</h2><table>{status_rows}</table>
 <h2>{T["scores"](lang)}</h2><img alt="scores" src="data:image/png;base64,{scores_png}">
-<h2>{T["misconceptions"](lang)}</h2><img alt="misconceptions" src="data:image/png;base64,{ids_png}">
+<h2>{T["misconceptions"](lang)}</h2>{ids_figure}
 <table>{id_rows}</table>
 <h2>{T["flags"](lang)}</h2>{flags_html}
 </body></html>
