@@ -313,3 +313,11 @@ def test_the_report_names_refused_submissions_and_draws_no_empty_axes(tmp_path):
     page = report.write(course, "l1").read_text(encoding="utf-8")
     assert "收取时被拒的提交" in page and "<td>bob</td><td>alice</td>" in page
     assert "没有发现常见误区" in page and 'alt="misconceptions"' not in page
+
+
+def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):
+    import pwd
+
+    config = _load(tmp_path)
+    cache = config.Spawner.environment["TORCHINDUCTOR_CACHE_DIR"]
+    assert cache(_spawner("root")) == pwd.getpwnam("root").pw_dir + "/.cache/torchinductor"

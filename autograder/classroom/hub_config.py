@@ -50,13 +50,23 @@ def jupyter_config_path(spawner):
     return {config_root!r} + "/classroom-" + role + ":" + {env!r} + "/etc/jupyter"
 
 
+def torch_compile_cache(spawner):
+    """torch.compile's cache in the person's home, not /tmp/torchinductor_USER, which
+    would outlive their account (and be inherited by a later user with the same uid)."""
+    import pwd
+
+    return pwd.getpwnam(spawner.user.name).pw_dir + "/.cache/torchinductor"
+
+
 # The course environment's Jupyter files (JupyterLab, its extensions), also when users
-# run it through a bridging venv (course-classroom setup --python).
+# run it through a bridging venv (course-classroom setup --python); its commands first
+# on PATH (nbgrader, course-grade: see setup --python).
 c.Spawner.environment = {{
     "JUPYTER_CONFIG_PATH": jupyter_config_path,
     "JUPYTER_PATH": {env!r} + "/share/jupyter",
     "JUPYTERLAB_DIR": {env!r} + "/share/jupyter/lab",
     "PATH": {path!r},
+    "TORCHINDUCTOR_CACHE_DIR": torch_compile_cache,
 }}
 '''
 
