@@ -14,6 +14,7 @@ the spec's ``blame`` gives it. The judge never calls learner code.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import sys
@@ -216,7 +217,9 @@ def _tolerance(fields: dict) -> tuple[float, float]:
 def is_zero_or_none(fields: dict) -> bool:
     """A .grad that holds nothing: None, or all zeros."""
     v = fields.get("value")
-    return fields.get("kind") == "None" or (trusted.type_(v) in _TENSORS and not bool(v.any()))
+    if fields.get("kind") == "None":
+        return True
+    return trusted.type_(v) in _TENSORS and v.numel() > 0 and not bool(v.any())
 
 
 _ABSENT = {"kind": "absent"}
@@ -274,6 +277,10 @@ class Spec(Check):
         """The caller's state in one case, for feedback."""
         raise NotImplementedError
 
+    def calling(self, world: World, case: dict, fn) -> contextlib.AbstractContextManager:
+        """What surrounds a call (``fn`` None: the reference's), e.g. a simulated machine."""
+        return contextlib.nullcontext()
+
     def probe(self, world: World, value: Any, again: Callable[[], tuple]) -> dict:
         """Experiments on the result after the state was taken; {name: plain value}."""
         return {}
@@ -296,7 +303,8 @@ class Spec(Check):
         """Call the learner's function, or the reference where ``fn`` is None, in a new world."""
         world = self.build(case, device)
         rng = _rng_state()
-        outcome = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
+        with self.calling(world, case, fn):
+            outcome = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
         return world, outcome, {"call": outcome.record(), "rng": rng}
 
     def _observe_case(self, fn, case: dict, device) -> dict:

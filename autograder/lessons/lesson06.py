@@ -1,39 +1,48 @@
 """Checks for lesson 06: CUDA is asynchronous — synchronize, events, non_blocking.
 
-Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
-On every machine the checks look at the *order* of calls: the exercises receive the
-functions that wait or read the clock as arguments, or the check watches torch calls
-through a ``TorchFunctionMode`` and puts stand-ins in place of the probing functions
-for the length of one call. Where a GPU exists, the same observation also runs the
-real thing (CUDA events, real copies); without one, the judge says "skipped: no GPU"
-beside its pass, never a silent pass.
+Each check is a :class:`~autograder.common.oracle.Spec`. On every machine the checks
+run on a MODEL of a GPU (not a measurement): exercise 1 hands the learner's function
+a virtual queue whose clock only moves when the host waits; exercises 2, 4 and 5 run
+under :class:`_ModelGPU`, which plays a CUDA device on the CPU (tensors it places
+answer ``.device`` with ``cuda:N``; host reads and blocking copies wait for it; a
+``non_blocking`` copy to the host holds stale values until ``synchronize()``);
+exercise 3 answers torch's probing functions as on several machines. The seed draws
+the caller's state (arguments, a busy device, dtypes, views, 0-d tensors, single rows,
+target devices), the learner's function and the reference run in identical worlds,
+and everything observable is compared. Where a GPU exists the real thing is checked
+as well; without one the judge says "skipped: no GPU" beside its pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
+import weakref
 from dataclasses import dataclass
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from autograder.common import compare as c
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import described_float
-from autograder.common.protocol import Check, call, note, returned, verdict
+from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none
+from autograder.common.protocol import call, note, returned, verdict
 from autograder.common.result import CheckResult, require
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken when the checks are imported, before any learner code runs.
 _CUDA_SYNCHRONIZE = torch.cuda.synchronize
-_ACCELERATOR_SYNCHRONIZE = torch.accelerator.synchronize
 _CUDA_EVENT = torch.cuda.Event
+_REAL_IS_AVAILABLE = torch.accelerator.is_available
+_REAL_CURRENT = torch.accelerator.current_accelerator
+_DEVICE_CONTEXT = torch._GLOBAL_DEVICE_CONTEXT
+_set_default_device = torch.set_default_device
 _perf_counter = time.perf_counter
 _median = statistics.median
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 NO_GPU = Text(
     "skipped: no GPU — {what} runs only where torch sees a CUDA GPU",
@@ -41,43 +50,199 @@ NO_GPU = Text(
 )
 
 
-def _on_gpu(device: str) -> bool:
+def _on_gpu(device) -> bool:
     return torch.device(device).type == "cuda"
 
 
-def _logged(function, log: list):
-    """``function`` that also writes "sync" in the log when it is called."""
-
-    def wrapper(*args, **kwargs):
-        log.append("sync")
-        return function(*args, **kwargs)
-
-    return wrapper
+def _probe(ctx, name: str):
+    """What a probe found in the learner's world (for blame rules)."""
+    return ctx.found.get("probe", {}).get(name)
 
 
-def _gpu_work(device: str, size: int = 2048, rounds: int = 4):
-    """A few milliseconds of real GPU work, launched without waiting for it."""
-    a = uniform(11, size, size, device=device)
+# The model of a CUDA device ----------------------------------------------------------------
 
-    def work() -> None:
-        x = a
-        for _ in range(rounds):
-            x = (x @ a).tanh()
+_READS = frozenset(
+    "item tolist numpy __float__ __int__ __bool__ __index__ __format__ __repr__ __str__".split()
+)
 
-    return work
+
+def _is_tensor(value) -> bool:
+    return trusted.isinstance_(value, trusted.tensor_type)
+
+
+def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    found = []
+    for a in [*args, *kwargs.values()]:
+        items = list(a) if trusted.type_(a) in (list, tuple) else [a]
+        found += [t for t in items if _is_tensor(t)]
+    return found
+
+
+def _cuda(device) -> torch.device:
+    device = torch.device(device)
+    return torch.device("cuda", device.index or 0) if device.type == "cuda" else device
+
+
+def _target(name: str, args: tuple, kwargs: dict, device_of):
+    """(device, dtype, non_blocking) a ``to`` / ``cuda`` / ``cpu`` call asks for."""
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    non_blocking = bool(kwargs.get("non_blocking", False))
+    bools = [a for a in args[1:] if trusted.type_(a) is bool]
+    non_blocking = non_blocking or (bools[0] if bools else False)
+    for a in args[1:]:
+        if trusted.isinstance_(a, torch.dtype):
+            dtype = a
+        elif _is_tensor(a):
+            device, dtype = device_of(a) or a.device, a.dtype
+        elif trusted.isinstance_(a, (str, torch.device, int)) and trusted.type_(a) is not bool:
+            device = a
+    if name == "cuda":
+        device = torch.device("cuda", device) if trusted.type_(device) is int else device or "cuda"
+    if name == "cpu":
+        device = "cpu"
+    return (None if device is None else _cuda(device)), dtype, non_blocking
+
+
+class _ModelGPU(TorchFunctionMode):
+    """A MODEL of one CUDA device on the CPU, for the checks; not a measurement.
+
+    Tensors it places, and what is computed from them, are "on cuda:N": CPU tensors
+    whose ``.device`` answers the model's device. Host reads of them (``.item()``,
+    ``float()``, ``print``, ``.tolist()``, ``torch.tensor([...])``) and blocking copies
+    to the host wait for the device; a ``non_blocking`` copy to the host returns a
+    buffer that holds stale values (zeros) until the device is waited for; copies to
+    the device are logged with whether their source was pinned. With ``real``, nothing
+    is played: copies to a real GPU are only logged.
+    """
+
+    def __init__(self, real: bool = False):
+        super().__init__()
+        self.real = real
+        self.where: dict[int, tuple] = {}
+        self.pinned: dict[int, weakref.ref] = {}
+        self.pending: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.log: list[str] = []
+
+    def place(self, t: torch.Tensor, device="cuda") -> torch.Tensor:
+        self.where[id(t)] = (weakref.ref(t), _cuda(device))
+        return t
+
+    def device_of(self, t) -> torch.device | None:
+        entry = self.where.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def is_pinned(self, t) -> bool:
+        ref = self.pinned.get(id(t))
+        return bool(t.is_pinned()) if self.real else ref is not None and ref() is t
+
+    def synchronize(self) -> None:
+        """The device's ``synchronize()``: every queued copy is done when it returns."""
+        self._wait()
+        self.log.append("sync")
+
+    def _wait(self) -> None:
+        for buffer, values in self.pending:
+            buffer.detach().copy_(values)
+        self.pending = []
+
+    def _mark(self, out, device):
+        for t in (
+            [out] if _is_tensor(out) else list(out) if trusted.type_(out) in (list, tuple) else []
+        ):
+            if _is_tensor(t):
+                self.place(t, device)
+        return out
+
+    def _to_host(self, out: torch.Tensor, non_blocking: bool) -> None:
+        if non_blocking:
+            self.pending.append((out, out.detach().clone()))
+            out.detach().zero_()
+        else:
+            self._wait()
+        self.log.append("to host, non_blocking" if non_blocking else "to host, blocking")
+
+    def _to_device(self, source: torch.Tensor, non_blocking: bool) -> None:
+        memory = "pinned" if self.is_pinned(source) else "pageable"
+        self.log.append(f"to device, {memory}, {'non_blocking' if non_blocking else 'blocking'}")
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = str(getattr(func, "__name__", ""))
+        first = args[0] if args and _is_tensor(args[0]) else None
+        if self.real:
+            if first is not None and name in ("to", "cuda"):
+                device, _, non_blocking = _target(name, args, kwargs, lambda t: None)
+                if device is not None and device.type == "cuda" and first.device.type == "cpu":
+                    self._to_device(first, non_blocking)
+            return func(*args, **kwargs)
+        where = self.device_of(first) if first is not None else None
+        if where is not None and name == "__get__":
+            prop = str(getattr(getattr(func, "__self__", None), "__name__", ""))
+            if prop in ("device", "is_cuda", "is_cpu"):
+                return {"device": where, "is_cuda": True, "is_cpu": False}[prop]
+        if first is not None and name == "is_pinned":
+            return self.is_pinned(first)
+        if first is not None and name == "pin_memory":
+            self.log.append("pin")
+            if where is not None:
+                raise RuntimeError("cannot pin 'torch.cuda.FloatTensor': only dense CPU tensors")
+            out = first if self.is_pinned(first) else first.clone()
+            self.pinned[id(out)] = weakref.ref(out)
+            return out
+        if first is not None and name in ("to", "cuda", "cpu"):
+            device, dtype, non_blocking = _target(name, args, kwargs, self.device_of)
+            if device is not None and (where is not None or device.type == "cuda"):
+                return self._copy(first, where, device, dtype or first.dtype, non_blocking)
+        if name == "copy_" and first is not None and len(args) > 1 and _is_tensor(args[1]):
+            source = self.device_of(args[1])
+            non_blocking = bool(kwargs.get("non_blocking") or (len(args) > 2 and args[2] is True))
+            out = func(*args, **kwargs)
+            if source is not None and where is None:
+                self._to_host(first, non_blocking)
+            elif where is not None and source is None:
+                self._to_device(args[1], non_blocking)
+            return out
+        if where is not None and name in _READS:
+            if name == "numpy":
+                raise TypeError("can't convert cuda:0 device type tensor to numpy")
+            self._wait()
+            self.log.append(f"read: {name}")
+        if name in ("tensor", "as_tensor") and args and trusted.type_(args[0]) in (list, tuple):
+            for item in args[0]:
+                if _is_tensor(item) and self.device_of(item) is not None:
+                    self._wait()
+                    self.log.append(f"read: torch.{name}")
+        asked = kwargs.get("device")
+        if asked is not None and torch.device(asked).type == "cuda":
+            return self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
+        out = func(*args, **kwargs)
+        if asked is None and name not in _READS and name not in ("tensor", "as_tensor"):
+            sources = [d for d in map(self.device_of, _tensors(args, kwargs)) if d is not None]
+            if sources:
+                self._mark(out, sources[0])
+        return out
+
+    def _copy(self, source, where, device: torch.device, dtype, non_blocking: bool):
+        if device.type == "cpu":  # where is not None: from the device to the host
+            out = source.to(dtype=dtype, copy=True)
+            self._to_host(out, non_blocking)
+            return out
+        if device == where and dtype == source.dtype:
+            return source
+        if where is None:
+            self._to_device(source, non_blocking)
+        return self.place(source.to(dtype=dtype, copy=True), device)
+
+
+def _on_model(world: World, value) -> list:
+    """Where each returned tensor is, as the model sees it (``cpu`` or ``cuda:N``)."""
+    items = list(value) if trusted.type_(value) in (list, tuple) else [value]
+    return [str(world.gpu.device_of(t) or t.device) if _is_tensor(t) else None for t in items[:16]]
 
 
 # Exercise 1 (CS-1, CS-2, CS-4) -------------------------------------------------------------
 
 _LAUNCH_S = 1e-5  # host time of one launch in the virtual queue
-_SLOW_S = 0.05  # a warm-up call (allocation, autotuning, lazy initialisation)
-
-
-def _durations(seed: int, warmup: int, repeats: int) -> list[float]:
-    """Device time of each call: the first ``warmup`` are slow, the others differ a little."""
-    g = trusted.generator().manual_seed(seed)
-    jitter = trusted.rand(repeats + 8, generator=g, dtype=torch.float64).tolist()
-    return [_SLOW_S] * warmup + [0.002 * (1 + 0.5 * u) for u in jitter]
 
 
 class _VirtualQueue:
@@ -88,9 +253,9 @@ class _VirtualQueue:
     host time. Every call is logged in order.
     """
 
-    def __init__(self, durations: list[float]):
+    def __init__(self, durations: list[float], start: float, busy: float):
         self.durations, self.log = durations, []
-        self.host = self.device_free = 1000.0
+        self.host, self.device_free = start, start + busy
         self.calls = 0
 
     def work(self) -> None:
@@ -105,188 +270,143 @@ class _VirtualQueue:
         self.host = max(self.host, self.device_free)
 
     def clock(self) -> float:
-        self.log.append("clock")
+        self.log.append("clock" if self.host >= self.device_free else "clock, busy")
         return self.host
 
 
-def _clock_reads_after_unfinished_work(log: list[str]) -> int:
-    """How many clock reads came after work with no synchronize in between."""
-    pending, count = False, 0
-    for entry in log:
-        if entry == "work":
-            pending = True
-        elif entry == "sync":
-            pending = False
-        elif entry == "clock" and pending:
-            count += 1
-    return count
-
-
-def _timed_calls(log: list[str]) -> list[int]:
-    """Which calls of work() (0, 1, ...) sit alone between two consecutive clock reads."""
-    timed, count, between, started = [], 0, [], False
+def _warmups_timed(log: list[str], warmup: int) -> int:
+    """Warm-up calls of work() that sit alone between two consecutive clock reads."""
+    timed, count, between, started = 0, 0, [], False
     for entry in log:
         if entry == "work":
             between.append(count)
             count += 1
-        elif entry == "clock":
-            if started and len(between) == 1:
-                timed.append(between[0])
+        elif entry.startswith("clock"):
+            timed += started and len(between) == 1 and between[0] < warmup
             between, started = [], True
     return timed
 
 
-_BENCH_CASES = ((3, 5), (2, 7))  # (warmup, repeats) of each virtual call
-
-
 @dataclass(frozen=True)
-class Benchmark(Check):
-    """The median must come from synchronized, warmed-up, one-call-at-a-time intervals.
+class Benchmark(Spec):
+    """The median of synchronized, warmed-up, one-call-at-a-time intervals.
 
     On every machine: a virtual queue whose clock only moves on synchronize (the
-    order of calls decides the figure). Where a GPU exists: real work timed by the
-    learner's function against the check's own CUDA events.
+    order of calls decides the figure), with drawn warm-up and repeat counts, drawn
+    durations, and a device that may still be busy when the function is called.
+    Where a GPU exists: real work timed against the check's own CUDA events.
     """
 
     number = 1
     seed: int = 0
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = str(resolve_device(self.device))
-        cases = []
-        for k, (warmup, repeats) in enumerate(_BENCH_CASES):
-            q = _VirtualQueue(_durations(self.seed + k, warmup, repeats))
-            out = call(fn, q.work, q.synchronize, q.clock, warmup, repeats)
-            cases.append({"call": out.record(), "log": q.log[:500]})
-        gpu = self._observe_gpu(fn, device) if _on_gpu(device) else None
-        return {"device": device, "cases": cases, "gpu": gpu}
+    names = {"result": "benchmark(...)"}
+    probes = {
+        "work() calls": Text("calls of work()", "work() 的调用次数"),
+        "synchronize() calls": Text("calls of synchronize()", "synchronize() 的调用次数"),
+        "clock reads while busy": Text(
+            "clock reads while work was still queued", "设备上还有未完成的工作时读时钟的次数"
+        ),
+        "warm-up calls timed": Text("warm-up calls that were timed", "被计时的预热调用"),
+    }
+    allow = (
+        Rule("probe:synchronize() calls"),
+        Rule("probe:clock reads while busy"),
+        Rule("probe:warm-up calls timed"),
+    )
+    blame = (
+        Rule("result", lambda e, f, ctx: _probe(ctx, "synchronize() calls") == 0, "CS-2"),
+        Rule("result", lambda e, f, ctx: _probe(ctx, "clock reads while busy"), "CS-1"),
+        Rule("result", lambda e, f, ctx: _probe(ctx, "warm-up calls timed"), "CS-4"),
+        Rule("probe:work() calls", lambda e, f, ctx: f["value"] == ctx.case["repeats"], "CS-4"),
+    )
 
-    def _observe_gpu(self, fn, device: str) -> dict:
-        work = _gpu_work(device)
-        out = call(fn, work, _CUDA_SYNCHRONIZE, _perf_counter, 3, 7)
-        start, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
-        times = []
-        for _ in range(7):
-            _CUDA_SYNCHRONIZE()
-            start.record()
+    def cases(self) -> list[dict]:
+        axes = {"warmup": [3, 0, 1, 2, 4], "repeats": [5, 1, 7, 3], "busy": [True, False]}
+        return draw(self.seed, axes, 10)  # every warm-up count with a busy and an idle device
+
+    def describe(self, case: dict) -> Text:
+        busy = Text(", the device busy on arrival", "，调用时设备上仍有排队的工作")
+        return Text("warmup={w}, repeats={r}{b}", "预热 {w} 次，计时 {r} 次{b}").format(
+            w=case["warmup"], r=case["repeats"], b=busy if case["busy"] else ""
+        )
+
+    def build(self, case: dict, device) -> World:
+        g = trusted.generator().manual_seed(self.seed * 31 + case["warmup"] * 7 + case["repeats"])
+        u = trusted.rand(case["warmup"] + case["repeats"] + 9, generator=g, dtype=torch.float64)
+        slow = 0.02 + 0.03 * float(u[-1])  # a warm-up call: allocation, autotuning, loading
+        durations = [slow] * case["warmup"] + [0.002 * (1 + 0.5 * x) for x in u.tolist()]
+        q = _VirtualQueue(durations, 1000 + 100 * float(u[-2]), 0.04 if case["busy"] else 0.0)
+        world = World((q.work, q.synchronize, q.clock, case["warmup"], case["repeats"]), {}, "cpu")
+        world.queue = q
+        return world
+
+    def reference(self, world: World, case: dict):
+        work, synchronize, clock, warmup, repeats = world.args
+        for _ in range(warmup):
             work()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1000.0)
-        return {"call": out.record(), "events_s": float(_median(times))}
+        times = []
+        for _ in range(repeats):
+            synchronize()
+            start = clock()
+            work()
+            synchronize()
+            times.append(clock() - start)
+        return statistics.median(times)
+
+    def probe(self, world: World, value, again) -> dict:
+        log = world.queue.log
+        return {
+            "work() calls": log.count("work"),
+            "synchronize() calls": log.count("sync"),
+            "clock reads while busy": log.count("clock, busy"),
+            "warm-up calls timed": _warmups_timed(log, world.args[3]),
+        }
+
+    def observe(self, fn) -> dict:
+        obs = super().observe(fn)
+        device = str(resolve_device(self.device))
+        obs["gpu"] = _benchmark_on_gpu(fn, device) if _on_gpu(device) else None
+        return obs
 
     def judge(self, obs: dict) -> None:
-        for k, ((warmup, repeats), case) in enumerate(zip(_BENCH_CASES, obs["cases"], strict=True)):
-            self._judge_case(k, warmup, repeats, case)
+        super().judge(obs)
         if obs.get("gpu") is None:
             note(NO_GPU.format(what=Text("timing against CUDA events", "与 CUDA 事件对比计时")))
             return
-        self._judge_gpu(obs["gpu"])
+        found = returned(self.heading, obs["gpu"]["call"], "benchmark")
+        events = obs["gpu"]["events_s"]
+        ok = found.kind == "float" and abs(found.value - events) <= 2e-4 + 0.3 * events
+        shown = f"{found.value * 1000:.3f} ms" if found.kind == "float" else found.describe()
+        what = Text(
+            "on the GPU: your median against the check's CUDA events (±30 %)",
+            "在 GPU 上：你的中位数与检查用 CUDA 事件测得的值相比（±30 %）",
+        )
+        slow = "CS-2" if found.kind == "float" and found.value < 0.2 * events else None
+        require(self.heading, [CheckResult(what, ok, f"{events * 1000:.3f} ms", shown, slow)])
 
-    def _judge_case(self, k: int, warmup: int, repeats: int, case: dict) -> None:
-        ex = self.heading
-        where = f"warmup={warmup}, repeats={repeats}"
-        found = returned(ex, case["call"], "benchmark")
-        log = case["log"]
-        works, syncs = log.count("work"), log.count("sync")
-        timed = _timed_calls(log)
-        untimed_first = timed[0] if timed else works
-        unfinished = _clock_reads_after_unfinished_work(log)
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("calls of work() ({w})", "work() 的调用次数（{w}）").format(w=where),
-                    works == warmup + repeats,
-                    str(warmup + repeats),
-                    str(works),
-                    "CS-4" if works == repeats else None,
-                ),
-                CheckResult(
-                    Text(
-                        "warm-up: the first {n} calls of work() are not timed",
-                        "预热：work() 的前 {n} 次调用不计时",
-                    ).format(n=warmup),
-                    untimed_first >= warmup,
-                    Text("{n} untimed calls first", "先有 {n} 次不计时的调用").format(n=warmup),
-                    Text("call {k} was timed", "第 {k} 次调用被计时了").format(k=untimed_first + 1),
-                    "CS-4",
-                ),
-                CheckResult(
-                    Text(
-                        "synchronize() is called: the clock must wait for the device",
-                        "调用了 synchronize()：读时钟之前必须等设备做完",
-                    ),
-                    syncs > 0,
-                    Text("at least one call", "至少调用一次"),
-                    Text("never called", "从未调用"),
-                    "CS-2",
-                ),
-            ],
-        )
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "every clock read comes after synchronize(), not straight after work()",
-                        "每次读时钟都在 synchronize() 之后，而不是紧跟在 work() 之后",
-                    ),
-                    unfinished == 0,
-                    "work() → synchronize() → clock()",
-                    Text(
-                        "{n} clock read(s) while work was still queued",
-                        "有 {n} 次读时钟时设备上的工作还没做完",
-                    ).format(n=unfinished),
-                    "CS-1",
-                )
-            ],
-        )
-        durations = _durations(self.seed + k, warmup, repeats)[warmup : warmup + repeats]
-        want = _median([_LAUNCH_S + d for d in durations])
-        results = [
-            CheckResult(
-                Text("benchmark returns a Python float", "benchmark 返回 Python float"),
-                found.kind == "float",
-                "float",
-                found.describe(),
-            )
-        ]
-        if found.kind == "float":
-            results.append(
-                CheckResult(
-                    Text(
-                        "the median of {r} timed calls, in seconds ({w})",
-                        "{r} 次计时调用的中位数，单位为秒（{w}）",
-                    ).format(r=repeats, w=where),
-                    abs(found.value - want) <= 1e-6 + 1e-4 * want,
-                    f"{want:.6f}",
-                    f"{found.value:.6f}",
-                )
-            )
-        require(ex, results)
 
-    def _judge_gpu(self, gpu: dict) -> None:
-        ex = self.heading
-        found = returned(ex, gpu["call"], "benchmark")
-        events = gpu["events_s"]
-        close = found.kind == "float" and abs(found.value - events) <= 2e-4 + 0.3 * events
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "on the GPU: your median against the check's CUDA events (±30 %)",
-                        "在 GPU 上：你的中位数与检查用 CUDA 事件测得的值相比（±30 %）",
-                    ),
-                    close,
-                    f"{events * 1000:.3f} ms",
-                    f"{found.value * 1000:.3f} ms" if found.kind == "float" else found.describe(),
-                    "CS-2" if found.kind == "float" and found.value < 0.2 * events else None,
-                )
-            ],
-        )
+def _benchmark_on_gpu(fn, device: str) -> dict:
+    """The learner's median of real work, and the same work timed by the check's events."""
+    a = uniform(11, 2048, 2048, device=device)
+
+    def work() -> None:
+        x = a
+        for _ in range(4):
+            x = (x @ a).tanh()
+
+    out = call(fn, work, _CUDA_SYNCHRONIZE, _perf_counter, 3, 7)
+    start, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
+    times = []
+    for _ in range(7):
+        _CUDA_SYNCHRONIZE()
+        start.record()
+        work()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1000.0)
+    return {"call": out.record(), "events_s": float(_median(times))}
 
 
 def check_benchmark(fn, seed: int = 0, device=None) -> None:
@@ -295,170 +415,157 @@ def check_benchmark(fn, seed: int = 0, device=None) -> None:
 
 # Exercise 2 (CS-3) -------------------------------------------------------------------------
 
-
-def _target(name: str, args: tuple, kwargs: dict):
-    """(device, non_blocking) a ``to`` / ``cuda`` / ``cpu`` call asks for; None if no device."""
-    device = kwargs.get("device")
-    non_blocking = bool(kwargs.get("non_blocking", False))
-    bools = [a for a in args[1:] if trusted.type_(a) is bool]
-    if bools:
-        non_blocking = non_blocking or bools[0]
-    for a in args[1:]:
-        if trusted.isinstance_(a, (str, torch.device, int)) and trusted.type_(a) is not bool:
-            device = a
-        elif trusted.isinstance_(a, trusted.tensor_type):
-            device = a.device
-    if name == "cuda":
-        index = device if device is not None else 0
-        device = torch.device("cuda", index) if trusted.type_(index) is int else index
-    if name == "cpu":
-        device = "cpu"
-    return (None if device is None else torch.device(device)), non_blocking
+_LAYOUTS = {
+    "plain": Text("contiguous", "连续"),
+    "transposed": Text("transposed", "转置（不连续）"),
+    "slice": Text("a slice of a larger tensor", "更大张量的切片"),
+    "scalar": Text("shape ()", "形状为 ()"),
+}
 
 
-class _Copies(TorchFunctionMode):
-    """Logs every copy to the CPU made from one of the watched tensors, in the shared log."""
-
-    def __init__(self, watched: list[torch.Tensor], log: list):
-        super().__init__()
-        self.storages = {int(t.untyped_storage().data_ptr()) for t in watched}
-        self.log = log
-
-    def _watched(self, t) -> bool:
-        return trusted.isinstance_(t, trusted.tensor_type) and (
-            int(t.untyped_storage().data_ptr()) in self.storages
-        )
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = str(getattr(func, "__name__", ""))
-        if name in ("to", "cpu") and args and self._watched(args[0]):
-            device, non_blocking = _target(name, args, kwargs)
-            if device is not None and device.type == "cpu":
-                self.log.append("copy, non_blocking" if non_blocking else "copy")
-        elif name == "copy_" and len(args) > 1 and self._watched(args[1]):
-            blocking = not (kwargs.get("non_blocking") or (len(args) > 2 and args[2] is True))
-            if args[0].device.type == "cpu":
-                self.log.append("copy" if blocking else "copy, non_blocking")
-        return func(*args, **kwargs)
+def _made(seed: int, layout: str, dtype: str, rows: int, device="cpu") -> torch.Tensor:
+    """A seeded tensor of one layout and dtype (integers in [1, 9) for an integer dtype)."""
+    kind = getattr(torch, dtype)
+    shape = {"plain": (rows, 3), "transposed": (3, rows), "slice": (rows + 2, 3), "scalar": ()}
+    if kind.is_floating_point:
+        t = uniform(seed, *shape[layout], device=device, dtype=kind)
+    else:
+        g = trusted.generator().manual_seed(seed)
+        t = trusted.randint(1, 9, shape[layout], generator=g, dtype=kind).to(device)
+    return {"transposed": lambda x: x.t(), "slice": lambda x: x[1:-1]}.get(layout, lambda x: x)(t)
 
 
-def _to_host_cases(seed: int) -> list[tuple[tuple[int, ...], torch.dtype]]:
-    """Shapes and dtypes of the tensors handed over: several, of different kinds."""
-    g = trusted.generator().manual_seed(seed)
-    n = int(trusted.randint(2, 5, (1,), generator=g))
-    return [((k + 2, 3), torch.float64 if k % 2 else torch.float32) for k in range(n)]
-
-
-def _heavy(device: str) -> torch.Tensor:
-    """A 0-dim zero that the device computes only after a few milliseconds of work."""
-    a = uniform(12, 2048, 2048, device=device)
-    x = a
-    for _ in range(6):
-        x = (x @ a).tanh()
-    return x.mean().clamp(0, 0)
+def _stale(e: dict, f: dict, ctx) -> bool:
+    """A host copy that holds the stale values of a copy nobody waited for."""
+    return is_zero_or_none(f) and f.get("kind") == "tensor" and not is_zero_or_none(e)
 
 
 @dataclass(frozen=True)
-class ToHost(Check):
-    """Copies issued non_blocking, then the learner's synchronize, then the return.
+class ToHost(Spec):
+    """Host copies issued non_blocking, waited for with the synchronize handed over.
 
-    The observation logs copies (a ``TorchFunctionMode``) and calls of the
-    ``synchronize`` it hands over in one list. On a GPU the tensors come out of a few
-    milliseconds of queued work, and the returned host copies are read at once: a
-    copy that was not waited for shows stale values.
+    On every machine the tensors live on the model's CUDA device; a copy that was
+    not waited for holds stale values when the function returns. On a GPU, the
+    tensors also come out of a few milliseconds of real queued work, and the host
+    copies are read at once.
     """
 
     number = 2
     seed: int = 0
     device: str | None = None
 
+    names = {"result": "to_host(tensors, synchronize)"}
+    probes = {
+        "blocking copies": Text("copies to the host issued blocking", "阻塞方式发出的主机拷贝"),
+        "copies not waited for": Text(
+            "non_blocking copies not waited for when to_host returned",
+            "to_host 返回时还没等到的非阻塞拷贝",
+        ),
+        "where": Text("where the returned tensors are", "返回的张量所在的设备"),
+        "caller's list": Text("the caller's list after the call", "调用之后调用者的 list"),
+    }
+    allow = (Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "requires_grad", "grad_fn")),)
+    blame = (Rule("result[*]", _stale, "CS-3"), Rule("probe:copies not waited for", None, "CS-3"))
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "count": [3, 1, 2, 4],
+            "layout": list(_LAYOUTS),
+            "dtype": ["float32", "float64", "bfloat16", "int64"],
+            "history": [False, True],
+        }
+        return draw(self.seed, axes, 4)
+
+    def _items(self, case: dict) -> list[tuple[str, str]]:
+        layouts, dtypes = list(_LAYOUTS), ["float32", "float64", "bfloat16", "int64"]
+        first, kind = layouts.index(case["layout"]), dtypes.index(case["dtype"])
+        return [(layouts[(first + k) % 4], dtypes[(kind + k) % 4]) for k in range(case["count"])]
+
+    def describe(self, case: dict) -> Text:
+        items = self._items(case)
+        text = Text("tensors: {t}", "张量：{t}").format(
+            t=Text(
+                ", ".join(f"{_LAYOUTS[lay].en} {d}" for lay, d in items),
+                "，".join(f"{_LAYOUTS[lay].zh}的 {d}" for lay, d in items),
+            )
+        )
+        if case["history"]:
+            text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
+        return text
+
+    def build(self, case: dict, device) -> World:
+        gpu, objects, tensors = _ModelGPU(), {}, []
+        for k, (layout, dtype) in enumerate(self._items(case)):
+            t = gpu.place(_made(self.seed + k, layout, dtype, k + 2))
+            if case["history"] and t.is_floating_point():
+                objects[f"w{k}"] = t.requires_grad_()
+                t = gpu.place(t * 2)
+            objects[f"tensors[{k}]"] = t
+            tensors.append(t)
+        world = World((tensors, gpu.synchronize), objects, "cpu")
+        world.gpu, world.given = gpu, list(tensors)
+        return world
+
+    def calling(self, world: World, case: dict, fn):
+        return world.gpu
+
+    def reference(self, world: World, case: dict):
+        tensors, synchronize = world.args
+        copies = [t.to("cpu", non_blocking=True) for t in tensors]
+        synchronize()
+        return copies
+
+    def probe(self, world: World, value, again) -> dict:
+        log, given = world.gpu.log, world.args[0]
+        return {
+            "blocking copies": log.count("to host, blocking"),
+            "copies not waited for": len(world.gpu.pending),
+            "where": ", ".join(str(w) for w in _on_model(world, value)),
+            "caller's list": len(given) == len(world.given)
+            and all(a is b for a, b in zip(given, world.given, strict=True)),
+        }
+
     def observe(self, fn) -> dict:
+        obs = super().observe(fn)
         device = str(resolve_device(self.device))
-        log: list[str] = []
-        gpu = _on_gpu(device)
-        offset = _heavy(device) if gpu else None
-        tensors = []
-        for k, (shape, dtype) in enumerate(_to_host_cases(self.seed)):
-            t = uniform(self.seed + k, *shape, device=device, dtype=dtype)
-            tensors.append(t + offset.to(dtype) if gpu else t)
-
-        def synchronize() -> None:
-            log.append("sync")
-            if gpu:
-                _CUDA_SYNCHRONIZE()
-
-        with _Copies(tensors, log):
-            if gpu:  # torch's own synchronize functions wait too, and are logged as such
-                out = _with_patches(
-                    fn,
-                    [
-                        (torch.cuda, "synchronize", _logged(_CUDA_SYNCHRONIZE, log)),
-                        (torch.accelerator, "synchronize", _logged(_ACCELERATOR_SYNCHRONIZE, log)),
-                    ],
-                    list(tensors),
-                    synchronize,
-                )
-            else:
-                out = call(fn, list(tensors), synchronize)
-        log.append("return")
-        record = out.record()  # the host copies read at once, as the caller would
-        return {"device": device, "call": record, "log": log[:200], "gpu": gpu}
+        obs["gpu"] = _to_host_on_gpu(fn, self.seed, device) if _on_gpu(device) else None
+        return obs
 
     def judge(self, obs: dict) -> None:
-        ex = self.heading
-        cases = _to_host_cases(self.seed)
-        found = returned(ex, obs["call"], "to_host")
-        log = obs["log"]
-        copies = [i for i, entry in enumerate(log) if entry.startswith("copy")]
-        blocking = [i for i in copies if log[i] == "copy"]
-        last_sync = max((i for i, entry in enumerate(log) if entry == "sync"), default=-1)
-        unsafe = [i for i in copies if log[i] == "copy, non_blocking" and i > last_sync]
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("a list with one host copy per tensor", "一个 list，每个张量一个主机副本"),
-                    found.kind == "list" and found.length == len(cases),
-                    Text("a list of {n} tensors", "包含 {n} 个张量的 list").format(n=len(cases)),
-                    found.describe(),
-                ),
-                CheckResult(
-                    Text(
-                        "the copies are issued with non_blocking=True",
-                        "拷贝时传入 non_blocking=True",
-                    ),
-                    bool(copies) and not blocking,
-                    Text("every copy non_blocking", "每次拷贝都是非阻塞的"),
-                    Text("{b} blocking copies of {n}", "{n} 次拷贝中有 {b} 次是阻塞的").format(
-                        b=len(blocking), n=len(copies)
-                    ),
-                ),
-                CheckResult(
-                    Text(
-                        "synchronize() after the last non_blocking copy, before returning",
-                        "最后一次非阻塞拷贝之后、返回之前调用 synchronize()",
-                    ),
-                    not unsafe,
-                    Text("copy … → synchronize() → return", "拷贝 … → synchronize() → 返回"),
-                    Text("the order was: {o}", "实际顺序：{o}").format(o=" → ".join(log[:12])),
-                    "CS-3",
-                ),
-            ],
-        )
-        results = []
-        for k, (item, (shape, dtype)) in enumerate(zip(found.items, cases, strict=True)):
-            want = uniform(self.seed + k, *shape, device="cpu", dtype=dtype)
-            name = f"host[{k}]"
-            results += [
-                c.is_tensor(item, name),
-                c.on_device(item, "cpu", name),
-                c.dtype(item, dtype, name),
-                c.values(item, want, name, "CS-3" if unsafe else None),
-            ]
-        require(ex, results)
-        if not obs["gpu"]:
+        super().judge(obs)
+        if obs.get("gpu") is None:
             note(NO_GPU.format(what=Text("reading real copies at once", "立即读取真实拷贝")))
+            return
+        found = returned(self.heading, obs["gpu"]["call"], "to_host")
+        want = [_made(self.seed + k, "plain", "float32", k + 2) for k in range(3)]
+        values = [item.value for item in found.items] if found.kind == "list" else []
+        ok = len(values) == 3 and all(
+            close(v, w, (1e-4, 1e-5)) for v, w in zip(values, want, strict=False)
+        )
+        what = Text(
+            "on the GPU: host copies of real queued work, read at once",
+            "在 GPU 上：对真实排队工作的主机拷贝，立即读取",
+        )
+        right = Text("the tensors' values", "张量的数值")
+        wrong = Text("other values (a copy not waited for)", "其他数值（没有等待的拷贝）")
+        require(self.heading, [CheckResult(what, ok, right, wrong, None if ok else "CS-3")])
+
+
+def _only_differ(e: dict, f: dict, *fields: str) -> bool:
+    keys = (set(e) | set(f)) - set(fields)
+    return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
+
+
+def _to_host_on_gpu(fn, seed: int, device: str) -> dict:
+    """to_host on tensors that a few milliseconds of real GPU work produce; read at once."""
+    a = uniform(12, 2048, 2048, device=device)
+    x = a
+    for _ in range(6):
+        x = (x @ a).tanh()
+    zero = x.mean().clamp(0, 0)
+    tensors = [_made(seed + k, "plain", "float32", k + 2, device) + zero for k in range(3)]
+    out = call(fn, tensors, _CUDA_SYNCHRONIZE)
+    return {"call": out.record()}
 
 
 def check_to_host(fn, seed: int = 0, device=None) -> None:
@@ -467,78 +574,91 @@ def check_to_host(fn, seed: int = 0, device=None) -> None:
 
 # Exercise 3 (CS-5) -------------------------------------------------------------------------
 
-_REAL_IS_AVAILABLE = torch.accelerator.is_available
-_REAL_CURRENT = torch.accelerator.current_accelerator
-
-# (what the machine is, the build's accelerator, whether it is usable, the right answer)
-_MACHINES = (
-    (
-        Text("a CUDA build on a machine without a usable GPU", "CUDA 版本、机器上没有可用的 GPU"),
-        "cuda",
-        False,
-        "cpu",
-    ),
-    (Text("a CUDA build with one GPU", "CUDA 版本、有一块 GPU"), "cuda", True, "cuda"),
-    (Text("a CPU-only build", "只支持 CPU 的版本"), None, False, "cpu"),
-    (
-        Text("a build for Apple GPUs (MPS), usable", "Apple GPU（MPS）版本、可用"),
-        "mps",
-        True,
-        "mps",
-    ),
-    (Text("an MPS build whose GPU is not usable", "MPS 版本、GPU 不可用"), "mps", False, "cpu"),
-)
+# (what the machine is, the build's accelerator, how many usable devices)
+_MACHINES = {
+    "cuda, no GPU": (Text("a CUDA build, no usable GPU", "CUDA 版本、没有可用的 GPU"), "cuda", 0),
+    "cuda, 1 GPU": (Text("a CUDA build with one GPU", "CUDA 版本、有一块 GPU"), "cuda", 1),
+    "cuda, 2 GPUs": (Text("a CUDA build with two GPUs", "CUDA 版本、有两块 GPU"), "cuda", 2),
+    "cpu build": (Text("a CPU-only build", "只支持 CPU 的版本"), None, 0),
+    "mps": (Text("a build for Apple GPUs (MPS), usable", "Apple GPU（MPS）版本、可用"), "mps", 1),
+    "mps, unusable": (Text("an MPS build, GPU not usable", "MPS 版本、GPU 不可用"), "mps", 0),
+}
 
 
-class _Machine:
+def _answers(built: str | None, count: int) -> list[tuple[object, str, object]]:
     """Stand-ins for torch's probing functions, as they answer on one kind of machine."""
+    device = None if built is None else torch.device(built)
+    usable = count > 0
 
-    def __init__(self, built: str | None, usable: bool):
-        self.built, self.usable = built, usable
+    def current_accelerator(check_available: bool = False):
+        return None if check_available and not usable else device
 
-    def patches(self) -> list[tuple[object, str, object]]:
-        built, usable = self.built, self.usable
-        device = None if built is None else torch.device(built)
-        count = 1 if usable else 0
-
-        def current_accelerator(check_available: bool = False):
-            return None if check_available and not usable else device
-
-        return [
-            (torch.accelerator, "current_accelerator", current_accelerator),
-            (torch.accelerator, "is_available", lambda: usable),
-            (torch.accelerator, "device_count", lambda: count),
-            (torch.cuda, "is_available", lambda: usable and built == "cuda"),
-            (torch.cuda, "device_count", lambda: count if built == "cuda" else 0),
-            (torch.backends.mps, "is_available", lambda: usable and built == "mps"),
-            (torch.backends.mps, "is_built", lambda: built == "mps"),
-            (torch.backends.cuda, "is_built", lambda: built == "cuda"),
-        ]
+    cuda, mps = built == "cuda", built == "mps"
+    return [
+        (torch.accelerator, "current_accelerator", current_accelerator),
+        (torch.accelerator, "is_available", lambda: usable),
+        (torch.accelerator, "device_count", lambda: count),
+        (torch.cuda, "is_available", lambda: usable and cuda),
+        (torch.cuda, "device_count", lambda: count if cuda else 0),
+        (torch.mps, "device_count", lambda: count if mps else 0),
+        (torch.backends.mps, "is_available", lambda: usable and mps),
+        (torch.backends.mps, "is_built", lambda: mps),
+        (torch.backends.cuda, "is_built", lambda: cuda),
+    ]
 
 
-def _with_machine(fn, machine: _Machine, *args):
-    """Call fn with torch's probing functions answering as on ``machine``; restore them after."""
-    return _with_patches(fn, machine.patches(), *args)
+def _default_device() -> str | None:
+    """torch's default device as set_default_device left it, read without allocating."""
+    context = getattr(_DEVICE_CONTEXT, "device_context", None)
+    return None if context is None else str(context.device)
 
 
-def _with_patches(fn, patches: list, *args):
-    """Call fn with stand-ins in place of module functions; put the originals back after."""
+def _learner_globals(fn) -> dict:
+    """The namespace the learner's code looks names up in (a function's, or a class's)."""
+    found = getattr(fn, "__globals__", None)
+    if found is None:
+        found = getattr(vars(trusted.type_(fn)).get("__call__"), "__globals__", None)
+    return found if trusted.type_(found) is dict else {}
+
+
+@contextlib.contextmanager
+def _machine(built: str | None, count: int, fn, world: World | None = None):
+    """torch's probing functions answer as on one machine, also where the learner's code
+    imported them by name (``from torch.accelerator import is_available``); restored after,
+    with torch's default device (logged in ``world`` first)."""
+    default = _default_device()
+    patches = _answers(built, count)
+    namespace = _learner_globals(fn)
+    stand_ins = {id(getattr(owner, name)): new for owner, name, new in patches}
+    renamed = {k: v for k, v in namespace.items() if id(v) in stand_ins}
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     try:
-        for owner, name, stand_in in patches:
-            setattr(owner, name, stand_in)
-        return call(fn, *args)
+        for owner, name, new in patches:
+            setattr(owner, name, new)
+        namespace.update({k: stand_ins[id(v)] for k, v in renamed.items()})
+        yield
     finally:
         for owner, name, original in saved:
             setattr(owner, name, original)
+        namespace.update(renamed)
+        if world is not None:
+            world.logged["torch.get_default_device()"] = {
+                "kind": "str",
+                "value": str(_default_device() or "cpu"),
+            }
+        _set_default_device(default)
+
+
+def _device_type(value) -> str | None:
+    return value.type if trusted.type_(value) is torch.device else None
 
 
 @dataclass(frozen=True)
-class PickDevice(Check):
+class PickDevice(Spec):
     """The device picker must name an accelerator only when it is usable.
 
-    Each machine is simulated by putting stand-ins for torch's probing functions in
-    place for one call; a last call runs on this machine as it is, against what the
+    Each machine is simulated by answering torch's probing functions as it would,
+    for one call; a last call runs on this machine as it is, against what the
     trusted probes (taken at import) say.
     """
 
@@ -546,58 +666,62 @@ class PickDevice(Check):
     seed: int = 0
     device: str | None = None
 
-    def _machines(self) -> list[tuple]:
-        """The simulated machines in an order drawn from the seed (hidden checks use others)."""
+    names = {"result": "pick_device()"}
+    probes = {
+        "type": Text("the kind of device returned", "返回的设备类型"),
+    }
+    blame = (
+        Rule(
+            "probe:type",
+            lambda e, f, ctx: (
+                f["value"] is not None and _MACHINES[ctx.case["machine"]][1:] == (f["value"], 0)
+            ),
+            "CS-5",
+        ),
+    )
+
+    def cases(self) -> list[dict]:
         g = trusted.generator().manual_seed(self.seed)
         order = trusted.rand(len(_MACHINES), generator=g).argsort().tolist()
-        return [_MACHINES[i] for i in order]
+        return [{"machine": list(_MACHINES)[i]} for i in order]
+
+    def describe(self, case: dict) -> Text:
+        return Text("on {m}", "机器：{m}").format(m=_MACHINES[case["machine"]][0])
+
+    def build(self, case: dict, device) -> World:
+        return World((), {}, "cpu")
+
+    def calling(self, world: World, case: dict, fn):
+        _, built, count = _MACHINES[case["machine"]]
+        return _machine(built, count, fn, world)
+
+    def reference(self, world: World, case: dict):
+        accelerator = torch.accelerator.current_accelerator()
+        if accelerator is not None and torch.accelerator.is_available():
+            return accelerator
+        return torch.device("cpu")
+
+    def probe(self, world: World, value, again) -> dict:
+        return {"type": _device_type(value)}
 
     def observe(self, fn) -> dict:
-        calls = [
-            _with_machine(fn, _Machine(built, usable)).record()
-            for _, built, usable, _ in self._machines()
-        ]
-        real = call(fn).record()
+        obs = super().observe(fn)
         usable = bool(_REAL_IS_AVAILABLE())
         current = _REAL_CURRENT(check_available=True) if usable else None
-        here = "cpu" if current is None else current.type
-        built = _REAL_CURRENT()
-        return {
-            "calls": calls,
-            "real": real,
-            "here": here,
-            "built_here": None if built is None else built.type,
-        }
+        default = _default_device()
+        here = call(fn).record()
+        _set_default_device(default)
+        obs["here"] = {"call": here, "want": "cpu" if current is None else current.type}
+        return obs
 
     def judge(self, obs: dict) -> None:
-        ex = self.heading
-        results = []
-        cases = list(self._machines())
-        usable_here = obs["here"] != "cpu"
-        cases.append(
-            (
-                Text("this machine, as it is", "这台机器本身"),
-                obs["built_here"],
-                usable_here,
-                obs["here"],
-            )
-        )
-        for (what, built, usable, want), record in zip(
-            cases, [*obs["calls"], obs["real"]], strict=True
-        ):
-            found = returned(ex, record, "pick_device")
-            kind = str(found.value).split(":")[0] if found.kind == "device" else None
-            trusted_build = built is not None and usable is False and kind == built
-            results.append(
-                CheckResult(
-                    Text("pick_device() on {m}", "在{m}上调用 pick_device()").format(m=what),
-                    kind == want,
-                    f"torch.device('{want}')",
-                    found.describe(),
-                    "CS-5" if trusted_build else None,
-                )
-            )
-        require(ex, results)
+        super().judge(obs)
+        found = returned(self.heading, obs["here"]["call"], "pick_device")
+        want = obs["here"]["want"]
+        kind = str(found.value).split(":")[0] if found.kind == "device" else None
+        what = Text("pick_device() on this machine, as it is", "在这台机器本身上调用 pick_device()")
+        expected = f"torch.device('{want}')"
+        require(self.heading, [CheckResult(what, kind == want, expected, found.describe())])
 
 
 def check_pick_device(fn, seed: int = 0, device=None) -> None:
@@ -607,75 +731,11 @@ def check_pick_device(fn, seed: int = 0, device=None) -> None:
 # Exercise 4 (CS-6) -------------------------------------------------------------------------
 
 
-class _HostToDevice(TorchFunctionMode):
-    """Watches pinning and copies to CUDA; with ``simulate``, plays a CUDA device on the CPU.
-
-    Simulating, ``pin_memory()`` returns a copy marked pinned and a copy to CUDA
-    returns a CPU copy marked "on cuda"; nothing reaches a real GPU. Watching (on a
-    real GPU), the calls run as they are and are only logged.
-    """
-
-    def __init__(self, simulate: bool):
-        super().__init__()
-        self.simulate = simulate
-        self.log: list[dict] = []
-        self.pinned: dict[int, torch.Tensor] = {}
-        self.on_cuda: dict[int, torch.Tensor] = {}
-
-    def _is_pinned(self, t: torch.Tensor) -> bool:
-        return id(t) in self.pinned if self.simulate else bool(t.is_pinned())
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = str(getattr(func, "__name__", ""))
-        source = args[0] if args and trusted.isinstance_(args[0], trusted.tensor_type) else None
-        if source is None or not self.simulate and name not in ("pin_memory", "to", "cuda"):
-            return func(*args, **kwargs)
-        if name == "pin_memory":
-            self.log.append({"op": "pin", "cuda": source.device.type == "cuda"})
-            if not self.simulate:
-                return func(*args, **kwargs)
-            out = source.clone()
-            self.pinned[id(out)] = out
-            return out
-        if name == "is_pinned":
-            return self._is_pinned(source)
-        if name in ("to", "cuda"):
-            device, non_blocking = _target(name, args, kwargs)
-            if device is not None and device.type == "cuda" and source.device.type == "cpu":
-                pinned = self._is_pinned(source)
-                self.log.append({"op": "copy", "pinned": pinned, "non_blocking": non_blocking})
-                if not self.simulate:
-                    return func(*args, **kwargs)
-                dtype = kwargs.get("dtype") or next(
-                    (a for a in args[1:] if trusted.isinstance_(a, torch.dtype)), source.dtype
-                )
-                out = source.to(dtype=dtype, copy=True)
-                self.on_cuda[id(out)] = out
-                return out
-        return func(*args, **kwargs)
-
-
-def _batch(seed: int, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(inputs, targets) in pageable CPU memory, as a Dataset without pin_memory gives them."""
-    inputs = uniform(seed, rows, 5, device="cpu")
-    g = trusted.generator().manual_seed(seed + 1)
-    return inputs, trusted.randint(0, 3, (rows,), generator=g)
-
-
-# (name, simulated GPU machine, target device)
-_LOADS = (
-    ("cuda", True, "cuda"),
-    ("cpu", True, "cpu"),
-    ("here", False, "cpu"),
-)
-
-
 @dataclass(frozen=True)
-class LoadBatch(Check):
+class LoadBatch(Spec):
     """Pin and copy with non_blocking for a CUDA target; leave a CPU target alone.
 
-    The CUDA target is played on the CPU by ``_HostToDevice(simulate=True)`` on every
+    CUDA targets (``cuda``, ``cuda:1``) are played on the CPU by the model on every
     machine; where a GPU exists, a real copy to it is watched as well.
     """
 
@@ -684,123 +744,98 @@ class LoadBatch(Check):
     rows: int = 6
     device: str | None = None
 
+    names = {"result": "load_batch(batch, device)", "result[0]": "inputs", "result[1]": "targets"}
+    probes = {
+        "where": Text("the devices the returned tensors are on", "返回的张量所在的设备"),
+        "pageable non_blocking": Text(
+            "non_blocking copies to the device from pageable (unpinned) memory",
+            "从可分页（未锁页）内存发出的非阻塞拷贝",
+        ),
+        "blocking copies": Text("blocking copies to the device", "到设备的阻塞拷贝"),
+        "pinned for the CPU": Text(
+            "pin_memory() calls for a batch that stays on the CPU",
+            "批次留在 CPU 上时调用 pin_memory() 的次数",
+        ),
+    }
+    allow = (Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),)
+    blame = (Rule("probe:pageable non_blocking", None, "CS-6"),)
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "target": ["cuda", "cpu", "cuda:1"],
+            "rows": [self.rows, 1, self.rows + 3],
+            "dtype": ["float32", "float64", "bfloat16"],
+            "layout": ["plain", "transposed"],
+        }
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        return Text(
+            "device {t}, {n} rows of {d}, inputs {l}", "设备 {t}，{n} 行 {d}，inputs {l}"
+        ).format(t=case["target"], n=case["rows"], d=case["dtype"], l=_LAYOUTS[case["layout"]])
+
+    def build(self, case: dict, device) -> World:
+        inputs = _made(self.seed, case["layout"], case["dtype"], case["rows"])
+        g = trusted.generator().manual_seed(self.seed + 1)
+        targets = trusted.randint(0, 3, (case["rows"],), generator=g)
+        objects = {"inputs": inputs, "targets": targets}
+        world = World(((inputs, targets), torch.device(case["target"])), objects, "cpu")
+        world.gpu = _ModelGPU()
+        return world
+
+    def calling(self, world: World, case: dict, fn):
+        return world.gpu
+
+    def reference(self, world: World, case: dict):
+        batch, device = world.args
+        if device.type != "cuda":
+            return tuple(t.to(device) for t in batch)
+        return tuple(t.pin_memory().to(device, non_blocking=True) for t in batch)
+
+    def probe(self, world: World, value, again) -> dict:
+        log = world.gpu.log
+        found = {
+            "where": ", ".join(str(w) for w in _on_model(world, value)),
+            "pageable non_blocking": log.count("to device, pageable, non_blocking"),
+            "blocking copies": sum(e.endswith(", blocking") for e in log if "device" in e),
+        }
+        if world.args[1].type == "cpu":
+            found["pinned for the CPU"] = log.count("pin")
+        return found
+
     def observe(self, fn) -> dict:
+        obs = super().observe(fn)
         device = str(resolve_device(self.device))
-        loads = [(name, sim, target) for name, sim, target in _LOADS]
-        if _on_gpu(device):
-            loads.append(("gpu", False, device))
-        cases = []
-        for k, (name, simulate, target) in enumerate(loads):
-            batch = _batch(self.seed + k, self.rows + k)
-            spy = _HostToDevice(simulate)
-            with spy:
-                if simulate:
-                    out = _with_machine(fn, _Machine("cuda", True), batch, torch.device(target))
-                else:
-                    out = call(fn, batch, torch.device(target))
-            items = out.value if out.ok and trusted.type_(out.value) in (tuple, list) else []
-            cases.append(
-                {
-                    "name": name,
-                    "target": target,
-                    "call": out.record(),
-                    "on_cuda": [id(t) in spy.on_cuda for t in list(items)[:4]],
-                    "log": spy.log[:50],
-                }
-            )
-        return {"cases": cases}
+        obs["gpu"] = _load_on_gpu(fn, self.seed, self.rows, device) if _on_gpu(device) else None
+        return obs
 
     def judge(self, obs: dict) -> None:
-        for k, case in enumerate(obs["cases"]):
-            self._judge_case(k, case)
-        if not any(case["name"] == "gpu" for case in obs["cases"]):
+        super().judge(obs)
+        gpu = obs.get("gpu")
+        if gpu is None:
             note(NO_GPU.format(what=Text("a real pinned copy", "真实的锁页内存拷贝")))
+            return
+        found = returned(self.heading, gpu["call"], "load_batch")
+        items = found.items if found.kind == "tuple" else []
+        ok = len(items) == 2 and all(i.device == gpu["device"] for i in items) and bool(gpu["log"])
+        ok = ok and all(entry == "to device, pinned, non_blocking" for entry in gpu["log"])
+        what = Text(
+            "on the GPU: pinned, non_blocking copies to {d}", "在 GPU 上：锁页、非阻塞地拷到 {d}"
+        ).format(d=gpu["device"])
+        right = "pin_memory().to(device, non_blocking=True)"
+        pageable = "to device, pageable, non_blocking" in gpu["log"]
+        shown = Text("copies: {c}", "拷贝：{c}").format(c="; ".join(gpu["log"][:4]) or "—")
+        require(self.heading, [CheckResult(what, ok, right, shown, "CS-6" if pageable else None)])
 
-    def _judge_case(self, k: int, case: dict) -> None:
-        ex = self.heading
-        target, name = case["target"], case["name"]
-        found = returned(ex, case["call"], "load_batch")
-        where = {
-            "cuda": Text("to a CUDA device", "拷到 CUDA 设备"),
-            "gpu": Text("to this machine's GPU", "拷到本机 GPU"),
-            "cpu": Text("to the CPU, on a machine with a GPU", "在有 GPU 的机器上拷到 CPU"),
-            "here": Text("to the CPU, on this machine", "在本机上拷到 CPU"),
-        }[name]
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "load_batch {w}: returns (inputs, targets)",
-                        "load_batch {w}：返回 (inputs, targets)",
-                    ).format(w=where),
-                    found.kind == "tuple" and found.length == 2,
-                    "(inputs, targets)",
-                    found.describe(),
-                )
-            ],
-        )
-        batch = _batch(self.seed + k, int(self.rows) + k)
-        results = []
-        cuda_target = torch.device(target).type == "cuda"
-        log = case["log"]
-        for j, (item, want) in enumerate(zip(found.items, batch, strict=True)):
-            label = ("inputs", "targets")[j]
-            shown = f"{label} ({target})"
-            if name == "cuda":
-                results.append(
-                    CheckResult(
-                        Text("{x} was copied to the CUDA device", "{x} 已拷到 CUDA 设备").format(
-                            x=label
-                        ),
-                        case["on_cuda"][j] if j < len(case["on_cuda"]) else False,
-                        "x.to(device, ...)",
-                        Text("still the CPU tensor", "仍是 CPU 上的张量"),
-                    )
-                )
-            else:
-                stayed = not (j < len(case["on_cuda"]) and case["on_cuda"][j])
-                placed = c.on_device(item, target, shown)
-                found_on = placed.found if stayed else "cuda"
-                results.append(CheckResult(placed.what, placed.passed and stayed, target, found_on))
-            results += [c.values(item, want, shown), c.dtype(item, want.dtype, shown)]
-        copies = [e for e in log if e["op"] == "copy"]
-        pins = [e for e in log if e["op"] == "pin"]
-        if cuda_target:
-            pageable = [e for e in copies if e["non_blocking"] and not e["pinned"]]
-            results += [
-                CheckResult(
-                    Text(
-                        "copies to CUDA start from pinned memory (pin_memory())",
-                        "拷到 CUDA 的数据来自锁页内存（pin_memory()）",
-                    ),
-                    bool(copies) and all(e["pinned"] for e in copies),
-                    Text("pinned", "锁页内存"),
-                    Text("pageable memory", "可分页内存"),
-                    "CS-6" if pageable else None,
-                ),
-                CheckResult(
-                    Text("the copies use non_blocking=True", "拷贝时传入 non_blocking=True"),
-                    bool(copies) and all(e["non_blocking"] for e in copies),
-                    "non_blocking=True",
-                    Text("a blocking copy", "阻塞拷贝"),
-                ),
-            ]
-        else:
-            results.append(
-                CheckResult(
-                    Text(
-                        "nothing is pinned for a batch that stays on the CPU",
-                        "留在 CPU 上的批次不需要锁页",
-                    ),
-                    not pins,
-                    Text("no pin_memory()", "不调用 pin_memory()"),
-                    Text("{n} pin_memory() calls", "调用了 {n} 次 pin_memory()").format(
-                        n=len(pins)
-                    ),
-                )
-            )
-        require(ex, results)
+
+def _load_on_gpu(fn, seed: int, rows: int, device: str) -> dict:
+    """load_batch to the real GPU, its copies watched (pinned? non_blocking?)."""
+    inputs = _made(seed, "plain", "float32", rows)
+    targets = trusted.randint(0, 3, (rows,), generator=trusted.generator().manual_seed(seed))
+    watch = _ModelGPU(real=True)
+    with watch:
+        out = call(fn, (inputs, targets), torch.device(device))
+    return {"call": out.record(), "log": watch.log[:20], "device": str(torch.device(device))}
 
 
 def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:
@@ -809,95 +844,80 @@ def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:
 
 # Exercise 5 (CS-1) -------------------------------------------------------------------------
 
-_READS = frozenset(
-    "item tolist numpy cpu __float__ __int__ __bool__ __index__ __format__ __repr__ __str__".split()
-)
-
-
-class _HostReads(TorchFunctionMode):
-    """Counts the calls that make the host wait for a tensor's value (implicit syncs)."""
-
-    def __init__(self):
-        super().__init__()
-        self.reads: list[str] = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = str(getattr(func, "__name__", ""))
-        if name in _READS or name == "to" and _target(name, args, kwargs)[0] == torch.device("cpu"):
-            self.reads.append(name)
-        return func(*args, **kwargs)
-
 
 @dataclass(frozen=True)
-class EpochMeanLoss(Check):
-    """The mean loss of an epoch, read to the host once, not once per step."""
+class EpochMeanLoss(Spec):
+    """The mean loss of an epoch, read to the host once, not once per step.
+
+    The losses live on the model's CUDA device; the model logs every host read
+    (``.item()``, ``float()``, ``print``, ``.tolist()``, ``.cpu()``, ``torch.tensor([...])``).
+    """
 
     number = 5
     seed: int = 0
     batches: int = 5
     device: str | None = None
 
-    def _batches(self, k: int, device) -> list[torch.Tensor]:
-        n = self.batches + 3 * k
-        return [uniform(self.seed + 10 * k + j, 4, 3, device=device) for j in range(n)]
+    names = {"result": "epoch_mean_loss(step, batches)"}
+    probes = {
+        "host reads": Text(
+            "values read to the host (.item(), float(), print, .cpu()...)",
+            "读回主机的次数（.item()、float()、print、.cpu() 等）",
+        ),
+        "steps": Text("the batches step() was called with, in order", "依次传给 step() 的批次"),
+        "batches": Text("len(batches) after the call", "调用之后的 len(batches)"),
+    }
+    blame = (Rule("probe:host reads", lambda e, f, ctx: (f["value"] or 0) > e["value"], "CS-1"),)
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k in range(2):
-            steps: list[int] = []
+    def cases(self) -> list[dict]:
+        axes = {
+            "count": [self.batches, 1, self.batches + 3],
+            "dtype": ["float32", "float64"],
+            "history": [True, False],
+        }
+        return draw(self.seed, axes, 3)
 
-            def step(batch, steps=steps):
-                steps.append(1)
-                return (batch * batch).mean()
+    def describe(self, case: dict) -> Text:
+        text = Text("{n} batches, losses {d}", "{n} 个批次，损失为 {d}").format(
+            n=case["count"], d=case["dtype"]
+        )
+        if case["history"]:
+            text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
+        return text
 
-            batches, spy = self._batches(k, device), _HostReads()
-            with spy:
-                out = call(fn, step, batches)
-            cases.append({"call": out.record(), "reads": spy.reads[:100], "steps": len(steps)})
-        return {"cases": cases}
+    def build(self, case: dict, device) -> World:
+        gpu, dtype = _ModelGPU(), getattr(torch, case["dtype"])
+        batches = [
+            gpu.place(uniform(self.seed + 10 * case["count"] + j, 4, 3, device="cpu", dtype=dtype))
+            for j in range(case["count"])
+        ]
+        w = gpu.place(uniform(self.seed, 3, device="cpu", dtype=dtype))
+        w.requires_grad_(case["history"])
+        steps: list[int] = []
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        for k, case in enumerate(obs["cases"]):
-            batches = self._batches(k, "cpu")
-            want = float(trusted.tensor([float((b * b).mean()) for b in batches]).mean())
-            found = returned(ex, case["call"], "epoch_mean_loss")
-            reads = case["reads"]
-            where = Text("{n} batches", "{n} 个批次").format(n=len(batches))
-            results = [
-                CheckResult(
-                    Text(
-                        "step() is called once per batch ({w})", "每个批次调用一次 step()（{w}）"
-                    ).format(w=where),
-                    case["steps"] == len(batches),
-                    str(len(batches)),
-                    str(case["steps"]),
-                ),
-                CheckResult(
-                    Text(
-                        "values read to the host (.item(), float(), print, .cpu()...)",
-                        "读回主机的次数（.item()、float()、print、.cpu() 等）",
-                    ),
-                    len(reads) <= 1,
-                    Text("once, at the end", "只在最后读一次"),
-                    Text("{n} times: {names}", "{n} 次：{names}").format(
-                        n=len(reads), names=", ".join(dict.fromkeys(reads))
-                    ),
-                    "CS-1" if len(reads) > 1 else None,
-                ),
-                CheckResult(
-                    Text(
-                        "the mean loss as a Python float ({w})",
-                        "以 Python float 表示的平均损失（{w}）",
-                    ).format(w=where),
-                    found.kind == "float" and abs(found.value - want) <= 1e-5 * max(1.0, abs(want)),
-                    described_float(want),
-                    found.describe(),
-                ),
-            ]
-            require(ex, results)
+        def step(batch):
+            steps.append(next((k for k, b in enumerate(batches) if b is batch), -1))
+            return ((batch - w) ** 2).mean()
+
+        objects = {"w": w, **{f"batches[{k}]": b for k, b in enumerate(batches)}}
+        world = World((step, list(batches)), objects, "cpu")
+        world.gpu, world.steps, world.given = gpu, steps, world.args[1]
+        return world
+
+    def calling(self, world: World, case: dict, fn):
+        return world.gpu
+
+    def reference(self, world: World, case: dict):
+        step, batches = world.args
+        return torch.stack([step(batch) for batch in batches]).mean().item()
+
+    def probe(self, world: World, value, again) -> dict:
+        waits = [e for e in world.gpu.log if e.startswith("read") or e == "to host, blocking"]
+        return {
+            "host reads": len(waits),
+            "steps": ", ".join(map(str, world.steps[:40])),
+            "batches": len(world.given),
+        }
 
 
 def check_epoch_mean_loss(fn, seed: int = 0, batches: int = 5, device=None) -> None:

@@ -146,6 +146,99 @@ def benchmark(work, synchronize, clock, warmup, repeats):
     return statistics.median(times)
 """,
         ),
+        Wrong(
+            "synchronizes after the warm-up only when there was one: the caller's work is timed",
+            "CS-1",
+            """
+import statistics
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    if warmup:
+        for _ in range(warmup):
+            work()
+        synchronize()
+    times = []
+    for _ in range(repeats):
+        start = clock()
+        work()
+        synchronize()
+        times.append(clock() - start)
+    return statistics.median(times)
+""",
+        ),
+        Wrong(
+            "always at least one warm-up call",
+            None,
+            """
+import statistics
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(max(warmup, 1)):
+        work()
+    times = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        times.append(clock() - start)
+    return statistics.median(times)
+""",
+        ),
+        Wrong(
+            "one interval around all timed calls, divided by repeats",
+            None,
+            """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    start = clock()
+    for _ in range(repeats):
+        work()
+    synchronize()
+    return (clock() - start) / repeats
+""",
+        ),
+        Wrong(
+            "time.perf_counter instead of the clock handed over",
+            None,
+            """
+import statistics
+import time
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    times = []
+    for _ in range(repeats):
+        synchronize()
+        start = time.perf_counter()
+        work()
+        synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+""",
+        ),
+        Wrong(
+            "a hard-coded warm-up of three calls",
+            None,
+            """
+import statistics
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(3):
+        work()
+    times = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        times.append(clock() - start)
+    return statistics.median(times)
+""",
+        ),
     ],
     "ex2_to_host": [
         Wrong(
@@ -217,6 +310,60 @@ def to_host(tensors, synchronize):
 """,
             devices=("cpu",),
         ),
+        Wrong(
+            "clones the host copies before synchronizing",
+            "CS-3",
+            """
+def to_host(tensors, synchronize):
+    copies = [t.to("cpu", non_blocking=True).clone() for t in tensors]
+    synchronize()
+    return copies
+""",
+        ),
+        Wrong(
+            "synchronizes only when there are several tensors",
+            "CS-3",
+            """
+def to_host(tensors, synchronize):
+    copies = [t.to("cpu", non_blocking=True) for t in tensors]
+    if len(copies) > 1:
+        synchronize()
+    return copies
+""",
+        ),
+        Wrong(
+            "puts the copies into the caller's list",
+            None,
+            """
+def to_host(tensors, synchronize):
+    for k, t in enumerate(tensors):
+        tensors[k] = t.to("cpu", non_blocking=True)
+    synchronize()
+    return tensors
+""",
+        ),
+        Wrong(
+            "a 0-d tensor comes back as a Python number",
+            None,
+            """
+def to_host(tensors, synchronize):
+    copies = [t.to("cpu", non_blocking=True) if t.dim() else t.item() for t in tensors]
+    synchronize()
+    return copies
+""",
+        ),
+        Wrong(
+            "copy_ into torch.empty buffers of the default dtype",
+            None,
+            """
+def to_host(tensors, synchronize):
+    buffers = [torch.empty(t.shape) for t in tensors]
+    for buffer, t in zip(buffers, tensors):
+        buffer.copy_(t, non_blocking=True)
+    synchronize()
+    return buffers
+""",
+        ),
     ],
     "ex3_pick_device": [
         Wrong(
@@ -276,6 +423,49 @@ def pick_device():
 def pick_device():
     if torch.cuda.device_count() > 0:
         return torch.device("cuda")
+    return torch.device("cpu")
+""",
+        ),
+        Wrong(
+            "allocates a tensor on CUDA to find out",
+            None,
+            """
+def pick_device():
+    try:
+        torch.zeros(1, device="cuda")
+        return torch.device("cuda")
+    except RuntimeError:
+        return torch.device("cpu")
+""",
+        ),
+        Wrong(
+            "makes the device torch's default as well",
+            None,
+            """
+def pick_device():
+    device = torch.accelerator.current_accelerator(check_available=True)
+    device = device if device is not None else torch.device("cpu")
+    torch.set_default_device(device)
+    return device
+""",
+        ),
+        Wrong(
+            "any usable accelerator is taken to be CUDA",
+            None,
+            """
+def pick_device():
+    return torch.device("cuda") if torch.accelerator.is_available() else torch.device("cpu")
+""",
+        ),
+        Wrong(
+            "asks whether torch was built with MPS",
+            "CS-5",
+            """
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_built():
+        return torch.device("mps")
     return torch.device("cpu")
 """,
         ),
@@ -357,6 +547,41 @@ def load_batch(batch, device):
     return tuple(t.cuda(non_blocking=True) for t in batch)
 """,
         ),
+        Wrong(
+            "ignores the device's index: .cuda() goes to cuda:0",
+            None,
+            """
+def load_batch(batch, device):
+    if torch.device(device).type != "cuda":
+        return tuple(batch)
+    return tuple(t.pin_memory().cuda(non_blocking=True) for t in batch)
+""",
+        ),
+        Wrong(
+            "compares the device with torch.device('cuda'), so cuda:1 stays on the CPU",
+            None,
+            """
+def load_batch(batch, device):
+    if device == torch.device("cuda"):
+        return tuple(t.pin_memory().to(device, non_blocking=True) for t in batch)
+    return tuple(batch)
+""",
+        ),
+        Wrong(
+            "casts the inputs to float32 on the way",
+            None,
+            """
+def load_batch(batch, device):
+    inputs, targets = batch
+    if torch.device(device).type == "cuda":
+        inputs, targets = inputs.pin_memory(), targets.pin_memory()
+        return (
+            inputs.to(device, torch.float32, non_blocking=True),
+            targets.to(device, non_blocking=True),
+        )
+    return inputs.float(), targets
+""",
+        ),
     ],
     "ex5_epoch_mean_loss": [
         Wrong(
@@ -419,6 +644,45 @@ def epoch_mean_loss(step, batches):
         step(batch)  # train
         total = total + step(batch)
     return (total / len(batches)).item()
+""",
+        ),
+        Wrong(
+            "torch.tensor(list of losses) reads every loss to the host",
+            "CS-1",
+            """
+def epoch_mean_loss(step, batches):
+    losses = [step(batch) for batch in batches]
+    return torch.tensor(losses).mean().item()
+""",
+        ),
+        Wrong(
+            "statistics.mean of float(loss)",
+            "CS-1",
+            """
+import statistics
+
+def epoch_mean_loss(step, batches):
+    return statistics.mean(float(step(batch)) for batch in batches)
+""",
+        ),
+        Wrong(
+            "empties the caller's list with pop(0)",
+            None,
+            """
+def epoch_mean_loss(step, batches):
+    n, total = len(batches), 0
+    while batches:
+        total = total + step(batches.pop(0))
+    return (total / n).item()
+""",
+        ),
+        Wrong(
+            "steps through the batches in reverse order",
+            None,
+            """
+def epoch_mean_loss(step, batches):
+    losses = [step(batch) for batch in reversed(batches)]
+    return torch.stack(losses).mean().item()
 """,
         ),
     ],
@@ -495,6 +759,49 @@ def benchmark(work, synchronize, clock, warmup, repeats):
     return sorted(times)[repeats // 2]
 """,
         ),
+        Right(
+            "a class with __call__, bound to the exercise's name",
+            """
+from statistics import median
+
+
+class Timer:
+    def __call__(self, work, synchronize, clock, warmup, repeats):
+        for _ in range(warmup):
+            work()
+        synchronize()
+        durations = []
+        while len(durations) < repeats:
+            started = clock()
+            work()
+            synchronize()
+            durations.append(clock() - started)
+        return median(durations)
+
+
+benchmark = Timer()
+""",
+        ),
+        Right(
+            "a helper that times one call, statistics imported under another name",
+            """
+import statistics as st
+
+
+def timed_once(work, synchronize, clock):
+    synchronize()
+    start = clock()
+    work()
+    synchronize()
+    return clock() - start
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    return st.median([timed_once(work, synchronize, clock) for _ in range(repeats)])
+""",
+        ),
     ],
     "ex2_to_host": [
         Right(
@@ -530,6 +837,31 @@ def to_host(tensors, synchronize):
     return out
 """,
         ),
+        Right(
+            "a module-level CPU device; only tensors on CUDA are copied",
+            """
+HOST = torch.device("cpu")
+
+
+def to_host(tensors, synchronize):
+    copies = [t.to(HOST, non_blocking=True) if t.is_cuda else t for t in tensors]
+    synchronize()
+    return copies
+""",
+        ),
+        Right(
+            "a class with __call__, list(map(...))",
+            """
+class Fetch:
+    def __call__(self, tensors, synchronize):
+        copies = list(map(lambda t: t.to("cpu", non_blocking=True), tensors))
+        synchronize()
+        return copies
+
+
+to_host = Fetch()
+""",
+        ),
     ],
     "ex3_pick_device": [
         Right(
@@ -558,6 +890,34 @@ def pick_device():
     if torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
+""",
+        ),
+        Right(
+            "the pattern of the PyTorch docs: current_accelerator(check_available=True), walrus",
+            """
+def pick_device():
+    if (device := torch.accelerator.current_accelerator(check_available=True)) is not None:
+        return device
+    return torch.device("cpu")
+""",
+        ),
+        Right(
+            "probing functions imported by name",
+            """
+from torch.accelerator import current_accelerator, is_available
+
+
+def pick_device():
+    if is_available():
+        return torch.device(current_accelerator().type)
+    return torch.device("cpu")
+""",
+        ),
+        Right(
+            "torch.device(... or 'cpu')",
+            """
+def pick_device():
+    return torch.device(torch.accelerator.current_accelerator(check_available=True) or "cpu")
 """,
         ),
     ],
@@ -598,6 +958,34 @@ def load_batch(batch, device):
     return tuple(t.to(device, non_blocking=on_gpu) for t in batch)
 """,
         ),
+        Right(
+            "a class with __call__ and a helper for one tensor",
+            """
+def pinned_copy(t, device):
+    return t.pin_memory().to(device, non_blocking=True)
+
+
+class Loader:
+    def __call__(self, batch, device):
+        if torch.device(device).type == "cuda":
+            return tuple(pinned_copy(t, device) for t in batch)
+        return tuple(batch)
+
+
+load_batch = Loader()
+""",
+        ),
+        Right(
+            "unpacks the pair, keyword arguments",
+            """
+def load_batch(batch, device):
+    inputs, targets = batch
+    if device.type == "cuda":
+        inputs = inputs.pin_memory().to(device=device, non_blocking=True)
+        targets = targets.pin_memory().to(device=device, non_blocking=True)
+    return inputs, targets
+""",
+        ),
     ],
     "ex5_epoch_mean_loss": [
         Right(
@@ -625,6 +1013,27 @@ def epoch_mean_loss(step, batches):
         total = loss if total is None else total + loss
         count += 1
     return (total / count).tolist()
+""",
+        ),
+        Right(
+            "Python float start, +=, one .item()",
+            """
+def epoch_mean_loss(step, batches):
+    total = 0.0
+    for batch in batches:
+        total += step(batch)
+    return (total / len(batches)).item()
+""",
+        ),
+        Right(
+            "map over the batches, torch.mean, a class with __call__",
+            """
+class EpochMean:
+    def __call__(self, step, batches):
+        return torch.mean(torch.stack(list(map(step, batches)))).item()
+
+
+epoch_mean_loss = EpochMean()
 """,
         ),
     ],
