@@ -294,6 +294,14 @@ class Spec(Check):
         """The misconception an exception's message is evidence of, if any."""
         return None
 
+    def blame_error(self, message: str, case: dict) -> str | None:
+        """The misconception an exception raised in ``case`` is evidence of (classify's)."""
+        return self.classify(message)
+
+    def explain(self, message: str) -> Text | None:
+        """One line on what a quoted PyTorch error means, in the learner's language."""
+        return None
+
     @property
     def function(self) -> str:
         """The learner's function's name, as the lesson's EXERCISES give it."""
@@ -329,10 +337,13 @@ class Spec(Check):
         ex = self.heading
         results: list[CheckResult] = []
         for case, rec in zip(self.cases(), obs["cases"], strict=True):
-            returned(ex, rec["call"], self.function, classify=self.classify)
+            returned(ex, rec["call"], self.function, self._blame(case), self.explain)
             ref = self._observe_case(None, case, "cpu")
             results += self._differences(case, ref["state"], rec["state"])
         require(ex, _chosen(results))
+
+    def _blame(self, case: dict) -> Callable[[str], str | None]:
+        return lambda message: self.blame_error(message, case)
 
     def _differences(self, case: dict, expected: dict, found: dict) -> list[CheckResult]:
         ctx = Context(self, case, expected, found)
@@ -363,20 +374,20 @@ class Spec(Check):
         misconception = blame.misconception if blame else None
         label = self.names.get(base, base)
         where = Text("{what} — in the case: {case}", "{what}——情形：{case}")
+        values = field == "value" and trusted.type_(e.get("value")) in _TENSORS
         if base.startswith("probe:"):
             what = self.probe_text(base[6:])
-        elif field == "value" and trusted.type_(e.get("value")) in _TENSORS:
+        elif values:
             what = Text("values of {b}", "{b} 的数值").format(b=label)
-            if trusted.type_(f.get("value")) in _TENSORS:
-                rtol, atol = _tolerance(e)
-                shown = c.values(f["value"], e["value"], label, misconception, rtol, atol)
-                return dataclasses.replace(
-                    shown, what=where.format(what=what, case=self.describe(case))
-                )
         elif field in _WHAT:
             what = _WHAT[field].format(b=label)
         else:
             what = Text("{b}.{f}", "属性 {b}.{f}").format(b=label, f=field)
+        if values and trusted.type_(f.get("value")) in _TENSORS:  # probes' tensors too
+            rtol, atol = _tolerance(e)
+            shown = c.values(f["value"], e["value"], label, misconception, rtol, atol)
+            what = where.format(what=what, case=self.describe(case))
+            return dataclasses.replace(shown, what=what)
         return CheckResult(
             where.format(what=what, case=self.describe(case)),
             False,

@@ -1,43 +1,35 @@
 """Checks for lesson 07: custom autograd Functions.
 
-Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
-``observe`` makes seeded inputs of several shapes on the check's device and dtype,
-calls the learner's function, then does what a caller of a Function does next: it
-runs backward with a random incoming gradient, runs ``gradcheck`` on a float64
-copy, changes an input or the output in place after the forward pass (the version
-counter's job), and counts the tensors that went through ``ctx.save_for_backward``
-with saved-tensor hooks. It records plain data: values, error messages, counts.
-``judge`` recomputes everything on the CPU with PyTorch's own operations and
-autograd's own gradients, and names CF-1..CF-4 where the evidence shows them.
+Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+(contiguous, transposed, sliced, 0-d or single-row inputs; float64, float32 or
+bfloat16; leaves with a stale or no ``.grad``, non-leaves, inputs that need no
+gradient; large magnitudes, exact ties; the float argument itself), the learner's
+function and a trusted reference Function run in identical worlds, and everything a
+caller sees afterwards is compared. Probes then do what a caller of a Function does
+next: backward with a random incoming gradient, and backward after an input or the
+output was changed in place.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
+import torch.nn.functional as F
 
-from autograder.common import compare as c
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import Seen, snapshot
-from autograder.common.protocol import Check, call, returned, verdict
-from autograder.common.result import CheckResult, require
+from autograder.common.inputs import uniform
+from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw
+from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
-YES, NO = Text("yes", "是"), Text("no", "否")
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
 _LEGACY = ("Legacy autograd function", "Backward' object has no attribute")
-
-
-def _dtype(name: str) -> torch.dtype:
-    return getattr(torch, name)
-
-
-def _device_name(device) -> str | None:
-    return None if device is None else str(device)
 
 
 def classify(message: str) -> str | None:
@@ -60,107 +52,279 @@ def explain(message: str) -> Text | None:
             "旧式写法（创建实例、非静态的 forward）已经不能运行：把 forward 和 backward 写成"
             " @staticmethod，并调用 YourFunction.apply(...)",
         )
-    if kind == "CF-2":
-        return Text(
-            "backward must return one gradient per input of forward (None for a non-tensor)",
-            "backward 必须为 forward 的每个输入各返回一个梯度（非张量输入返回 None）",
-        )
     if "Jacobian mismatch" in message:
         return Text(
             "gradcheck raises when the gradients differ; raise_exception=False makes it return"
             " False instead",
             "梯度不一致时 gradcheck 会抛出异常；传入 raise_exception=False 则改为返回 False",
         )
-    if "not a Variable" in message:
-        return Text(
-            "the gradient for a non-tensor input must be None",
-            "非张量输入对应的梯度必须是 None",
-        )
     return None
 
 
-def _custom_node(out) -> bool:
+class _Reference(torch.autograd.Function):
+    """``f(*tensors)`` whose backward is autograd's own gradient of ``f``.
+
+    It keeps its tensor inputs with save_for_backward, so backward raises when one was
+    changed in place after the forward pass.
+    """
+
+    @staticmethod
+    def forward(ctx, f, *tensors):
+        ctx.f = f
+        ctx.save_for_backward(*tensors)
+        return f(*tensors)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        with torch.enable_grad():
+            leaves = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+            return (None, *trusted.autograd_grad(ctx.f(*leaves), leaves, grad_out))
+
+
+class _StraightThrough(torch.autograd.Function):
+    """Rounding to multiples of ``step`` forward, the identity backward."""
+
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+# Caller states -------------------------------------------------------------------------------
+
+_LAYOUTS = {  # name: (description, storage shape for n columns and r rows, x from storage)
+    "vector": (Text("of shape (n,)", "形状为 (n,)"), lambda n, r: (n * r,), lambda v: v),
+    "matrix": (Text("of shape (r, n)", "形状为 (r, n)"), lambda n, r: (r, n), lambda v: v),
+    "transposed": (
+        Text("v.t(), not contiguous", "v.t()，不连续"),
+        lambda n, r: (n, r),
+        lambda v: v.t(),
+    ),
+    "slice": (
+        Text("v[1:-1], a view into a larger storage", "v[1:-1]，更大存储的视图"),
+        lambda n, r: (r + 2, n),
+        lambda v: v[1:-1],
+    ),
+    "scalar": (Text("of shape ()", "形状为 ()"), lambda n, r: (), lambda v: v),
+    "row": (Text("a single row (1, n)", "单行 (1, n)"), lambda n, r: (1, n), lambda v: v),
+}
+_GRAD_STATES = {
+    "stale": Text("a leaf with a stale .grad", "带残留 .grad 的叶子张量"),
+    "fresh": Text("a leaf, .grad None", "叶子张量，.grad 为 None"),
+    "nonleaf": Text("not a leaf (w * 1)", "非叶子张量（w * 1）"),
+    "frozen": Text("requires_grad=False", "不需要梯度（requires_grad=False）"),
+}
+
+
+def _input(seed: int, name: str, case: dict, grad: str, size: tuple[int, int], device):
+    """One caller tensor ``name`` (and its leaf ``w_name`` when it is not a leaf itself)."""
+    dtype = getattr(torch, case["dtype"])
+    _, shape, view = _LAYOUTS[case["layout"]]
+    v = uniform(seed, *shape(*size), device=device, dtype=dtype) * case.get("scale", 1.0)
+    if case.get("ties"):  # exact multiples of half a step: round() meets ties
+        v = (torch.floor(v / case["arg"]) + 0.5) * case["arg"]
+    if grad == "nonleaf":
+        w = v.requires_grad_()
+        x = view(w * 1)
+        return x, {name: x, f"w_{name}": w}
+    x = view(v)
+    if grad != "frozen":
+        x.requires_grad_()
+    if grad == "stale":
+        x.grad = uniform(seed + 7, *x.shape, device=device, dtype=dtype)
+    return x, {name: x}
+
+
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to("cpu", copy=True)
+
+
+def _error(error: BaseException) -> str:
+    lines = str(error).splitlines()
+    return f"{trusted.type_(error).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def _backward(out, inputs: list, g) -> torch.Tensor | str | None:
+    """Every gradient of ``out`` (weighted by ``g``) for ``inputs``, flattened into one tensor.
+
+    None where nothing requires grad; the error's first line where backward raised.
+    """
+    wanted = [t for t in inputs if t.requires_grad]
+    if trusted.type_(out) not in _TENSORS or not out.requires_grad or not wanted:
+        return None
+    done = call(lambda: trusted.autograd_grad(out, wanted, g, allow_unused=True))
+    if not done.ok:
+        return _error(done.error)
+    if any(trusted.type_(d) not in _TENSORS for d in done.value):
+        return "None"
+    return torch.cat([_copy(d).reshape(-1) for d in done.value])
+
+
+def _raised_or_grads(again, change: str, inputs: list[str]):
+    """Backward after ``change`` ('out' or a caller tensor) was changed in place after forward.
+
+    True where backward raised; else the gradients it gave.
+    """
+    world, out = again()
+    if trusted.type_(out) not in _TENSORS:
+        return None
+    with trusted.no_grad():
+        (out if change == "out" else world.objects[change]).add_(1.0)
+    found = _backward(out, [world.objects[k] for k in inputs], world.g)
+    return True if trusted.type_(found) is str else found
+
+
+def _as_before(f: dict, ctx) -> bool:
+    """A probe after an in-place change found what backward gave without it (or it is moot).
+
+    Whether that gradient is right is judged by the 'grads' probe; here only the change counts.
+    """
+    plain = ctx.found.get("probe", {}).get("grads")
+    if trusted.type_(plain) not in _TENSORS:
+        return True  # no gradient without the change either: reported on its own
+    return close(f.get("value"), plain, TOLERANCE.get(str(plain.dtype), (0.0, 0.0)))
+
+
+def _error_ids() -> tuple[Rule, ...]:
+    """A probe that found an error message: the misconception the message is evidence of."""
+
+    def rule(kind: str) -> Rule:
+        def when(e: dict, f: dict, ctx) -> bool:
+            return trusted.type_(f.get("value")) is str and classify(f["value"]) == kind
+
+        return Rule("probe:*", when, kind)
+
+    return (rule("CF-1"), rule("CF-2"))
+
+
+def _custom(out) -> bool:
     """Whether a returned tensor was made by a custom autograd.Function (its node's class)."""
-    is_tensor = trusted.type_(out) in (torch.Tensor, torch.nn.Parameter)
-    return is_tensor and trusted.isinstance_(out.grad_fn, trusted.function_node_type)
-
-
-def _is_exact_tensor(value) -> bool:
-    return trusted.type_(value) in (torch.Tensor, torch.nn.Parameter)
-
-
-def _backward(out, inputs, grad_out) -> dict:
-    """Gradients of ``out`` (weighted by grad_out) for ``inputs``, or the error backward raised."""
-    if not (_is_exact_tensor(out) and out.requires_grad):
-        return {"raised": None, "value": {"kind": "none"}}
-    return call(lambda: trusted.autograd_grad(out, inputs, grad_out, allow_unused=True)).record()
-
-
-def _through_function(found: Seen, ok: bool, name: str) -> CheckResult:
-    return CheckResult(
-        Text(
-            "{name} comes out of your autograd.Function (.apply)",
-            "{name} 由你的 autograd.Function（.apply）产生",
-        ).format(name=name),
-        ok,
-        Text("grad_fn: <YourFunction>Backward", "grad_fn：<你的 Function>Backward"),
-        f"grad_fn: {found.grad_fn}",
+    return trusted.type_(out) in _TENSORS and trusted.isinstance_(
+        out.grad_fn, trusted.function_node_type
     )
 
 
-def _grads(ex: Text, record: dict, count: int) -> list[Seen]:
-    """The tensors autograd.grad returned, or feedback for what backward raised."""
-    found = returned(ex, record, "torch.autograd.grad", classify=classify, explain=explain)
-    if found.kind == "none":
-        raise_no_graph(ex)
-    return found.items[:count]
+_PROBES = {
+    "custom": Text(
+        "the result comes out of your autograd.Function (.apply)",
+        "结果由你的 autograd.Function（.apply）产生",
+    ),
+    "grads": Text(
+        "the gradients backward gives for a random incoming gradient",
+        "对随机的上游梯度，backward 给出的梯度",
+    ),
+    "grad_out": Text(
+        "the incoming gradient after backward (a backward must not change it in place)",
+        "反向传播之后的上游梯度（backward 不能原地修改它）",
+    ),
+}
+
+_CHANGED = {"out": Text("the result", "结果")}
 
 
-def raise_no_graph(ex: Text) -> None:
-    require(
-        ex,
-        [
-            CheckResult(
-                Text("the result takes part in autograd", "结果参与自动求导"),
-                False,
-                Text("requires_grad=True, with a grad_fn", "requires_grad=True，带有 grad_fn"),
-                Text("requires_grad=False (no graph)", "requires_grad=False（没有计算图）"),
-            )
-        ],
-    )
-
-
-def _unchanged(record: dict, want: torch.Tensor, name: str) -> list[CheckResult]:
-    seen = Seen(record)
-    return [
-        c.values(seen, want, name),
-        c.dtype(seen, want.dtype, name),
-        c.requires_grad(seen, want.requires_grad, name),
-    ]
-
-
-# Exercise 1 (CF-1): SiLU as a Function ------------------------------------------------------
-
-_SHAPES = ((1,), (3, 1), (2, 1, 2))  # the last size of each is replaced by the check's size
-
-
-def _shapes(size: int) -> list[tuple[int, ...]]:
-    return [(*shape[:-1], size if shape[-1] == 1 else shape[-1] + size) for shape in _SHAPES]
-
-
-def _silu_inputs(seed: int, size: int, device, dtype):
-    """(x, grad_out) per shape: x in [-3, 3) requires grad and holds a stale .grad."""
-    cases = []
-    for k, shape in enumerate(_shapes(size)):
-        x = (uniform(seed + k, *shape, device=device, dtype=dtype) * 3).requires_grad_()
-        g = uniform(seed + 50 + k, *shape, device=device, dtype=dtype)
-        cases.append((x, g))
-    return cases
+def _changed(what: str) -> Text:
+    return Text(
+        "backward after {w} was changed in place after forward: it raises (True) or gives"
+        " the gradients from forward's values",
+        "forward 之后原地修改{w}，再反向传播：报错（True），或仍用前向传播时的值算出梯度",
+    ).format(w=_CHANGED.get(what, f" {what} "))
 
 
 @dataclass(frozen=True)
-class SiluFunction(Check):
-    """silu(x) = x·sigmoid(x) through a custom Function: values, gradient, gradcheck."""
+class _FunctionSpec(Spec):
+    """A check of a function built on a custom Function, over drawn caller states.
+
+    Subclasses declare the dataclass fields (seed, sizes, dtype, device, the setting).
+    """
+
+    inputs = ("x",)  # the caller tensors the learner's function receives, in order
+    custom = True  # the result must come out of a custom Function
+    changes: ClassVar[
+        tuple[str, ...]
+    ] = ()  # what probes change in place after forward ('out': result)
+
+    def calling(self, world: World, case: dict, fn):
+        return trusted.set_grad_enabled(case.get("grad_mode", True))
+
+    def explain(self, message: str) -> Text | None:
+        return explain(message)
+
+    def classify(self, message: str) -> str | None:
+        return classify(message)
+
+    def probe_text(self, name: str) -> Text:
+        if name in self.changes:
+            return _changed(name)
+        return _PROBES.get(name) or super().probe_text(name)
+
+    def _dtypes(self) -> list[str]:
+        return [self.dtype, "float32" if self.dtype == "float64" else "float64", "bfloat16"]
+
+    def _size(self) -> tuple[int, int]:
+        """Columns and rows of the caller's tensors."""
+        return self.size, 3
+
+    def arguments(self, case: dict) -> tuple:
+        """What follows the tensors in the learner's call (a float setting)."""
+        return ()
+
+    def build(self, case: dict, device) -> World:
+        args, objects = [], {}
+        for k, name in enumerate(self.inputs):
+            grad = case.get(f"{name}_grad", case.get("grad"))
+            t, made = _input(self.seed + 10 * k, name, case, grad, self._size(), device)
+            args.append(t)
+            objects.update(made)
+        world = World((*args, *self.arguments(case)), objects, device)
+        dtype = getattr(torch, case["dtype"])
+        world.g = uniform(self.seed + 5, *args[0].shape, device=device, dtype=dtype)
+        return world
+
+    def probe(self, world: World, value, again) -> dict:
+        if trusted.type_(value) not in _TENSORS:
+            return {}
+        found: dict = {"custom": _custom(value)} if self.custom else {}
+        g_before = _copy(world.g)
+        found["grads"] = _backward(value, [world.objects[k] for k in self.inputs], world.g)
+        found["grad_out"] = bool(trusted.equal(_copy(world.g), g_before))
+        for change in self.changes:
+            found[change] = _raised_or_grads(again, change, list(self.inputs))
+        return found
+
+    def describe(self, case: dict) -> Text:
+        layout = _LAYOUTS[case["layout"]][0]
+        parts = [(case["dtype"], case["dtype"]), (f"x {layout.en}", f"x {layout.zh}")]
+        for name in self.inputs:
+            grad = _GRAD_STATES[case.get(f"{name}_grad", case.get("grad"))]
+            parts.append((f"{name}: {grad.en}", f"{name}：{grad.zh}"))
+        if case.get("scale", 1.0) > 10:
+            parts.append(("large magnitudes", "数值很大"))
+        if case.get("ties"):
+            parts.append(("exact ties (k + 0.5)·step", "恰好在中点 (k + 0.5)·step"))
+        if not case.get("grad_mode", True):
+            parts.append(("under torch.no_grad()", "在 torch.no_grad() 下"))
+        if "arg" in case:
+            parts.append((f"{self.setting}={case['arg']:g}",) * 2)
+        return Text(", ".join(p[0] for p in parts), "，".join(p[1] for p in parts))
+
+
+def _name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _device(device) -> str | None:
+    return None if device is None else str(device)
+
+
+# Exercise 1 (CF-1): SiLU as a Function -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SiluFunction(_FunctionSpec):
+    """silu(x) = x·sigmoid(x) through a custom Function: value and gradient, any caller state."""
 
     number = 1
     seed: int = 0
@@ -168,88 +332,31 @@ class SiluFunction(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for x, g in _silu_inputs(self.seed, self.size, device, _dtype(self.dtype)):
-            x.grad = trusted.ones(x.shape, dtype=x.dtype, device=x.device)
-            out = call(fn, x)
-            cases.append(
-                {
-                    "call": out.record(),
-                    "custom": _custom_node(out.value),
-                    "backward": _backward(out.value, (x,), g),
-                    "x_after": snapshot(x),
-                }
-            )
-        x64 = (uniform(self.seed + 90, 5, device=device, dtype=torch.float64) * 3).requires_grad_()
-        check = call(lambda: trusted.gradcheck(fn, (x64,), raise_exception=False))
-        return {"device": str(device), "cases": cases, "gradcheck": check.record()}
+    names = {"result": "silu(x)", "probe:grads": "∂L/∂x"}
+    blame = _error_ids()
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        dtype = _dtype(self.dtype)
-        for case, (x, g) in zip(
-            obs["cases"], _silu_inputs(self.seed, self.size, "cpu", dtype), strict=True
-        ):
-            name = f"silu(x) [x.shape = {tuple(x.shape)}]"
-            out = returned(ex, case["call"], "silu", classify=classify, explain=explain)
-            require(ex, [c.is_tensor(out, name)])
-            want = torch.nn.functional.silu(x)
-            (want_grad,) = trusted.autograd_grad(want, x, g)
-            require(
-                ex,
-                [
-                    c.values(out, want, name),
-                    c.dtype(out, dtype, name),
-                    c.on_device(out, obs["device"], name),
-                    _through_function(out, case["custom"], name),
-                ],
-            )
-            (grad,) = _grads(ex, case["backward"], 1)
-            require(
-                ex,
-                [
-                    c.values(grad, want_grad, Text("the gradient of x", "x 的梯度")),
-                    *_unchanged(case["x_after"], x.detach().requires_grad_(), "x"),
-                ],
-            )
-        passed = returned(ex, obs["gradcheck"], "torch.autograd.gradcheck", classify, explain)
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "torch.autograd.gradcheck(silu, (x,)) with x in float64",
-                        "对 float64 的 x 运行 torch.autograd.gradcheck(silu, (x,))",
-                    ),
-                    passed.kind == "bool" and passed.value is True,
-                    "True",
-                    passed.describe(),
-                )
-            ],
-        )
+    def cases(self) -> list[dict]:
+        axes = {
+            "layout": list(_LAYOUTS),
+            "dtype": self._dtypes(),
+            "grad": ["stale", "nonleaf", "fresh", "frozen"],
+            "scale": [3.0, 3.0, 100.0],
+        }
+        return draw(self.seed, axes, 6)
+
+    def reference(self, world: World, case: dict):
+        return _Reference.apply(F.silu, *world.args)
 
 
 def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(SiluFunction(seed, size, name, _device_name(device)), fn)
+    verdict(SiluFunction(seed, size, _name(dtype), _device(device)), fn)
 
 
-# Exercise 2 (CF-2): straight-through quantisation ------------------------------------------
-
-
-def _quantise_inputs(seed: int, size: int, device, dtype):
-    cases = []
-    for k, shape in enumerate(((size,), (3, size))):
-        x = (uniform(seed + k, *shape, device=device, dtype=dtype) * 2).requires_grad_()
-        g = uniform(seed + 60 + k, *shape, device=device, dtype=dtype)
-        cases.append((x, g))
-    return cases
+# Exercise 2 (CF-2): straight-through quantisation --------------------------------------------
 
 
 @dataclass(frozen=True)
-class QuantiseSTE(Check):
+class QuantiseSTE(_FunctionSpec):
     """quantise(x, step): round to multiples of step forward, identity gradient backward."""
 
     number = 2
@@ -259,68 +366,35 @@ class QuantiseSTE(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for x, g in _quantise_inputs(self.seed, self.size, device, _dtype(self.dtype)):
-            out = call(fn, x, self.step)
-            cases.append(
-                {
-                    "call": out.record(),
-                    "backward": _backward(out.value, (x,), g),
-                    "x_after": snapshot(x),
-                }
-            )
-        with trusted.no_grad():
-            x, _ = _quantise_inputs(self.seed, self.size, device, _dtype(self.dtype))[0]
-            quiet = call(fn, x, self.step)
-        return {"device": str(device), "cases": cases, "no_grad": quiet.record()}
+    custom = False  # the detach trick (§5) is as good as a Function
+    setting = "step"
+    names = {"result": "quantise(x, step)", "probe:grads": "∂L/∂x"}
+    blame = _error_ids()
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        dtype = _dtype(self.dtype)
-        for case, (x, g) in zip(
-            obs["cases"], _quantise_inputs(self.seed, self.size, "cpu", dtype), strict=True
-        ):
-            name = f"quantise(x, {self.step}) [x.shape = {tuple(x.shape)}]"
-            out = returned(ex, case["call"], "quantise", classify=classify, explain=explain)
-            require(ex, [c.is_tensor(out, name)])
-            want = torch.round(x.detach() / self.step) * self.step
-            require(
-                ex,
-                [
-                    c.values(out, want, name),
-                    c.dtype(out, dtype, name),
-                    c.on_device(out, obs["device"], name),
-                ],
-            )
-            (grad,) = _grads(ex, case["backward"], 1)
-            require(
-                ex,
-                [
-                    c.values(
-                        grad,
-                        g,
-                        Text(
-                            "the gradient of x (straight through: the incoming gradient)",
-                            "x 的梯度（直通：原样传回收到的梯度）",
-                        ),
-                    ),
-                    *_unchanged(case["x_after"], x.detach().requires_grad_(), "x"),
-                ],
-            )
-        quiet = returned(ex, obs["no_grad"], "quantise", classify=classify, explain=explain)
-        require(
-            ex,
-            [c.requires_grad(quiet, False, "quantise(x, step) under torch.no_grad()")],
-        )
+    def cases(self) -> list[dict]:
+        exact = math.frexp(self.step)[0] == 0.5  # a power of two: x / step is exact at ties
+        axes = {
+            "layout": list(_LAYOUTS),
+            "dtype": self._dtypes(),
+            "grad": ["stale", "frozen", "nonleaf", "fresh"],
+            "arg": [self.step, self.step * 2, self.step / 2],
+            "ties": [False, exact],
+            "grad_mode": [True, True, False],
+            "scale": [2.0],
+        }
+        return draw(self.seed, axes, 6)
+
+    def arguments(self, case: dict) -> tuple:
+        return (case["arg"],)
+
+    def reference(self, world: World, case: dict):
+        return _StraightThrough.apply(*world.args)
 
 
 def check_quantise(
     fn, seed: int = 0, size: int = 6, step: float = 0.5, dtype=torch.float64, device=None
 ) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(QuantiseSTE(seed, size, float(step), name, _device_name(device)), fn)
+    verdict(QuantiseSTE(seed, size, float(step), _name(dtype), _device(device)), fn)
 
 
 # Exercise 3 (CF-3): gradcheck the right way ---------------------------------------------------
@@ -340,6 +414,15 @@ class Cube(torch.autograd.Function):
         return 3 * x * x * grad_out
 
 
+class CubeOffByOnePercent(Cube):
+    """x³ whose backward is 1 % too small: 2.97·x² instead of 3·x²."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2.97 * x * x * grad_out
+
+
 class LogCosh(torch.autograd.Function):
     """log(cosh(x)) with a correct backward."""
 
@@ -354,15 +437,6 @@ class LogCosh(torch.autograd.Function):
         return torch.tanh(x) * grad_out
 
 
-class CubeOffByOnePercent(Cube):
-    """x³ whose backward is 1 % too small: 2.97·x² instead of 3·x²."""
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        (x,) = ctx.saved_tensors
-        return 2.97 * x * x * grad_out
-
-
 class LogCoshIgnoresGradOut(LogCosh):
     """log(cosh(x)) whose backward forgets to multiply by the incoming gradient."""
 
@@ -372,167 +446,119 @@ class LogCoshIgnoresGradOut(LogCosh):
         return torch.tanh(x) + 0 * grad_out
 
 
-_TO_CHECK = (
-    (Text("Cube (a correct backward)", "Cube（backward 正确）"), Cube, True),
-    (Text("LogCosh (a correct backward)", "LogCosh（backward 正确）"), LogCosh, True),
-    (
+class CumSum(torch.autograd.Function):
+    """Running sums along the last dimension; backward sums the incoming gradient in reverse."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.cumsum(x, -1)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return torch.flip(torch.cumsum(torch.flip(grad_out, (-1,)), -1), (-1,))
+
+
+class CumSumForwardOrder(CumSum):
+    """Running sums whose backward sums in forward order: the Jacobian transposed wrongly."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return torch.cumsum(grad_out, -1)
+
+
+_TO_CHECK = {  # name: (description, function, whether its backward is correct)
+    "cube": (Text("Cube (a correct backward)", "Cube（backward 正确）"), Cube, True),
+    "cube_off": (
         Text("Cube with the backward 2.97·x²", "backward 为 2.97·x² 的 Cube"),
         CubeOffByOnePercent,
         False,
     ),
-    (
+    "logcosh": (Text("LogCosh (a correct backward)", "LogCosh（backward 正确）"), LogCosh, True),
+    "logcosh_off": (
         Text("LogCosh with a backward that ignores grad_out", "backward 忽略 grad_out 的 LogCosh"),
         LogCoshIgnoresGradOut,
         False,
     ),
-)
+    "cumsum": (Text("CumSum (a correct backward)", "CumSum（backward 正确）"), CumSum, True),
+    "cumsum_off": (
+        Text("CumSum with the backward in forward order", "backward 按前向顺序求和的 CumSum"),
+        CumSumForwardOrder,
+        False,
+    ),
+}
 
 
-def _gradcheck_cases(seed: int) -> list[int]:
-    """Indices into _TO_CHECK in a seeded order."""
-    g = trusted.generator().manual_seed(seed)
-    return [int(i) for i in trusted.rand(len(_TO_CHECK), generator=g).argsort()]
+def _kept_x(f: dict, ctx) -> bool:
+    """False for a correct elementwise backward, x left in float32: a check in float32.
 
-
-def _gradcheck_input(seed: int, k: int, size: int, device) -> torch.Tensor:
-    """Two entries at least: with one, a backward that ignores grad_out looks right."""
-    shape = (max(size, 2),) if k % 2 == 0 else (2, size)
-    return (uniform(seed + k, *shape, device=device) * 1.5).requires_grad_()
+    (A correct CumSum also fails a finite difference that perturbs every entry at once.)
+    """
+    elementwise = ctx.case["fn"] in ("cube", "logcosh")
+    return elementwise and f.get("value") is False and ctx.found["x"]["dtype"] == "torch.float32"
 
 
 @dataclass(frozen=True)
-class BackwardIsCorrect(Check):
-    """backward_is_correct(fn, x) says True for correct backwards, False for broken ones."""
+class BackwardIsCorrect(_FunctionSpec):
+    """backward_is_correct(fn, x) says what a float64 gradcheck says, leaving x as it was."""
 
     number = 3
     seed: int = 0
     size: int = 4
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, index in enumerate(_gradcheck_cases(self.seed)):
-            x = _gradcheck_input(self.seed, k, self.size, device)
-            answer = call(fn, _TO_CHECK[index][1].apply, x)
-            cases.append({"call": answer.record(), "x_after": snapshot(x)})
-        return {"cases": cases}
+    dtype = "float32"  # the exercise's x
+    custom = False
+    names = {"result": "backward_is_correct(fn, x)"}
+    blame = (Rule("result", lambda e, f, ctx: e.get("value") is True and _kept_x(f, ctx), "CF-3"),)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        results, caller = [], []
-        cases = list(enumerate(zip(_gradcheck_cases(self.seed), obs["cases"], strict=True)))
-        # the correct backwards first: an error on one of them is the clearest evidence (CF-3)
-        cases.sort(key=lambda case: not _TO_CHECK[case[1][0]][2])
-        for k, (index, case) in cases:
-            label, _, correct = _TO_CHECK[index]
+    def cases(self) -> list[dict]:
+        axes = {
+            "fn": list(_TO_CHECK),
+            "layout": ["vector", "matrix", "transposed", "slice", "row"],
+            "grad": ["stale", "fresh", "nonleaf"],
+            "dtype": ["float32"],
+            "scale": [1.5],
+        }
+        return draw(self.seed, axes, 6)
 
-            def blame(message: str, correct: bool = correct) -> str | None:
-                return "CF-3" if correct and "mismatch" in message else classify(message)
+    def build(self, case: dict, device) -> World:
+        world = super().build(case, device)
+        world.args = (_TO_CHECK[case["fn"]][1].apply, *world.args)
+        return world
 
-            answer = returned(
-                ex, case["call"], "backward_is_correct", classify=blame, explain=explain
-            )
-            x = _gradcheck_input(self.seed, k, self.size, "cpu")
-            results.append(
-                CheckResult(
-                    Text(
-                        "backward_is_correct(fn, x) for {label}",
-                        "{label} 的 backward_is_correct(fn, x)",
-                    ).format(label=label),
-                    answer.kind == "bool" and answer.value is correct,
-                    str(correct),
-                    answer.describe(),
-                    "CF-3" if correct and answer.kind == "bool" and not answer.value else None,
-                )
-            )
-            caller.append(_unchanged(case["x_after"], x, "x"))
-        changed = [rs for rs in caller if not all(r.passed for r in rs)]
-        require(ex, results + (changed[0] if changed else []))  # the caller's x: shown once
+    def reference(self, world: World, case: dict):
+        fn, x = world.args
+        x64 = x.detach().double().requires_grad_()
+        return trusted.gradcheck(fn, (x64,), raise_exception=False)
+
+    def probe(self, world: World, value, again) -> dict:
+        return {}
+
+    def blame_error(self, message: str, case: dict) -> str | None:
+        correct = _TO_CHECK[case["fn"]][2]
+        return "CF-3" if correct and "mismatch" in message else classify(message)
+
+    def describe(self, case: dict) -> Text:
+        text = super().describe(case)
+        fn = _TO_CHECK[case["fn"]][0]
+        return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")
 
 
 def check_backward_is_correct(fn, seed: int = 0, size: int = 4, device=None) -> None:
-    verdict(BackwardIsCorrect(seed, size, _device_name(device)), fn)
+    verdict(BackwardIsCorrect(seed, size, _device(device)), fn)
 
 
 # Exercise 4 (CF-4): a product that keeps its inputs with save_for_backward -----------------
 
 
-def _mul_inputs(seed: int, rows: int, cols: int, device, dtype):
-    a = uniform(seed, rows, cols, device=device, dtype=dtype).requires_grad_()
-    b = uniform(seed + 1, rows, cols, device=device, dtype=dtype).requires_grad_()
-    g = uniform(seed + 2, rows, cols, device=device, dtype=dtype)
-    return a, b, g
-
-
-MUTATION = 1.0  # what the checks add in place to an input or output after the forward pass
-
-
-def _count_saved(fn, *args):
-    """Call fn and count the tensors packed for backward (what save_for_backward keeps)."""
-    packed = []
-
-    def pack(t):
-        packed.append(1)
-        return t
-
-    with trusted.saved_tensors_hooks(pack, lambda t: t):
-        out = call(fn, *args)
-    return out, len(packed)
-
-
-def _after_mutation(fn, make, mutate) -> dict:
-    """Backward on fresh inputs from ``make()``, without and with an in-place change after forward.
-
-    ``make()`` returns (args, inputs, grad_out); ``mutate(out, args)`` picks the tensor
-    that is changed in place between the forward pass and backward.
-    """
-    record = {}
-    for key in ("plain", "changed"):
-        args, inputs, g = make()
-        out = call(fn, *args)
-        if not (out.ok and _is_exact_tensor(out.value)):
-            return {"plain": out.record(), "changed": out.record()}
-        if key == "changed":
-            with trusted.no_grad():
-                mutate(out.value, args).add_(MUTATION)
-        record[key] = _backward(out.value, inputs, g)
-    return record
-
-
-def _same(found: list[Seen], plain: list[Seen]) -> bool:
-    return trusted.len_(found) == trusted.len_(plain) and all(
-        f.kind == p.kind and (not p.is_tensor or c.values(f, p.value, "g").passed)
-        for f, p in zip(found, plain, strict=False)
-    )
-
-
-def _stayed_safe(ex: Text, record: dict, what: Text) -> CheckResult:
-    """After an in-place change: backward raised about it, or gave the gradient it gives without."""
-    plain = _grads(ex, record["plain"], 8)
-    changed = record["changed"]
-    if "modified by an inplace operation" in (changed.get("message", "") or ""):
-        return CheckResult(what, True)
-    found = _grads(ex, changed, 8)
-    safe = _same(found, plain)
-    return CheckResult(
-        what,
-        safe,
-        Text(
-            "backward raises (the version counter saw the change) or uses the values from forward",
-            "反向传播报错（版本计数器发现了修改），或者仍使用前向传播时的值",
-        ),
-        Text(
-            "backward ran silently with the changed values: another gradient",
-            "反向传播悄悄地用了修改后的值：梯度变了",
-        ),
-        None if safe else "CF-4",
-    )
+def _unneeded_change(e: dict, f: dict, ctx) -> bool:
+    """a changed while b needs no gradient: a was not needed, backward may ignore the change."""
+    return ctx.case["b_grad"] == "frozen" and _as_before(f, ctx)
 
 
 @dataclass(frozen=True)
-class MulFunction(Check):
-    """mul(a, b) = a * b through a Function that keeps a and b with save_for_backward."""
+class MulFunction(_FunctionSpec):
+    """mul(a, b) = a * b through a Function; backward raises after a or b changed in place."""
 
     number = 4
     seed: int = 0
@@ -541,108 +567,44 @@ class MulFunction(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def _inputs(self, device, offset: int = 0):
-        return _mul_inputs(self.seed + offset, self.rows, self.cols, device, _dtype(self.dtype))
+    inputs = ("a", "b")
+    changes = ("a", "b")
+    names = {"result": "mul(a, b)", "probe:grads": "(∂L/∂a, ∂L/∂b)"}
+    allow = (Rule("probe:a", _unneeded_change),)
+    blame = (*_error_ids(), Rule("probe:a", None, "CF-4"), Rule("probe:b", None, "CF-4"))
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        a, b, g = self._inputs(device)
-        out, saved = _count_saved(fn, a, b)
-        record = {
-            "device": str(device),
-            "call": out.record(),
-            "custom": _custom_node(out.value),
-            "saved": saved,
-            "backward": _backward(out.value, (a, b), g),
+    def cases(self) -> list[dict]:
+        axes = {
+            "layout": list(_LAYOUTS),
+            "dtype": self._dtypes(),
+            "a_grad": ["stale", "nonleaf", "fresh"],
+            "b_grad": ["frozen", "fresh", "stale", "nonleaf"],
         }
-        a, b, g = self._inputs(device, 10)
-        b.requires_grad_(False)
-        only_a = call(fn, a, b)
-        record["only_a"] = _backward(only_a.value, (a,), g)
-        for which, offset in (("a", 20), ("b", 30)):
+        return draw(self.seed, axes, 6)
 
-            def make(offset: int = offset):
-                a, b, g = self._inputs(device, offset)
-                return (a, b), (a, b), g
+    def _size(self) -> tuple[int, int]:
+        return self.cols, self.rows
 
-            position = 0 if which == "a" else 1
-            record[f"changed_{which}"] = _after_mutation(
-                fn, make, lambda out, args, k=position: args[k]
-            )
-        return record
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        a, b, g = self._inputs("cpu")
-        name = f"mul(a, b) [a.shape = {tuple(a.shape)}]"
-        out = returned(ex, obs["call"], "mul", classify=classify, explain=explain)
-        require(ex, [c.is_tensor(out, name)])
-        require(
-            ex,
-            [
-                c.values(out, a * b, name),
-                c.dtype(out, _dtype(self.dtype), name),
-                c.on_device(out, obs["device"], name),
-                _through_function(out, obs["custom"], name),
-            ],
-        )
-        grad_a, grad_b = _grads(ex, obs["backward"], 2)
-        require(
-            ex,
-            [
-                c.values(grad_a, g * b.detach(), Text("the gradient of a", "a 的梯度")),
-                c.values(grad_b, g * a.detach(), Text("the gradient of b", "b 的梯度")),
-            ],
-        )
-        a, b, g = self._inputs("cpu", 10)
-        (grad_a,) = _grads(ex, obs["only_a"], 1)
-        results = [
-            c.values(
-                grad_a,
-                g * b,
-                Text(
-                    "the gradient of a when b does not require grad",
-                    "b 不需要梯度时 a 的梯度",
-                ),
-            ),
-            CheckResult(
-                Text(
-                    "tensors kept through ctx.save_for_backward in forward",
-                    "forward 中通过 ctx.save_for_backward 保存的张量",
-                ),
-                obs["saved"] >= 2,
-                Text("a and b (2 tensors)", "a 和 b（2 个张量）"),
-                str(obs["saved"]),
-                "CF-4",
-            ),
-        ]
-        for which in ("a", "b"):
-            what = Text(
-                "backward after {t} was changed in place after forward",
-                "forward 之后原地修改 {t}，再反向传播",
-            ).format(t=which)
-            results.append(_stayed_safe(ex, obs[f"changed_{which}"], what))
-        require(ex, results)
+    def reference(self, world: World, case: dict):
+        return _Reference.apply(torch.mul, *world.args)
 
 
 def check_mul(
     fn, seed: int = 0, rows: int = 3, cols: int = 4, dtype=torch.float64, device=None
 ) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(MulFunction(seed, rows, cols, name, _device_name(device)), fn)
+    verdict(MulFunction(seed, rows, cols, _name(dtype), _device(device)), fn)
 
 
 # Exercise 5 (CF-2, CF-4): soft clipping with a float limit ---------------------------------
 
 
-def _clip_inputs(seed: int, size: int, limit: float, device, dtype):
-    x = (uniform(seed, 2, size, device=device, dtype=dtype) * 3 * limit).requires_grad_()
-    g = uniform(seed + 1, 2, size, device=device, dtype=dtype)
-    return x, g
+def _safe_after_change(e: dict, f: dict, ctx) -> bool:
+    """Backward raised, or still gave the gradient from forward's values."""
+    return f.get("value") is True or _as_before(f, ctx)
 
 
 @dataclass(frozen=True)
-class SoftClip(Check):
+class SoftClip(_FunctionSpec):
     """soft_clip(x, limit) = limit·tanh(x / limit), safe against in-place changes."""
 
     number = 5
@@ -652,69 +614,34 @@ class SoftClip(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def _inputs(self, device, offset: int = 0):
-        dtype = _dtype(self.dtype)
-        return _clip_inputs(self.seed + offset, self.size, self.limit, device, dtype)
+    changes = ("x", "out")
+    setting = "limit"
+    names = {"result": "soft_clip(x, limit)", "probe:grads": "∂L/∂x"}
+    allow = (Rule("probe:x", _safe_after_change), Rule("probe:out", _safe_after_change))
+    blame = (*_error_ids(), Rule("probe:x", None, "CF-4"), Rule("probe:out", None, "CF-4"))
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        x, g = self._inputs(device)
-        out = call(fn, x, self.limit)
-        record = {
-            "device": str(device),
-            "call": out.record(),
-            "custom": _custom_node(out.value),
-            "backward": _backward(out.value, (x,), g),
+    def cases(self) -> list[dict]:
+        axes = {
+            "layout": list(_LAYOUTS),
+            "dtype": self._dtypes(),
+            "grad": ["stale", "nonleaf", "fresh", "frozen"],
+            "arg": [self.limit, self.limit * 2, self.limit / 4],
+            "scale": [3.0, 3.0, 1000.0],
         }
-        for key, offset in (("changed_x", 10), ("changed_out", 20)):
+        return [{**case, "scale": case["scale"] * case["arg"]} for case in draw(self.seed, axes, 6)]
 
-            def make(offset: int = offset):
-                x, g = self._inputs(device, offset)
-                return (x, self.limit), (x,), g
+    def arguments(self, case: dict) -> tuple:
+        return (case["arg"],)
 
-            pick = (lambda out, args: args[0]) if key == "changed_x" else (lambda out, args: out)
-            record[key] = _after_mutation(fn, make, pick)
-        return record
-
-    def _reference(self, offset: int = 0):
-        x, g = self._inputs("cpu", offset)
-        want = self.limit * torch.tanh(x / self.limit)
-        (grad,) = trusted.autograd_grad(want, x, g)
-        return x, want, grad
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        x, want, want_grad = self._reference()
-        name = f"soft_clip(x, {self.limit})"
-        out = returned(ex, obs["call"], "soft_clip", classify=classify, explain=explain)
-        require(ex, [c.is_tensor(out, name)])
-        require(
-            ex,
-            [
-                c.values(out, want, name),
-                c.dtype(out, _dtype(self.dtype), name),
-                c.on_device(out, obs["device"], name),
-                _through_function(out, obs["custom"], name),
-            ],
-        )
-        (grad,) = _grads(ex, obs["backward"], 1)
-        results = [c.values(grad, want_grad, Text("the gradient of x", "x 的梯度"))]
-        for key, what in (
-            ("changed_x", Text("backward after x was changed in place", "原地修改 x 之后反向传播")),
-            (
-                "changed_out",
-                Text("backward after the output was changed in place", "原地修改输出之后反向传播"),
-            ),
-        ):
-            results.append(_stayed_safe(ex, obs[key], what))
-        require(ex, results)
+    def reference(self, world: World, case: dict):
+        x, limit = world.args
+        return _Reference.apply(lambda t: limit * torch.tanh(t / limit), x)
 
 
 def check_soft_clip(
     fn, seed: int = 0, size: int = 5, limit: float = 2.0, dtype=torch.float64, device=None
 ) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(SoftClip(seed, size, float(limit), name, _device_name(device)), fn)
+    verdict(SoftClip(seed, size, float(limit), _name(dtype), _device(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

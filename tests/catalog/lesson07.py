@@ -140,6 +140,118 @@ def silu(x):
 """,
             devices=("cuda",),
         ),
+        Wrong(
+            "the derivative written with exp: (1 + e) ** 2 overflows to NaN for large negative x",
+            None,
+            """
+class SwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, inp):
+        ctx.save_for_backward(inp)
+        return inp / (1 + torch.exp(-inp))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (inp,) = ctx.saved_tensors
+        e = torch.exp(-inp)
+        derivative = (1 + e + inp * e) / (1 + e) ** 2
+        return derivative * grad_output
+
+
+def silu(x):
+    y = SwishFunction.apply(x)
+    return y
+""",
+        ),
+        Wrong(
+            "backward multiplies the incoming gradient in place",
+            None,
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out.mul_(s * (1 + x * (1 - s)))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+        ),
+        Wrong(
+            "requires_grad switched on for the caller's x",
+            None,
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    if x.is_leaf:
+        x.requires_grad_()
+    return SiLU.apply(x)
+""",
+        ),
+        Wrong(
+            "view(-1) in forward: a non-contiguous x raises",
+            None,
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        flat = x.view(-1)
+        ctx.save_for_backward(x)
+        return (flat * torch.sigmoid(flat)).view(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+        ),
+        Wrong(
+            "the caller's stale .grad cleared",
+            None,
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    if x.is_leaf:
+        x.grad = None
+    return SiLU.apply(x)
+""",
+        ),
     ],
     "ex2_quantise": [
         Wrong(
@@ -243,6 +355,43 @@ def quantise(x, step):
     return Quantise.apply(x, step)
 """,
         ),
+        Wrong(
+            "floor(x / step + 0.5): ties round up, not to even",
+            None,
+            """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.floor(x / step + 0.5) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+        ),
+        Wrong(
+            "requires_grad switched on for the caller's x",
+            None,
+            """
+def quantise(x, step):
+    x.requires_grad_(True)
+    q = torch.round(x / step) * step
+    return x + (q - x).detach()
+""",
+        ),
+        Wrong(
+            "the result rebuilt as a new leaf: nothing reaches x",
+            None,
+            """
+def quantise(x, step):
+    q = torch.round(x / step) * step
+    return q.detach().requires_grad_(x.requires_grad)
+""",
+        ),
     ],
     "ex3_backward_is_correct": [
         Wrong(
@@ -315,6 +464,36 @@ def backward_is_correct(fn, x):
             """
 def backward_is_correct(fn, x):
     return True
+""",
+        ),
+        Wrong(
+            "gradcheck's fast mode: a backward that transposes the Jacobian goes unseen",
+            None,
+            """
+def backward_is_correct(fn, x):
+    return torch.autograd.gradcheck(fn, x.double(), fast_mode=True, raise_exception=False)
+""",
+        ),
+        Wrong(
+            "finite differences of all entries at once: J·1 compared with 1ᵀJ",
+            None,
+            """
+def backward_is_correct(fn, x):
+    x64 = x.detach().double().requires_grad_()
+    (analytic,) = torch.autograd.grad(fn(x64).sum(), x64)
+    eps = 1e-6
+    with torch.no_grad():
+        numeric = (fn(x64 + eps) - fn(x64 - eps)) / (2 * eps)
+    return torch.allclose(analytic, numeric, rtol=1e-3, atol=1e-5)
+""",
+        ),
+        Wrong(
+            "detach_ instead of detach: the caller's x loses requires_grad",
+            None,
+            """
+def backward_is_correct(fn, x):
+    x64 = x.detach_().double().requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
 """,
         ),
     ],
@@ -439,6 +618,69 @@ class Mul(torch.autograd.Function):
     def backward(ctx, grad_out):
         a, b = ctx.saved_tensors
         return b, a
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+        ),
+        Wrong(
+            "clones saved with save_for_backward: a change goes unnoticed",
+            "CF-4",
+            """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a.clone(), b.clone())
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out * b, grad_out * a
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+        ),
+        Wrong(
+            "needs_input_grad read at the wrong index",
+            None,
+            """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        grad_a = grad_out * b if ctx.needs_input_grad[1] else None
+        grad_b = grad_out * a if ctx.needs_input_grad[0] else None
+        return grad_a, grad_b
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+        ),
+        Wrong(
+            "view(-1) in backward: non-contiguous inputs raise",
+            None,
+            """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        g = grad_out.reshape(-1)
+        return (g * b.view(-1)).view(a.shape), (g * a.view(-1)).view(b.shape)
 
 
 def mul(a, b):
@@ -598,6 +840,51 @@ def soft_clip(x, limit):
     return SoftClip(limit)(x)
 """,
         ),
+        Wrong(
+            "tanh written with exp: NaN for large magnitudes",
+            None,
+            """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        e = torch.exp(2 * x / limit)
+        t = (e - 1) / (e + 1)
+        ctx.save_for_backward(t)
+        return limit * t
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (t,) = ctx.saved_tensors
+        return grad_out * (1 - t * t), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+        ),
+        Wrong(
+            "requires_grad switched on for the caller's x",
+            None,
+            """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        t = torch.tanh(x / limit)
+        ctx.save_for_backward(t)
+        return limit * t
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (t,) = ctx.saved_tensors
+        return grad_out * (1 - t * t), None
+
+
+def soft_clip(x, limit):
+    if x.is_leaf:
+        x.requires_grad_()
+    return SoftClip.apply(x, limit)
+""",
+        ),
     ],
 }
 
@@ -645,28 +932,6 @@ def silu(x):
 """,
         ),
         Right(
-            "the derivative written with exp",
-            """
-class SwishFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, inp):
-        ctx.save_for_backward(inp)
-        return inp / (1 + torch.exp(-inp))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (inp,) = ctx.saved_tensors
-        e = torch.exp(-inp)
-        derivative = (1 + e + inp * e) / (1 + e) ** 2
-        return derivative * grad_output
-
-
-def silu(x):
-    y = SwishFunction.apply(x)
-    return y
-""",
-        ),
-        Right(
             "the Function wrapped in a module, as a model would use it",
             """
 class SiLUFunction(torch.autograd.Function):
@@ -692,6 +957,77 @@ class SiLULayer(torch.nn.Module):
 
 def silu(x):
     return SiLULayer()(x)
+""",
+        ),
+        Right(
+            "forward without ctx and setup_context, the style PyTorch recommends now",
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+        ),
+        Right(
+            "silu = SiLU.apply, the alias PyTorch's documentation uses",
+            """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+silu = SiLU.apply
+""",
+        ),
+        Right(
+            "once_differentiable, and a callable object as silu",
+            """
+from torch.autograd.function import once_differentiable
+
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.nn.functional.silu(x)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * (s + x * s * (1 - s))
+
+
+class Activation:
+    def __call__(self, x):
+        return SiLU.apply(x)
+
+
+silu = Activation()
 """,
         ),
     ],
@@ -740,6 +1076,36 @@ def quantise(x, step):
     return Quantise.apply(x, step)
 """,
         ),
+        Right(
+            "a clone rounded in place under no_grad: the gradient of clone passes through",
+            """
+def quantise(x, step):
+    y = x.clone()
+    with torch.no_grad():
+        y.div_(step).round_().mul_(step)
+    return y
+""",
+        ),
+        Right(
+            "quantise = Quantise.apply, with setup_context",
+            """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(x, step):
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+quantise = Quantise.apply
+""",
+        ),
     ],
     "ex3_backward_is_correct": [
         Right(
@@ -751,13 +1117,6 @@ def backward_is_correct(fn, x):
         return torch.autograd.gradcheck(fn, (x64,))
     except RuntimeError:  # GradcheckError is a RuntimeError
         return False
-""",
-        ),
-        Right(
-            "x.double() keeps requires_grad, fast mode",
-            """
-def backward_is_correct(fn, x):
-    return torch.autograd.gradcheck(fn, x.double(), fast_mode=True, raise_exception=False)
 """,
         ),
         Right(
@@ -777,6 +1136,45 @@ def backward_is_correct(fn, x):
     analytic = torch.stack(rows_analytic)
     numeric = torch.stack(rows_numeric).detach().t()
     return bool(torch.allclose(analytic, numeric, rtol=1e-3, atol=1e-5))
+""",
+        ),
+        Right(
+            "the default dtype switched to float64 and restored in finally",
+            """
+def backward_is_correct(fn, x):
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        x64 = x.detach().to(torch.get_default_dtype()).requires_grad_()
+        return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+    finally:
+        torch.set_default_dtype(previous)
+""",
+        ),
+        Right(
+            "gradcheck imported, its tolerances spelt out as keywords",
+            """
+from torch.autograd import gradcheck
+
+
+def backward_is_correct(fn, x):
+    inputs = (x.detach().to(dtype=torch.float64).requires_grad_(True),)
+    return gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=False)
+""",
+        ),
+        Right(
+            "a checker object with __call__",
+            """
+class GradChecker:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __call__(self, fn, x):
+        probe = x.detach().clone().to(self.dtype).requires_grad_()
+        return bool(torch.autograd.gradcheck(fn, (probe,), raise_exception=False))
+
+
+backward_is_correct = GradChecker(torch.float64)
 """,
         ),
     ],
@@ -844,6 +1242,47 @@ def mul(a, b):
     return out
 """,
         ),
+        Right(
+            "detached inputs saved: they share the version counter, so a change still raises",
+            """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a.detach(), b.detach())
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out * b, grad_out * a
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+        ),
+        Right(
+            "mul = Mul.apply, with setup_context",
+            """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(a, b):
+        return a * b
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, b = inputs
+        ctx.save_for_backward(a, b)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out * b, grad_out * a
+
+
+mul = Mul.apply
+""",
+        ),
     ],
     "ex5_soft_clip": [
         Right(
@@ -905,6 +1344,54 @@ class SoftClip(torch.autograd.Function):
 
 def soft_clip(x, limit):
     return SoftClip.apply(x, limit)
+""",
+        ),
+        Right(
+            "a clone of the result saved: backward keeps forward's values",
+            """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y.clone())
+        ctx.limit = limit
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        return grad_out * (1 - (y / ctx.limit) ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+        ),
+        Right(
+            "soft_clip = SoftClip.apply, setup_context and once_differentiable",
+            """
+from torch.autograd.function import once_differentiable
+
+
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(x, limit):
+        return limit * torch.tanh(x / limit)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.limit = inputs[1]
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        t = y / ctx.limit
+        return grad_out * (1 - t * t), None
+
+
+soft_clip = SoftClip.apply
 """,
         ),
     ],
