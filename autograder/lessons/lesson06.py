@@ -20,6 +20,7 @@ import statistics
 import time
 import weakref
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -42,7 +43,6 @@ _DEVICE_CONTEXT = torch._GLOBAL_DEVICE_CONTEXT
 _set_default_device = torch.set_default_device
 _perf_counter = time.perf_counter
 _median = statistics.median
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 NO_GPU = Text(
     "skipped: no GPU — {what} runs only where torch sees a CUDA GPU",
@@ -50,13 +50,39 @@ NO_GPU = Text(
 )
 
 
-def _on_gpu(device) -> bool:
-    return torch.device(device).type == "cuda"
-
-
 def _probe(ctx, name: str):
     """What a probe found in the learner's world (for blame rules)."""
     return ctx.found.get("probe", {}).get(name)
+
+
+@dataclass(frozen=True)
+class _Modelled(Spec):
+    """A spec judged on the model on every machine, and on the real GPU where there is one."""
+
+    real: ClassVar[Text | None] = None  # what only a real GPU shows, for "skipped: no GPU"
+
+    def calling(self, world: World, case: dict, fn):
+        return getattr(world, "gpu", None) or contextlib.nullcontext()
+
+    def on_gpu(self, fn, device: str) -> dict:
+        """The observation on the real GPU ``device``."""
+        raise NotImplementedError
+
+    def judge_gpu(self, gpu: dict) -> CheckResult:
+        raise NotImplementedError
+
+    def observe(self, fn) -> dict:
+        obs = super().observe(fn)
+        device = str(resolve_device(self.device))
+        real = self.real is not None and torch.device(device).type == "cuda"
+        return {**obs, "gpu": self.on_gpu(fn, device) if real else None}
+
+    def judge(self, obs: dict) -> None:
+        super().judge(obs)
+        if obs.get("gpu") is not None:
+            require(self.heading, [self.judge_gpu(obs["gpu"])])
+        elif self.real is not None:
+            note(NO_GPU.format(what=self.real))
 
 
 # The model of a CUDA device ----------------------------------------------------------------
@@ -146,9 +172,7 @@ class _ModelGPU(TorchFunctionMode):
         self.pending = []
 
     def _mark(self, out, device):
-        for t in (
-            [out] if _is_tensor(out) else list(out) if trusted.type_(out) in (list, tuple) else []
-        ):
+        for t in out if trusted.type_(out) in (list, tuple) else [out]:
             if _is_tensor(t):
                 self.place(t, device)
         return out
@@ -288,7 +312,7 @@ def _warmups_timed(log: list[str], warmup: int) -> int:
 
 
 @dataclass(frozen=True)
-class Benchmark(Spec):
+class Benchmark(_Modelled):
     """The median of synchronized, warmed-up, one-call-at-a-time intervals.
 
     On every machine: a virtual queue whose clock only moves on synchronize (the
@@ -364,49 +388,40 @@ class Benchmark(Spec):
             "warm-up calls timed": _warmups_timed(log, world.args[3]),
         }
 
-    def observe(self, fn) -> dict:
-        obs = super().observe(fn)
-        device = str(resolve_device(self.device))
-        obs["gpu"] = _benchmark_on_gpu(fn, device) if _on_gpu(device) else None
-        return obs
+    real = Text("timing against CUDA events", "与 CUDA 事件对比计时")
 
-    def judge(self, obs: dict) -> None:
-        super().judge(obs)
-        if obs.get("gpu") is None:
-            note(NO_GPU.format(what=Text("timing against CUDA events", "与 CUDA 事件对比计时")))
-            return
-        found = returned(self.heading, obs["gpu"]["call"], "benchmark")
-        events = obs["gpu"]["events_s"]
-        ok = found.kind == "float" and abs(found.value - events) <= 2e-4 + 0.3 * events
-        shown = f"{found.value * 1000:.3f} ms" if found.kind == "float" else found.describe()
+    def on_gpu(self, fn, device: str) -> dict:
+        """The learner's median of real work, and the same work timed by the check's events."""
+        a = uniform(11, 2048, 2048, device=device)
+
+        def work() -> None:
+            x = a
+            for _ in range(4):
+                x = (x @ a).tanh()
+
+        out = call(fn, work, _CUDA_SYNCHRONIZE, _perf_counter, 3, 7)
+        start, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
+        times = []
+        for _ in range(7):
+            _CUDA_SYNCHRONIZE()
+            start.record()
+            work()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1000.0)
+        return {"call": out.record(), "events_s": float(_median(times))}
+
+    def judge_gpu(self, gpu: dict) -> CheckResult:
+        found = returned(self.heading, gpu["call"], "benchmark")
+        events, number = gpu["events_s"], found.kind == "float"
+        shown = f"{found.value * 1000:.3f} ms" if number else found.describe()
         what = Text(
             "on the GPU: your median against the check's CUDA events (±30 %)",
             "在 GPU 上：你的中位数与检查用 CUDA 事件测得的值相比（±30 %）",
         )
-        slow = "CS-2" if found.kind == "float" and found.value < 0.2 * events else None
-        require(self.heading, [CheckResult(what, ok, f"{events * 1000:.3f} ms", shown, slow)])
-
-
-def _benchmark_on_gpu(fn, device: str) -> dict:
-    """The learner's median of real work, and the same work timed by the check's events."""
-    a = uniform(11, 2048, 2048, device=device)
-
-    def work() -> None:
-        x = a
-        for _ in range(4):
-            x = (x @ a).tanh()
-
-    out = call(fn, work, _CUDA_SYNCHRONIZE, _perf_counter, 3, 7)
-    start, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
-    times = []
-    for _ in range(7):
-        _CUDA_SYNCHRONIZE()
-        start.record()
-        work()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1000.0)
-    return {"call": out.record(), "events_s": float(_median(times))}
+        ok = number and abs(found.value - events) <= 2e-4 + 0.3 * events
+        slow = "CS-2" if number and found.value < 0.2 * events else None
+        return CheckResult(what, ok, f"{events * 1000:.3f} ms", shown, slow)
 
 
 def check_benchmark(fn, seed: int = 0, device=None) -> None:
@@ -441,7 +456,7 @@ def _stale(e: dict, f: dict, ctx) -> bool:
 
 
 @dataclass(frozen=True)
-class ToHost(Spec):
+class ToHost(_Modelled):
     """Host copies issued non_blocking, waited for with the synchronize handed over.
 
     On every machine the tensors live on the model's CUDA device; a copy that was
@@ -455,6 +470,7 @@ class ToHost(Spec):
     device: str | None = None
 
     names = {"result": "to_host(tensors, synchronize)"}
+    real = Text("reading real copies at once", "立即读取真实拷贝")
     probes = {
         "blocking copies": Text("copies to the host issued blocking", "阻塞方式发出的主机拷贝"),
         "copies not waited for": Text(
@@ -506,9 +522,6 @@ class ToHost(Spec):
         world.gpu, world.given = gpu, list(tensors)
         return world
 
-    def calling(self, world: World, case: dict, fn):
-        return world.gpu
-
     def reference(self, world: World, case: dict):
         tensors, synchronize = world.args
         copies = [t.to("cpu", non_blocking=True) for t in tensors]
@@ -525,47 +538,33 @@ class ToHost(Spec):
             and all(a is b for a, b in zip(given, world.given, strict=True)),
         }
 
-    def observe(self, fn) -> dict:
-        obs = super().observe(fn)
-        device = str(resolve_device(self.device))
-        obs["gpu"] = _to_host_on_gpu(fn, self.seed, device) if _on_gpu(device) else None
-        return obs
+    def on_gpu(self, fn, device: str) -> dict:
+        """to_host on tensors that a few milliseconds of real GPU work produce; read at once."""
+        a = uniform(12, 2048, 2048, device=device)
+        x = a
+        for _ in range(6):
+            x = (x @ a).tanh()
+        zero = x.mean().clamp(0, 0)
+        tensors = [_made(self.seed + k, "plain", "float32", k + 2, device) + zero for k in range(3)]
+        return {"call": call(fn, tensors, _CUDA_SYNCHRONIZE).record()}
 
-    def judge(self, obs: dict) -> None:
-        super().judge(obs)
-        if obs.get("gpu") is None:
-            note(NO_GPU.format(what=Text("reading real copies at once", "立即读取真实拷贝")))
-            return
-        found = returned(self.heading, obs["gpu"]["call"], "to_host")
+    def judge_gpu(self, gpu: dict) -> CheckResult:
+        found = returned(self.heading, gpu["call"], "to_host")
         want = [_made(self.seed + k, "plain", "float32", k + 2) for k in range(3)]
         values = [item.value for item in found.items] if found.kind == "list" else []
-        ok = len(values) == 3 and all(
-            close(v, w, (1e-4, 1e-5)) for v, w in zip(values, want, strict=False)
-        )
+        ok = len(values) == 3 and all(map(close, values, want, [(1e-4, 1e-5)] * 3))
         what = Text(
             "on the GPU: host copies of real queued work, read at once",
             "在 GPU 上：对真实排队工作的主机拷贝，立即读取",
         )
         right = Text("the tensors' values", "张量的数值")
         wrong = Text("other values (a copy not waited for)", "其他数值（没有等待的拷贝）")
-        require(self.heading, [CheckResult(what, ok, right, wrong, None if ok else "CS-3")])
+        return CheckResult(what, ok, right, wrong, None if ok else "CS-3")
 
 
 def _only_differ(e: dict, f: dict, *fields: str) -> bool:
     keys = (set(e) | set(f)) - set(fields)
     return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
-
-
-def _to_host_on_gpu(fn, seed: int, device: str) -> dict:
-    """to_host on tensors that a few milliseconds of real GPU work produce; read at once."""
-    a = uniform(12, 2048, 2048, device=device)
-    x = a
-    for _ in range(6):
-        x = (x @ a).tanh()
-    zero = x.mean().clamp(0, 0)
-    tensors = [_made(seed + k, "plain", "float32", k + 2, device) + zero for k in range(3)]
-    out = call(fn, tensors, _CUDA_SYNCHRONIZE)
-    return {"call": out.record()}
 
 
 def check_to_host(fn, seed: int = 0, device=None) -> None:
@@ -732,7 +731,7 @@ def check_pick_device(fn, seed: int = 0, device=None) -> None:
 
 
 @dataclass(frozen=True)
-class LoadBatch(Spec):
+class LoadBatch(_Modelled):
     """Pin and copy with non_blocking for a CUDA target; leave a CPU target alone.
 
     CUDA targets (``cuda``, ``cuda:1``) are played on the CPU by the model on every
@@ -745,6 +744,7 @@ class LoadBatch(Spec):
     device: str | None = None
 
     names = {"result": "load_batch(batch, device)", "result[0]": "inputs", "result[1]": "targets"}
+    real = Text("a real pinned copy", "真实的锁页内存拷贝")
     probes = {
         "where": Text("the devices the returned tensors are on", "返回的张量所在的设备"),
         "pageable non_blocking": Text(
@@ -783,9 +783,6 @@ class LoadBatch(Spec):
         world.gpu = _ModelGPU()
         return world
 
-    def calling(self, world: World, case: dict, fn):
-        return world.gpu
-
     def reference(self, world: World, case: dict):
         batch, device = world.args
         if device.type != "cuda":
@@ -803,21 +800,23 @@ class LoadBatch(Spec):
             found["pinned for the CPU"] = log.count("pin")
         return found
 
-    def observe(self, fn) -> dict:
-        obs = super().observe(fn)
-        device = str(resolve_device(self.device))
-        obs["gpu"] = _load_on_gpu(fn, self.seed, self.rows, device) if _on_gpu(device) else None
-        return obs
+    def on_gpu(self, fn, device: str) -> dict:
+        """load_batch to the real GPU, its copies watched (pinned? non_blocking?)."""
+        inputs = _made(self.seed, "plain", "float32", self.rows)
+        g = trusted.generator().manual_seed(self.seed)
+        batch, watch = (inputs, trusted.randint(0, 3, (self.rows,), generator=g)), _ModelGPU(True)
+        with watch:
+            out = call(fn, batch, torch.device(device))
+        return {"call": out.record(), "log": watch.log[:20], "device": str(_cuda(device))}
 
-    def judge(self, obs: dict) -> None:
-        super().judge(obs)
-        gpu = obs.get("gpu")
-        if gpu is None:
-            note(NO_GPU.format(what=Text("a real pinned copy", "真实的锁页内存拷贝")))
-            return
+    def judge_gpu(self, gpu: dict) -> CheckResult:
         found = returned(self.heading, gpu["call"], "load_batch")
         items = found.items if found.kind == "tuple" else []
-        ok = len(items) == 2 and all(i.device == gpu["device"] for i in items) and bool(gpu["log"])
+        ok = (
+            len(items) == 2
+            and all(i.device == torch.device(gpu["device"]) for i in items)
+            and bool(gpu["log"])
+        )
         ok = ok and all(entry == "to device, pinned, non_blocking" for entry in gpu["log"])
         what = Text(
             "on the GPU: pinned, non_blocking copies to {d}", "在 GPU 上：锁页、非阻塞地拷到 {d}"
@@ -825,17 +824,7 @@ class LoadBatch(Spec):
         right = "pin_memory().to(device, non_blocking=True)"
         pageable = "to device, pageable, non_blocking" in gpu["log"]
         shown = Text("copies: {c}", "拷贝：{c}").format(c="; ".join(gpu["log"][:4]) or "—")
-        require(self.heading, [CheckResult(what, ok, right, shown, "CS-6" if pageable else None)])
-
-
-def _load_on_gpu(fn, seed: int, rows: int, device: str) -> dict:
-    """load_batch to the real GPU, its copies watched (pinned? non_blocking?)."""
-    inputs = _made(seed, "plain", "float32", rows)
-    targets = trusted.randint(0, 3, (rows,), generator=trusted.generator().manual_seed(seed))
-    watch = _ModelGPU(real=True)
-    with watch:
-        out = call(fn, (inputs, targets), torch.device(device))
-    return {"call": out.record(), "log": watch.log[:20], "device": str(torch.device(device))}
+        return CheckResult(what, ok, right, shown, "CS-6" if pageable else None)
 
 
 def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:
@@ -846,7 +835,7 @@ def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:
 
 
 @dataclass(frozen=True)
-class EpochMeanLoss(Spec):
+class EpochMeanLoss(_Modelled):
     """The mean loss of an epoch, read to the host once, not once per step.
 
     The losses live on the model's CUDA device; the model logs every host read
@@ -904,9 +893,6 @@ class EpochMeanLoss(Spec):
         world.gpu, world.steps, world.given = gpu, steps, world.args[1]
         return world
 
-    def calling(self, world: World, case: dict, fn):
-        return world.gpu
-
     def reference(self, world: World, case: dict):
         step, batches = world.args
         return torch.stack([step(batch) for batch in batches]).mean().item()
@@ -924,42 +910,19 @@ def check_epoch_mean_loss(fn, seed: int = 0, batches: int = 5, device=None) -> N
     verdict(EpochMeanLoss(seed, batches, None if device is None else str(device)), fn)
 
 
+_TITLES = {
+    "benchmark": Text("time device work honestly", "老老实实地给设备上的工作计时"),
+    "to_host": Text("device-to-host copies, made safe", "安全的设备到主机拷贝"),
+    "pick_device": Text("a device picker that checks", "会检查的设备选择器"),
+    "load_batch": Text("a batch loader step", "批次加载的一步"),
+    "epoch_mean_loss": Text("one host read per epoch", "每轮只读回主机一次"),
+}
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
-        "benchmark",
-        Text("time device work honestly", "老老实实地给设备上的工作计时"),
-        check_benchmark,
-        ("CS-1", "CS-2", "CS-4"),
-    ),
-    Exercise(
-        2,
-        "to_host",
-        Text("device-to-host copies, made safe", "安全的设备到主机拷贝"),
-        check_to_host,
-        ("CS-3",),
-    ),
-    Exercise(
-        3,
-        "pick_device",
-        Text("a device picker that checks", "会检查的设备选择器"),
-        check_pick_device,
-        ("CS-5",),
-    ),
-    Exercise(
-        4,
-        "load_batch",
-        Text("a batch loader step", "批次加载的一步"),
-        check_load_batch,
-        ("CS-6",),
-    ),
-    Exercise(
-        5,
-        "epoch_mean_loss",
-        Text("one host read per epoch", "每轮只读回主机一次"),
-        check_epoch_mean_loss,
-        ("CS-1",),
-    ),
+    Exercise(1, "benchmark", _TITLES["benchmark"], check_benchmark, ("CS-1", "CS-2", "CS-4")),
+    Exercise(2, "to_host", _TITLES["to_host"], check_to_host, ("CS-3",)),
+    Exercise(3, "pick_device", _TITLES["pick_device"], check_pick_device, ("CS-5",)),
+    Exercise(4, "load_batch", _TITLES["load_batch"], check_load_batch, ("CS-6",)),
+    Exercise(5, "epoch_mean_loss", _TITLES["epoch_mean_loss"], check_epoch_mean_loss, ("CS-1",)),
 )
 
 
