@@ -1,15 +1,19 @@
-"""Processes the tests start: the venv on PATH, a free loopback port, stopping by group id."""
+"""Processes the tests start: the venv on PATH, a free loopback port, stopping by group id,
+the environment reachable by another user wherever the repository was cloned."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
 
 
 def venv_env(**extra: str) -> dict[str, str]:
@@ -36,3 +40,32 @@ def stop_group(process: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def reach_for_others(extra: tuple[Path, ...] = ()) -> str | None:
+    """Shell commands that make the environment, the repository and ``extra`` reachable by
+    any user, to run as root in a private mount namespace; None when one of them is not
+    readable by others itself (then a test that needs another user skips).
+
+    A folder above them that others may not enter (root's home, mode 0700) is covered by
+    an empty tmpfs into which they are bound back, as ``launch.py`` does for the sandbox.
+    """
+    needed = [Path(p).resolve() for p in (sys.base_prefix, sys.prefix, REPO, *extra)]
+    needed = [p for p in needed if not any(p != q and p.is_relative_to(q) for q in needed)]
+    needed = list(dict.fromkeys(needed))
+    if any(p.stat().st_mode & 0o005 != 0o005 for p in needed):
+        return None
+    blocked = {a for p in needed for a in p.parents if not a.stat().st_mode & stat.S_IXOTH}
+    outermost = [a for a in blocked if not any(a != b and a.is_relative_to(b) for b in blocked)]
+    hidden = [p for p in needed if any(p.is_relative_to(a) for a in outermost)]
+    if not hidden:
+        return ""
+    staged = [(p, f"/mnt/reach{k}") for k, p in enumerate(hidden)]  # /mnt: a free mount point
+    lines = ["mount -t tmpfs -o mode=755 tmpfs /mnt"]
+    lines += [f"mkdir -p {s}; mount --rbind {shlex.quote(str(p))} {s}" for p, s in staged]
+    lines += [f"mount -t tmpfs -o mode=755 tmpfs {shlex.quote(str(a))}" for a in outermost]
+    lines += [
+        f"mkdir -p {shlex.quote(str(p))}; mount --rbind {s} {shlex.quote(str(p))}"
+        for p, s in staged
+    ]
+    return "; ".join(lines) + "; "

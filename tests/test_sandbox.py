@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from processes import BIN, venv_env
+from processes import BIN, reach_for_others, venv_env
 
 from autograder.grader import cgroups, records, sandbox, submission
 from autograder.grader.demo import _insert_after_setup
@@ -415,6 +415,9 @@ class AsUser:
     """Run a command as a throwaway unprivileged user with a delegated cgroup (root only)."""
 
     def __init__(self):
+        self.reach = reach_for_others()
+        if self.reach is None:
+            pytest.skip("skipped: the environment or the repository is not readable by others")
         self.name = f"cgt{uuid.uuid4().hex[:8]}"
         subprocess.run(["useradd", "--no-create-home", "-s", "/bin/false", self.name], check=True)
         self.uid = pwd.getpwnam(self.name).pw_uid
@@ -435,16 +438,14 @@ class AsUser:
             subprocess.run(["chown", "-R", self.name, str(group)], check=True)
 
     def wrapper(self, delegated: bool = True) -> list[str]:
-        """A prefix: private mount namespace where /root/.pyenv is reachable, then the user."""
-        pyenv = Path(sys.base_prefix)
+        """A prefix: private mount namespace where the environment and the repository are
+        reachable wherever they were installed (root's home included), then the user."""
         join = ""
         if delegated:
             leaves = [self.groups[-1]] if self.version == 2 else self.groups
             join = "".join(f"echo $$ > {g / 'cgroup.procs'}; " for g in leaves)
         script = (
-            "set -e; mount -t tmpfs -o mode=755 tmpfs /mnt; mkdir -p /mnt/py; "
-            f"mount --bind {pyenv} /mnt/py; mount -t tmpfs -o mode=755 tmpfs /root; "
-            f"mkdir -p {pyenv}; mount --bind /mnt/py {pyenv}; {join}"
+            f"set -e; {self.reach}{join}"
             f'exec setpriv --reuid={self.uid} --regid={self.uid} --clear-groups "$@"'
         )
         return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
