@@ -27,8 +27,11 @@ def check(confinement: Confinement, parent: CgroupParent | None) -> str | None:
     """``failure``, in a process of its own: the kernel client's ZeroMQ threads and event
     loop must not be inherited by the grading workers this process forks afterwards."""
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(failure, confinement, parent).result()
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            return pool.submit(failure, confinement, parent).result()
+    except Exception as error:  # the probe's own process died or raised
+        return f"the start-up probe failed: {type(error).__name__}: {error}"
 
 
 def failure(confinement: Confinement, parent: CgroupParent | None) -> str | None:
