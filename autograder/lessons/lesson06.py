@@ -236,10 +236,16 @@ class _ModelGPU(TorchFunctionMode):
                 if _is_tensor(item) and self.device_of(item) is not None:
                     self._wait()
                     self.log.append(f"read: torch.{name}")
-        asked = kwargs.get("device")
+        if name == "__setitem__" and where is None and self.device_of(args[-1]) is not None:
+            self._wait()  # host[k] = a device tensor: a blocking copy to the host
+            self.log.append("to host, blocking")
+            return func(*args, **kwargs)
+        asked, pin = kwargs.get("device"), kwargs.get("pin_memory")
         if asked is not None and torch.device(asked).type == "cuda":
             return self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
-        out = func(*args, **kwargs)
+        out = func(*args, **{k: v for k, v in kwargs.items() if k != "pin_memory"})
+        if pin and _is_tensor(out):  # a pinned host buffer (empty(..., pin_memory=True))
+            self.pinned[id(out)] = weakref.ref(out)
         if asked is None and name not in _READS and name not in ("tensor", "as_tensor"):
             sources = [d for d in map(self.device_of, _tensors(args, kwargs)) if d is not None]
             if sources:
@@ -600,6 +606,7 @@ def _answers(built: str | None, count: int) -> list[tuple[object, str, object]]:
         (torch.cuda, "is_available", lambda: usable and cuda),
         (torch.cuda, "device_count", lambda: count if cuda else 0),
         (torch.mps, "device_count", lambda: count if mps else 0),
+        (torch.mps, "is_available", lambda: usable and mps),
         (torch.backends.mps, "is_available", lambda: usable and mps),
         (torch.backends.mps, "is_built", lambda: mps),
         (torch.backends.cuda, "is_built", lambda: cuda),

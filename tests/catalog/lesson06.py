@@ -685,6 +685,17 @@ def epoch_mean_loss(step, batches):
     return torch.stack(losses).mean().item()
 """,
         ),
+        Wrong(
+            "fills a host tensor one loss at a time (each assignment copies to the host)",
+            "CS-1",
+            """
+def epoch_mean_loss(step, batches):
+    losses = torch.empty(len(batches))
+    for k, batch in enumerate(batches):
+        losses[k] = step(batch)
+    return losses.mean().item()
+""",
+        ),
     ],
 }
 
@@ -860,6 +871,19 @@ class Fetch:
 
 
 to_host = Fetch()
+""",
+        ),
+        Right(
+            "pinned host buffers, copy_ with non_blocking",
+            """
+def to_host(tensors, synchronize):
+    buffers = []
+    for t in tensors:
+        buffer = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        buffer.copy_(t, non_blocking=True)
+        buffers.append(buffer)
+    synchronize()
+    return buffers
 """,
         ),
     ],
