@@ -782,16 +782,19 @@ def instructor_statements(tree: ast.Module, needed: set[str]) -> list[str]:
 
 def needed_names(reads: set[str], instructor: list[ast.Module]) -> set[str]:
     """The names the observer must define: those read, and what the instructor's
-    assignments that define them read in turn."""
+    assignments that define them read in turn (each assignment is read once)."""
+    assignments = [  # (what must be needed for it to run, what it reads); constants always run
+        (
+            set() if _constant_assignment(node) else _bindings(node),
+            global_reads(ast.Module(body=[node], type_ignores=[])),
+        )
+        for tree in instructor
+        for node in tree.body
+        if _simple_assignment(node) or _constant_assignment(node)
+    ]
     needed = set(reads)
     while True:
-        more = {
-            name
-            for tree in instructor
-            for node in tree.body
-            if isinstance(node, ast.Assign) and _instructor_kept(node, needed)
-            for name in global_reads(ast.Module(body=[node], type_ignores=[]))
-        }
+        more = set().union(*(uses for binds, uses in assignments if binds <= needed))
         if more <= needed:
             return needed
         needed |= more
