@@ -508,7 +508,7 @@ class ToHost(_Modelled):
         text = Text("tensors: {t}", "张量：{t}").format(
             t=Text(
                 ", ".join(f"{_LAYOUTS[lay].en} {d}" for lay, d in items),
-                "，".join(f"{_LAYOUTS[lay].zh}的 {d}" for lay, d in items),
+                "；".join(f"{_LAYOUTS[lay].zh}、{d}" for lay, d in items),
             )
         )
         if case["history"]:

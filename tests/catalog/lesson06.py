@@ -297,7 +297,6 @@ def to_host(tensors, synchronize):
     synchronize()
     return copies
 """,
-            devices=("cuda",),
         ),
         Wrong(
             "calls torch.cuda.synchronize, which fails where there is no GPU",
