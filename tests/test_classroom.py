@@ -5,8 +5,10 @@ removed at the end, also on failure): an instructor, two learners of the English
 and one of the Chinese course. Through JupyterHub and Chromium, the learners fetch lesson
 01 in the Assignments panel; one pastes the official solutions, the other solves part and
 answers one exercise with a catalogued wrong answer; both validate and submit from the
-panel. The instructor collects, grades with `course-grade grade` through a local
-one-worker Dask cluster (`course-classroom cluster`), writes feedback and releases it;
+panel. The instructor releases and collects in their JupyterLab terminal, grades with
+`course-grade grade` through a local one-worker Dask cluster (`course-classroom cluster`),
+sees the scores in the formgrader and grades the written answer there by hand, writes
+feedback and releases it (terminal);
 the learners fetch it in the panel, and the test reads it: scores, the named
 misconception, no hidden tests. Learners must not read each other's work or the
 instructor's course. The Chinese learner's JupyterLab runs with the Chinese language
@@ -51,6 +53,7 @@ ARTIFACTS = REPO / "test-artifacts" / "classroom"
 LESSON = "01_requires_grad"
 NOTEBOOK = f"{LESSON}/{LESSON}.ipynb"
 WRONG_EXERCISE, WRONG_ID = "ex4_per_batch_grads", "RG-4"
+WRITTEN, WRITTEN_ANSWER = "written_rg2", "A leaf made by the user keeps requires_grad=True."
 SKIPPED_EXERCISE = "ex7_to_device"
 HIDDEN_TEST_MARKS = ("BEGIN HIDDEN TESTS", "seed=505")  # seed=505: only in a hidden test
 VALIDATE_TIMEOUT_S = 300
@@ -192,6 +195,8 @@ class Person:
         for grade_id, code in answers.items():
             cell = shown.nth(where[grade_id])
             cell.scroll_into_view_if_needed()
+            if "jp-MarkdownCell" in (cell.get_attribute("class") or ""):
+                cell.dblclick()  # a rendered written answer opens its editor
             cell.locator(".cm-content").click()
             self.page.keyboard.press("Control+a")
             self.page.keyboard.insert_text(code)
@@ -226,6 +231,27 @@ class Person:
         panel.locator("#submitted_assignments_list .list_item", has_text=LESSON).first.wait_for()
         return text
 
+    def terminal(self, command: str, timeout_s: float = 300) -> str:
+        """Run ``command`` in a new terminal of this person's JupyterLab, as typed there;
+        return what the terminal showed. Fails unless the command exits 0."""
+        (xsrf,) = [
+            c["value"]
+            for c in self.context.cookies()
+            if c["name"] == "_xsrf" and c["path"].rstrip("/") == f"/user/{self.name}"
+        ]
+        shown = self.page.evaluate(_TERMINAL_JS, [f"/user/{self.name}/", xsrf, command, timeout_s])
+        done = re.search(r"__DONE__(\d+)", shown)
+        assert done and done[1] == "0", shown[-3000:]
+        return shown
+
+    def formgrader_rows(self, names: list[str]) -> dict[str, str]:
+        """Manage Submissions of the lesson: each learner's row as the formgrader shows it."""
+        self.page.goto(self.url(f"formgrader/manage_submissions/{LESSON}"))
+        rows = {name: self.page.locator("tr", has_text=name).first for name in names}
+        for row in rows.values():
+            row.locator(".score").wait_for(timeout=60_000)
+        return {name: row.inner_text() for name, row in rows.items()}
+
     def fetch_feedback(self) -> str:
         """Fetch Feedback in the panel; return the feedback page's text as the browser shows it."""
         panel = self.assignments()
@@ -239,6 +265,71 @@ class Person:
         text = page.locator("body").inner_text()
         page.close()
         return text
+
+
+# Run in the instructor's Lab page: open a terminal through Jupyter's API, type the command
+# into it over the terminal's websocket, return the screen's text once it printed its status.
+_TERMINAL_JS = r"""
+async ([base, xsrf, command, timeoutS]) => {
+  const headers = {"X-XSRFToken": xsrf};
+  const made = await fetch(base + "api/terminals", {method: "POST", headers});
+  if (!made.ok) return "no terminal: HTTP " + made.status;
+  const name = (await made.json()).name;
+  const shown = await new Promise((resolve) => {
+    const socket = new WebSocket(location.origin.replace(/^http/, "ws") + base
+                                 + "terminals/websocket/" + name);
+    let text = "";
+    const timer = setTimeout(() => { socket.close(); resolve(text + "[timed out]"); },
+                             timeoutS * 1000);
+    socket.onopen = () => {
+      socket.send(JSON.stringify(["set_size", 50, 500, 800, 4000]));
+      socket.send(JSON.stringify(["stdin", command + "; echo __DONE__$?\r"]));
+    };
+    socket.onmessage = (event) => {
+      const [kind, data] = JSON.parse(event.data);
+      if (kind === "stdout") text += data;
+      if (/__DONE__\d+/.test(text)) { clearTimeout(timer); socket.close(); resolve(text); }
+    };
+    socket.onerror = () => { clearTimeout(timer); resolve(text + "[websocket error]"); };
+  });
+  await fetch(base + "api/terminals/" + name, {method: "DELETE", headers});
+  return shown;
+}
+"""
+
+
+def _hand_grade(instructor: Person, course: Path, student: str, grade_id: str, points: int):
+    """Give a written answer its points in the formgrader's page of the submission, as an
+    instructor types them; wait until the gradebook holds them."""
+    from nbgrader.api import Gradebook
+
+    from autograder import course as courses
+
+    url = courses.gradebook_url(course)
+    with Gradebook(url) as gradebook:
+        notebook_id = gradebook.find_submission_notebook(LESSON, LESSON, student).id
+    page = instructor.page
+    page.goto(instructor.url(f"formgrader/submissions/{notebook_id}"))
+    score = page.locator(f"input.score#{grade_id}")
+    score.wait_for(timeout=120_000)
+    score.fill(str(points))
+    score.press("Tab")  # the formgrader saves a score when it changes
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Gradebook(url) as gradebook:
+            if gradebook.find_grade(grade_id, LESSON, LESSON, student).manual_score == points:
+                return
+        time.sleep(1)
+    raise AssertionError(f"the formgrader did not save {student}'s {grade_id}")
+
+
+def _exported(course: Path) -> dict[str, dict]:
+    """``course-grade export`` (as root); its rows by learner."""
+    import csv
+
+    _course_grade("export", str(course), LESSON)
+    with open(course / "grading" / f"{LESSON}.csv", encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
 
 
 def _formgrader_course(instructor: Person, opened: str) -> str:
@@ -309,12 +400,6 @@ def _what_user_can_read(name: str, paths: list[Path], python: str) -> dict[str, 
     return json.loads(result.stdout)
 
 
-def _nbgrader(user: str, course: Path, python: str, *args: str) -> str:
-    result = as_user(user, [python, "-m", "nbgrader", *args], cwd=course)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stderr
-
-
 def _course_grade(*args: str) -> str:
     """``course-grade ARGS`` with this tree's package, as root (grading needs cgroups)."""
     result = subprocess.run(
@@ -364,9 +449,6 @@ def test_a_term_in_the_classroom(browser, record_property):
             en, zh = (room / "home" / teacher / f"autograd-course-{lang}" for lang in ("en", "zh"))
             record_property("setup_seconds", round(time.monotonic() - started, 1))
 
-            for course in (en, zh):
-                _nbgrader(teacher, course, python, "release_assignment", LESSON)
-
             with running_hub(room, folder / "hub.log"):
                 base = f"http://127.0.0.1:{ports['port']}"
                 assert http_status(f"{base}/hub/login") == 200
@@ -378,6 +460,12 @@ def test_a_term_in_the_classroom(browser, record_property):
                 # The instructor's formgrader: the English course on the default server,
                 # the Chinese one on the server named "zh".
                 instructor = people[teacher] = Person(browser, base, teacher, password[teacher])
+                # The README's commands, typed in the instructor's JupyterLab terminal.
+                for course in (en, zh):
+                    shown = instructor.terminal(
+                        f"cd ~/{course.name} && nbgrader release_assignment {LESSON}"
+                    )
+                    assert "Permission denied" not in shown and "not found" not in shown, shown
                 formgrader = instructor.url("formgrader")
                 assert _formgrader_course(instructor, formgrader) == "autograd-course-en"
                 # The "zh" server starts and opens on its formgrader, as the hub's spawn
@@ -389,15 +477,15 @@ def test_a_term_in_the_classroom(browser, record_property):
                 partial = {g: code for g, code in solutions.items() if g != SKIPPED_EXERCISE}
                 partial[WRONG_EXERCISE] = _catalogued_wrong_answer()
                 validated = {}
-                for name, answers in ((alice, solutions), (bob, partial)):
+                complete = solutions | {WRITTEN: WRITTEN_ANSWER}  # alice writes her answer too
+                for name, answers in ((alice, complete), (bob, partial)):
                     learner = people[name] = Person(browser, base, name, password[name])
                     learner.fetch()
                     learner.answer(answers)
                     validated[name] = learner.submit()
-                # Validate leaves only the hand-graded written answer open for the solution,
-                # and names the misconception of the wrong answer.
+                # Validate passes the complete answer and names the wrong answer's misconception.
                 assert "Check failed" not in validated[alice], validated[alice]
-                assert "You did not provide a response" in validated[alice], validated[alice]
+                assert "You did not provide a response" not in validated[alice], validated[alice]
                 assert WRONG_ID in validated[bob] and "Check failed" in validated[bob]
 
                 # The Chinese course: JupyterLab in Chinese, the Chinese notebook.
@@ -433,11 +521,11 @@ def test_a_term_in_the_classroom(browser, record_property):
 
                 # The instructor collects and grades through a local Dask cluster (one worker:
                 # two submissions; test_sandbox grades with two workers side by side).
-                collected = _nbgrader(teacher, en, python, "collect", LESSON)
+                collected = instructor.terminal(f"cd ~/{en.name} && nbgrader collect {LESSON}")
                 assert f"claims to be {bob}'s submission but {alice} made it" in collected
                 (refused,) = json.loads((en / "grading/refused" / f"{LESSON}.json").read_text())
                 assert (refused["username"], refused["owner"]) == (bob, alice)
-                _nbgrader(teacher, zh, python, "collect", LESSON)
+                instructor.terminal(f"cd ~/{zh.name} && nbgrader collect {LESSON}")
                 assert (zh / "submitted" / chen / LESSON / f"{LESSON}.ipynb").is_file()
                 scheduler = free_port()
                 cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster", str(room)]
@@ -459,8 +547,37 @@ def test_a_term_in_the_classroom(browser, record_property):
                 written = list((en / "grading" / "records").rglob("*.json"))
                 owners = {path.stat().st_uid for path in written}
                 assert written and owners == {pwd.getpwnam(teacher).pw_uid}, owners
+
+                # The formgrader shows course-grade's scores; alice's written answer waits for
+                # its hand grade, "pending" in the export, not 0.
+                rows = instructor.formgrader_rows([alice, bob])
+                assert "14 / 16" in rows[alice] and "needs manual grading" in rows[alice], rows
+                assert "10 / 16" in rows[bob] and "graded" in rows[bob], rows
+                assert "needs autograding" not in json.dumps(rows), rows
+                exported = _exported(en)
+                assert exported[alice]["hand_grading"] == "pending: 2 points", exported[alice]
+                # nbgrader's own Autograde does not run learner code: it names course-grade.
+                row = instructor.page.locator("tr", has_text=bob).first
+                row.locator(".autograde a").click()
+                modal = instructor.page.locator(".modal", has_text="There was an error")
+                modal.wait_for(timeout=120_000)
+                assert "course-grade grade" in modal.text_content(), modal.text_content()
+                # Hand grading in the formgrader reaches the gradebook and the export.
+                _hand_grade(instructor, en, alice, WRITTEN, 2)
+                rows = instructor.formgrader_rows([alice, bob])
+                assert "16 / 16" in rows[alice] and "needs manual grading" not in rows[alice]
+                assert "10 / 16" in rows[bob] and "needs autograding" not in rows[bob], rows
+                exported = _exported(en)
+                assert float(exported[alice]["score"]) == 16, exported[alice]
+                assert exported[alice]["hand_grading"] == "done", exported[alice]
+
                 _course_grade("feedback", str(en), LESSON)
-                _nbgrader(teacher, en, python, "release_feedback", LESSON)
+                # Root's course-grade left the course the instructor's: their terminal runs
+                # release_feedback and course-grade itself there.
+                root_owned = [p for p in en.rglob("*") if p.lstat().st_uid == 0]
+                assert not root_owned, root_owned[:5]
+                instructor.terminal(f"cd ~/{en.name} && nbgrader release_feedback {LESSON}")
+                instructor.terminal(f"course-grade report ~/{en.name} {LESSON}")
 
                 feedback = {name: people[name].fetch_feedback() for name in (alice, bob)}
             record_property("feedback", json.dumps(feedback)[:4000])
@@ -470,7 +587,7 @@ def test_a_term_in_the_classroom(browser, record_property):
             # The lesson's prose names every misconception; a verdict says "misconception ID:".
             verdict = f"misconception {WRONG_ID}:"
             assert verdict in feedback[bob] and verdict not in feedback[alice], feedback[bob]
-            assert re.search(r"Score: 14(\.0)? / 16", feedback[alice]), feedback[alice][:800]
+            assert re.search(r"Score: 16(\.0)? / 16", feedback[alice]), feedback[alice][:800]
             assert re.search(r"Score: 10(\.0)? / 16", feedback[bob]), feedback[bob][:800]
     except BaseException:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

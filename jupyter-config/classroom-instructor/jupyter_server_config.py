@@ -5,9 +5,15 @@ Every nbgrader tool is on: the formgrader (on the course named in the instructor
 Assignments and Courses panels, Validate.
 """
 
+import os
+
 import zmq
 
 c = get_config()  # noqa: F821
+
+# The terminal keeps the PATH the hub gave (the course's commands: nbgrader, course-grade).
+# jupyter_server's default under a spawner is a login shell, whose /etc/profile replaces it.
+c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or "/bin/sh", "-i"]}
 
 c.ServerApp.jpserver_extensions = {
     "nbgrader.server_extensions.assignment_list": True,
