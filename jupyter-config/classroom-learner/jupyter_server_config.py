@@ -2,8 +2,8 @@
 
 The Assignments panel fetches, submits and fetches feedback through the course's exchange
 (named in the learner's ~/.jupyter/nbgrader_config.py by course-classroom setup); Validate
-stays. The instructor's tools (formgrader, Courses, Create Assignment) are off, here and in
-labconfig/page_config.json.
+stays, taking turns with the machine's other Validates. The instructor's tools (formgrader,
+Courses, Create Assignment) are off, here and in labconfig/page_config.json.
 """
 
 import zmq
