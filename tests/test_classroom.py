@@ -556,6 +556,10 @@ def test_a_term_in_the_classroom(browser, record_property):
                 assert "needs autograding" not in json.dumps(rows), rows
                 exported = _exported(en)
                 assert exported[alice]["hand_grading"] == "pending: 2 points", exported[alice]
+                _course_grade("feedback", str(en), LESSON, "--student", alice)
+                page = (en / "feedback" / alice / LESSON / f"{LESSON}.html").read_text("utf-8")
+                assert "Score: pending: graded by hand / 2.0" in page, page[:3000]
+                assert "2.0 points still to be graded by hand" in page, page[:3000]
                 # nbgrader's own Autograde does not run learner code: it names course-grade.
                 row = instructor.page.locator("tr", has_text=bob).first
                 row.locator(".autograde a").click()

@@ -72,14 +72,17 @@ def unmet_requirements(version: str) -> list[str]:
 def check_version(python: Path) -> None:
     """Refuse ``python`` unless it is the course's minor version and every installed package
     allows its exact version; the error names the packages."""
-    version = full_version(python)
+    try:
+        version = full_version(python)
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise InterpreterError(f"{python} does not run as a Python: {error}") from error
     if version.rsplit(".", 1)[0] != VERSION:
         raise InterpreterError(f"{python} is Python {version}; the course runs on {VERSION}")
     unmet = unmet_requirements(version)
     if unmet:
         raise InterpreterError(
-            f"{python} is Python {version}, too old for installed packages: "
-            f"{', '.join(unmet)}. Give a newer Python {VERSION} with --python"
+            f"{python} is Python {version}, which installed packages do not allow: "
+            f"{', '.join(unmet)}. Give a Python {VERSION} they allow with --python"
         )
 
 

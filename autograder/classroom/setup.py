@@ -4,7 +4,8 @@ Layout of the folder (root-owned unless said otherwise):
   classroom.json            who the instructor (the grading user) is, which Python users run
   hub/                      JupyterHub's configuration, database and cookie secret (private)
   cluster/                  the grading cluster's TLS certificate and key (the instructor's only)
-  python/                   only with --python: a venv of that Python seeing the course's packages
+  python/                   only with --python: a venv of that Python seeing the course's packages,
+                            with the course's commands (nbgrader, course-grade, ...)
   exchange/                 nbgrader's shared exchange; exchange/<course>/ is the instructor's
   home/<user>/              homes of the accounts setup made (each private to its user)
 The instructor's home holds one nbgrader course per language, autograd-course-en and
