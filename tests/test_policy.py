@@ -397,3 +397,34 @@ def test_a_notebook_past_the_limits_is_rejected_unread(tmp_path):
     assert submission.problem(path)[0] == "rejected"
     nbformat.write(_notebook(20), str(path))
     assert submission.problem(path) is None
+
+
+def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
+    """As in the kernel: the loop is stopped and dropped, the later exercises still pass."""
+    from autograder.common import protocol
+    from autograder.grader.judge import judge_cell
+    from autograder.kernel import observer
+
+    nb = _lesson("01")
+    exempt = verdicts.instructor_sources(nb)
+    first = next(
+        i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution")
+    )
+    nb.cells.insert(first + 1, nbformat.v4.new_code_cell("while True:\n    pass"))
+    _, statements, tests = verdicts.read_notebook(nb, exempt)
+    job = {
+        "statements": statements,
+        "tests": [
+            {"grade_id": c.metadata.nbgrader.grade_id, "source": c.source, "upto": upto}
+            for c, upto in tests
+        ],
+        "timeout_s": 5,
+        "budget_s": 120,
+    }
+    started = time.monotonic()
+    results = observer.run(job, str(tmp_path / "observer.log"))
+    assert time.monotonic() - started < 60  # one stop and one retry, not one per test cell
+    for cell, _ in tests:
+        record = protocol.from_bytes(protocol.to_bytes(results[cell.metadata.nbgrader.grade_id]))
+        verdict = judge_cell(cell.source, record, "en")
+        assert verdict.passed, (cell.metadata.nbgrader.grade_id, verdict.feedback)

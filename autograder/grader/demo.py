@@ -144,10 +144,9 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
         )
         reason = "" if kind == "graded" else f"{kind} in {gid}"
         forbidden = ["forbidden construct"] if label in ("os_exit", "segfault") else []
-        later = tests[exercises.index(gid) :] if forbidden else [f"{gid}_tests"]
         demo[f"red_{label}"] = (
             _with(learner, {**solutions, gid: code}),
-            Expectation(status=kind, lost=later, flags=forbidden, reason=reason),
+            Expectation(status=kind, lost=[f"{gid}_tests"], flags=forbidden, reason=reason),
         )
     stripped = copy.deepcopy(solved)
     deleted = [
@@ -171,16 +170,18 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
         bare,
         Expectation("flagged", [tests[3]], ["metadata-stripped test cell"], "metadata-stripped"),
     )
+    # A cell of its own that breaks the learner-code policy is flagged and never runs in the
+    # observer; it belongs to no exercise, so the solved exercises keep their points.
     forbidden = ["forbidden construct"]
     demo["red_monkeypatch"] = (
         _insert_after_setup(solved, "torch.allclose = lambda *args, **kwargs: True"),
-        Expectation("flagged", list(tests), forbidden, "changes torch.allclose"),
+        Expectation("flagged", [], forbidden, "changes torch.allclose"),
     )
     demo["red_hidden_monkeypatch"] = (
         _insert_after_setup(
             solved, "setattr(__import__('tor' + 'ch'), 'allclose', lambda *a, **k: True)"
         ),
-        Expectation("flagged", list(tests), forbidden, "__import__"),
+        Expectation("flagged", [], forbidden, "__import__"),
     )
     trick = (
         "class AlwaysYes:\n    def __eq__(self, other):\n        return True\n\n"
@@ -188,7 +189,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
     demo["red_eq_trick"] = (
         _insert_after_setup(solved, trick),
-        Expectation("flagged", list(tests), forbidden, "def __eq__"),
+        Expectation("flagged", [], forbidden, "def __eq__"),
     )
     reader = (
         "import glob\n"
@@ -196,7 +197,7 @@ def build(course_root: Path, assignment: str) -> dict[str, Expectation]:
     )
     demo["red_read_sources"] = (
         _insert_after_setup(solved, reader),
-        Expectation("flagged", list(tests), forbidden, "import glob"),
+        Expectation("flagged", [], forbidden, "import glob"),
     )
 
     submitted = course_root / "submitted"

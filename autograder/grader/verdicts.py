@@ -104,6 +104,7 @@ class ObserveTestCells(NbGraderPreprocessor):
                 for c, upto in tests
             ],
             "timeout_s": self.cell_timeout,
+            "budget_s": self.cell_timeout * len(tests) + 60,  # retries stop here, within ours
             "threads": self.threads,
             "log": f"{name}.observer.log",  # in the observer's working folder (its scratch)
         }

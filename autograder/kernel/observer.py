@@ -16,6 +16,7 @@ blob with every test cell's observations and what happened to its child.
 from __future__ import annotations
 
 import importlib
+import mmap
 import os
 import pkgutil
 import select
@@ -30,29 +31,46 @@ from autograder.common import protocol
 MAX_BLOB = 64 * 1024**2  # bytes one child may send back
 
 
-def observe_cell(statements: list[str], test_source: str) -> list[tuple[str, dict]]:
+def observe_cell(
+    statements: list[str], test_source: str, skipped: set[int] = frozenset(), progress=None
+) -> list[tuple[str, dict]]:
     """Run the statements, then the test cell in observe mode; return the observations.
 
     Each statement runs on its own: one that fails (as it would have in the notebook)
-    leaves its names undefined, and the check that needs them says so.
+    leaves its names undefined, and the check that needs them says so. ``skipped``
+    statements hung or crashed before; ``progress(k)`` is told which one starts.
     """
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for k, code in enumerate(statements):
+        if k in skipped:
+            continue
+        if progress:
+            progress(k)
         try:
             exec(compile(code, f"<learner statement {k}>", "exec"), namespace)  # noqa: S102
         except Exception as error:  # the learner's own error, as in the notebook
             print(f"statement {k} failed: {type(error).__name__}: {error}", file=sys.stderr)
+    if progress:
+        progress(len(statements))
     protocol.MODE.observe()
     exec(compile(test_source, "<test cell>", "exec"), namespace)  # noqa: S102 - course code
     return protocol.MODE.recorded
 
 
-def _child(write_fd: int, log_fd: int, statements: list[str], source: str) -> None:
-    """In the forked child: learner code runs here, then the observations go to the pipe."""
+def _child(write_fd: int, log_fd: int, statements: list[str], source: str, skipped, at) -> None:
+    """In the forked child: learner code runs here, then the observations go to the pipe.
+
+    ``at`` is memory shared with the parent, where the child notes which statement runs.
+    """
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
+
+    def progress(k: int) -> None:
+        at[:4] = k.to_bytes(4, "little")
+
     try:
-        blob = protocol.to_bytes({"status": "ok", "observations": observe_cell(statements, source)})
+        observed = observe_cell(statements, source, skipped, progress)
+        blob = protocol.to_bytes({"status": "ok", "observations": observed})
     except BaseException as error:  # the learner's statements or a check could not run
         text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         blob = protocol.to_bytes({"status": "error", "reason": text[:300], "observations": []})
@@ -90,19 +108,43 @@ def _collect(pid: int, read_fd: int, timeout_s: float) -> dict:
         return {"status": "error", "reason": "observations were not plain data", "observations": []}
 
 
+def _observe_once(job: dict, test: dict, skipped: set[int], log_fd: int) -> tuple[dict, int]:
+    """One child for one test cell: its record, and the statement it was running at the end."""
+    at = mmap.mmap(-1, 4)  # shared with the child: the statement it is running
+    at[:4] = (2**32 - 1).to_bytes(4, "little")  # none yet
+    read_fd, write_fd = os.pipe()
+    statements = job["statements"][: test["upto"]]
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _child(write_fd, log_fd, statements, test["source"], skipped, at)
+    os.close(write_fd)
+    record = _collect(pid, read_fd, float(job["timeout_s"]))
+    os.close(read_fd)
+    running = int.from_bytes(at[:4], "little")
+    at.close()
+    return record, running
+
+
 def run(job: dict, log_path: str) -> dict:
-    """Observe every test cell of the job, each in its own forked child."""
-    results = {}
+    """Observe every test cell of the job, each in its own forked child.
+
+    As a kernel does with a cell that runs past its time or dies, a learner statement
+    that hangs or crashes a child is dropped, and the test cell is observed again
+    without it; the later test cells skip it too. Retries stop where the budget would.
+    """
+    results, skipped = {}, set()
+    deadline = time.monotonic() + float(job.get("budget_s", 0) or float("inf"))
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for test in job["tests"]:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            _child(write_fd, log_fd, job["statements"][: test["upto"]], test["source"])
-        os.close(write_fd)
-        results[test["grade_id"]] = _collect(pid, read_fd, float(job["timeout_s"]))
-        os.close(read_fd)
+        while True:
+            record, running = _observe_once(job, test, skipped, log_fd)
+            stuck = record["status"] in ("timed out", "crashed") and running < test["upto"]
+            room = deadline - time.monotonic() > float(job["timeout_s"])
+            if not (stuck and room and running not in skipped):
+                break
+            skipped.add(running)
+        results[test["grade_id"]] = record
     os.close(log_fd)
     return results
 
