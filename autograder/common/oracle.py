@@ -121,6 +121,12 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
         out[base] = {"kind": kind.__name__, "length": trusted.len_(value)}
         for k, item in enumerate(list(value)[:MAX_ITEMS]):
             _fields(item, world, f"{base}[{k}]", out, relations)
+    elif kind is dict:  # keys in any order; str and int keys name their items
+        keys = [k for k in value if trusted.type_(k) in (str, int)][:MAX_ITEMS]
+        out[base] = {"kind": "dict", "keys": sorted(trusted.repr_(k) for k in keys)}
+        out[base]["length"] = trusted.len_(value)
+        for k in keys:
+            _fields(value[k], world, f"{base}[{trusted.repr_(k)}]", out, relations)
     elif value is None:
         out[base] = {"kind": "None"}
     elif kind in _SCALARS:
@@ -141,7 +147,9 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
     for name, t in world.tensors():
         _fields(t, world, name, out, relations=False)
         out[name]["changed_in_place"] = t._version != world.versions[name]
-        out[name]["hooks"] = trusted.len_(t._backward_hooks or {})
+        out[name]["hooks"] = trusted.len_(t._backward_hooks or {}) + trusted.len_(
+            getattr(t, "_post_accumulate_grad_hooks", None) or {}
+        )
         if t.is_leaf and not name.endswith(("running_mean", "running_var", "num_batches_tracked")):
             _fields(t.grad, world, f"{name}.grad", out, relations=False)
     for name, obj in world.objects.items():
@@ -214,11 +222,13 @@ def _tolerance(fields: dict) -> tuple[float, float]:
     return TOLERANCE.get(dtype, (0.0, 0.0))
 
 
-def is_zero_or_none(fields: dict) -> bool:
-    """A .grad that holds nothing: None, or all zeros."""
+def is_zero_or_none(fields: dict, shape: Sequence[int] | None = None) -> bool:
+    """A .grad that holds nothing: None, or all zeros (of ``shape``, where it is given)."""
     v = fields.get("value")
     if fields.get("kind") == "None":
         return True
+    if shape is not None and (trusted.type_(v) not in _TENSORS or list(v.shape) != list(shape)):
+        return False
     return trusted.type_(v) in _TENSORS and v.numel() > 0 and not bool(v.any())
 
 
@@ -236,6 +246,7 @@ _WHAT = {
     ),
     "hooks": Text("hooks left registered on {b}", "{b} 上残留的钩子数"),
     "rng_consumed": Text("the global random state changed by the call", "调用改变了全局随机状态"),
+    "raised": Text("the exception that reaches the caller", "传给调用者的异常"),
     "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
 }
 _PLAIN = {
@@ -243,12 +254,15 @@ _PLAIN = {
     "inputs": Text("the inputs' device", "输入所在的设备"),
     "absent": Text("nothing", "没有"),
     "None": Text("None", "None（空）"),
+    "no exception": Text("no exception", "没有异常"),
 }
 
 
 def _shown(field: str, value: Any) -> str | Text:
-    if field in ("is", "shares", "device", "kind") and value in _PLAIN:
+    if field in ("is", "shares", "device", "kind", "raised") and value in _PLAIN:
         return _PLAIN[value]
+    if trusted.type_(value) in _TENSORS:  # a value, where the other side has none
+        return Text("a tensor of shape {s}", "形状为 {s} 的张量").format(s=str(tuple(value.shape)))
     if field == "shape":
         return str(tuple(value))
     if trusted.type_(value) is float:
@@ -281,6 +295,10 @@ class Spec(Check):
         """What surrounds a call (``fn`` None: the reference's), e.g. a simulated machine."""
         return contextlib.nullcontext()
 
+    def compared(self, base: str, fields: dict) -> dict:
+        """The fields of ``base`` the exercise compares: all, unless a spec leaves some out."""
+        return fields
+
     def probe(self, world: World, value: Any, again: Callable[[], tuple]) -> dict:
         """Experiments on the result after the state was taken; {name: plain value}."""
         return {}
@@ -312,11 +330,20 @@ class Spec(Check):
         world = self.build(case, device)
         rng = _rng_state()
         with self.calling(world, case, fn):
-            outcome = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
+            if fn is not None:
+                outcome = call(fn, *world.args)
+            elif case.get("raises"):  # a case where the caller must see an exception
+                outcome = call(self.reference, world, case)
+            else:
+                outcome = Call(self.reference(world, case))
         return world, outcome, {"call": outcome.record(), "rng": rng}
 
     def _observe_case(self, fn, case: dict, device) -> dict:
         world, outcome, rec = self._run(fn, case, device)
+        if case.get("raises"):  # what reached the caller, and the state it was left in
+            found = state(world, outcome.value, rec["rng"])
+            found["exception"] = {"raised": rec["call"].get("raised") or "no exception"}
+            return {"call": rec["call"], "state": {**found, "probe": {}}}
         if not outcome.ok:
             return {"call": rec["call"]}
 
@@ -337,7 +364,8 @@ class Spec(Check):
         ex = self.heading
         results: list[CheckResult] = []
         for case, rec in zip(self.cases(), obs["cases"], strict=True):
-            returned(ex, rec["call"], self.function, self._blame(case), self.explain)
+            if not case.get("raises") or rec["call"].get("not_implemented"):
+                returned(ex, rec["call"], self.function, self._blame(case), self.explain)
             ref = self._observe_case(None, case, "cpu")
             results += self._differences(case, ref["state"], rec["state"])
         require(ex, _chosen(results))
@@ -356,6 +384,7 @@ class Spec(Check):
                 pairs = [(base, e, f)]
             for name, e1, f1 in pairs:
                 ctx.base = name
+                e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 field = self._first_difference(e1, f1)
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in self.allow):
                     continue
@@ -372,7 +401,7 @@ class Spec(Check):
 
     def _result(self, case, base, field, e, f, blame: Rule | None) -> CheckResult:
         misconception = blame.misconception if blame else None
-        label = self.names.get(base, base)
+        label = self.names.get(base, base.partition("|")[2] or base)  # probe 'kind|what': what
         where = Text("{what} — in the case: {case}", "{what}——情形：{case}")
         values = field == "value" and trusted.type_(e.get("value")) in _TENSORS
         if base.startswith("probe:"):

@@ -1,12 +1,13 @@
 """Checks for lesson 05: hooks — seeing and changing what flows through a model.
 
-Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
-``observe`` builds its own models (several depths, nested names, dtypes, a model
-that raises), calls the learner's function, then does what a real caller would do
-next — run backward, change a layer's live output in place, remove the returned
-handles — and records plain data: snapshots, hook counts, bytes still alive.
-``judge`` rebuilds the same models on the CPU and computes references with plain
-torch code and hooks of its own.
+Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+(models with BatchNorm arriving in training, evaluation or mixed mode, nested names,
+frozen parameters, stale, zero or no ``.grad``, float32/float64/bfloat16, transposed,
+sliced or single-row inputs, drawn limits, masks and learning rates, a model that
+raises), the learner's function and the reference run in identical worlds, and
+everything the caller can see afterwards is compared. Probes then do what a caller
+does next: change a layer's live output in place, train through the hooks, remove
+the returned handles.
 """
 
 from __future__ import annotations
@@ -17,71 +18,41 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from autograder.common import compare as c
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import Seen, snapshot
-from autograder.common.protocol import Check, call, returned, verdict
-from autograder.common.result import CheckResult, require
+from autograder.common.inputs import uniform
+from autograder.common.oracle import Rule, Spec, World, close, draw
+from autograder.common.protocol import call, verdict
 from autograder.kernel.measure import AliveSavedBytes
 from autograder.kernel.selfcheck import run_self_check
 
-LIVE_SHIFT = 1000.0  # what the checks add in place to a layer's live output after the call
+LIVE_SHIFT = 1000.0  # what the caller adds in place to a layer's live output after the call
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 
-def _dtype(name: str) -> torch.dtype:
-    return getattr(torch, name)
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to("cpu", copy=True)
 
 
-def _fill(module: nn.Module, g: torch.Generator) -> None:
-    """Fixed weights from a seeded generator, the same on every device."""
-    with trusted.no_grad():
-        for p in module.parameters():
-            p.copy_(trusted.rand(*p.shape, generator=g) - 0.5)
+# Models and the states callers leave them in ----------------------------------------------
 
 
-def hook_count(model: nn.Module) -> int:
-    """Module hooks registered anywhere in ``model`` (forward, pre-forward, backward)."""
-    return sum(
-        trusted.len_(m._forward_hooks)
-        + trusted.len_(m._forward_pre_hooks)
-        + trusted.len_(m._backward_hooks)
-        + trusted.len_(m._backward_pre_hooks)
-        for m in model.modules()
-    )
-
-
-def _is_handle(obj) -> bool:
-    return trusted.type_(obj) is torch.utils.hooks.RemovableHandle
-
-
-def _remove_all(handles) -> None:
-    """Remove the handles a learner returned (only real RemovableHandle objects)."""
-    if trusted.type_(handles) in (list, tuple):
-        for h in handles:
-            if _is_handle(h):
-                h.remove()
-    elif _is_handle(handles):
-        handles.remove()
-
-
-def relabel(result: CheckResult, what: Text) -> CheckResult:
-    """The same result under a clearer title (e.g. which moment of the scenario it is about)."""
-    return CheckResult(what, result.passed, result.expected, result.found, result.misconception)
-
-
-# Exercise 1 (HK-1, HK-2, HK-3) ---------------------------------------------------------------
-
-
-class Tapped(nn.Linear):
-    """A Linear layer that keeps a graph-free alias of its last output, for the checks only."""
+class _Tap:
+    """Keeps a graph-free alias of the module's last output, for the checks' probes."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = super().forward(x)
         self.tap = out.detach()
         return out
+
+
+class TapLinear(_Tap, nn.Linear):
+    pass
+
+
+class TapNorm(_Tap, nn.BatchNorm1d):
+    pass
 
 
 class Fails(nn.Module):
@@ -91,34 +62,200 @@ class Fails(nn.Module):
         raise RuntimeError("the model failed in the middle of forward (planted by the check)")
 
 
-def feature_model(seed: int, depth: int, nested: bool, fails: bool = False) -> nn.Module:
-    """Linear + ReLU(inplace=True) blocks and a Linear head; names '0', '2', … or 'body.0', …"""
+_ACTS = {"tanh": nn.Tanh, "relu": lambda: nn.ReLU(inplace=True), "sigmoid": nn.Sigmoid}
+
+
+def make_model(seed: int, depth: int, dtype, act="tanh", norm=True, nested=False, fails=False):
+    """Linear [→ BatchNorm1d] → activation blocks (4 → 6 wide), a Linear head to 3; seeded."""
     g = trusted.generator().manual_seed(seed)
     layers: list[nn.Module] = []
-    width_in = 4
-    for _ in range(depth):
-        layers += [Tapped(width_in, 6), nn.ReLU(inplace=True)]
-        width_in = 6
+    for k in range(depth):
+        layers += [TapLinear(4 if k == 0 else 6, 6, dtype=dtype)]
+        layers += [TapNorm(6, dtype=dtype)] if norm else []
+        layers += [_ACTS[act]()]
     if fails:
-        layers.insert(2, Fails())
-    head = Tapped(width_in, 3)
-    if nested:
-        model = nn.Sequential(OrderedDict(body=nn.Sequential(*layers), head=head))
-    else:
-        model = nn.Sequential(*layers, head)
-    _fill(model, g)
+        layers.insert(len(layers) // 2 + 1, Fails())
+    head = TapLinear(6, 3, dtype=dtype)
+    body = OrderedDict(body=nn.Sequential(*layers), head=head)
+    model = nn.Sequential(body) if nested else nn.Sequential(*layers, head)
+    with trusted.no_grad():
+        for p in model.parameters():
+            p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) - 0.5)
+        for m in model.modules():
+            if trusted.isinstance_(m, nn.BatchNorm1d):
+                m.running_mean.copy_(trusted.rand(6, generator=g) - 0.5)
+                m.running_var.copy_(0.5 + trusted.rand(6, generator=g))
+                m.weight.add_(1)
     return model
 
 
-def feature_names(depth: int, nested: bool) -> list[str]:
-    """First and last hidden Linear layers (each feeds an in-place ReLU) and the head."""
+_MODES = {
+    "train": Text("training mode", "训练模式"),
+    "eval": Text("evaluation mode", "评估模式"),
+    "mixed": Text(
+        "training mode, BatchNorm in evaluation mode", "训练模式，BatchNorm 处于评估模式"
+    ),
+}
+_GRADS = {
+    "stale": Text("stale .grad", "残留的 .grad"),
+    "zero": Text(".grad zeros", ".grad 为零"),
+    "none": Text(".grad None", ".grad 为 None"),
+}
+_FROZEN = {
+    "none": Text("nothing frozen", "没有冻结的参数"),
+    "first": Text("the first Linear frozen", "第一个 Linear 被冻结"),
+    "bias": Text("the head's bias frozen", "输出层的 bias 被冻结"),
+}
+
+
+def arrive(model: nn.Module, case: dict, seed: int) -> None:
+    """The caller's state: modes, frozen parameters, what .grad holds (from the case)."""
+    model.train(case.get("mode", "train") != "eval")
+    for m in model.modules():
+        if case.get("mode") == "mixed" and trusted.isinstance_(m, nn.BatchNorm1d):
+            m.eval()
+    linears = [m for m in model.modules() if trusted.isinstance_(m, nn.Linear)]
+    frozen = {"none": [], "first": list(linears[0].parameters()), "bias": [linears[-1].bias]}
+    for p in frozen[case.get("frozen", "none")]:
+        p.requires_grad_(False)
+    for k, p in enumerate(model.parameters()):
+        if case.get("grads") == "stale" and p.requires_grad:
+            p.grad = uniform(seed + 100 + k, *p.shape, device=p.device, dtype=p.dtype)
+        elif case.get("grads") == "zero" and p.requires_grad:
+            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
+
+
+_LAYOUTS = {
+    "plain": Text("x contiguous", "x 连续"),
+    "transposed": Text("x transposed (not contiguous)", "x 是转置（不连续）"),
+    "slice": Text("x a view into a larger storage", "x 是更大存储的视图"),
+    "row": Text("x a single row", "x 只有一行"),
+}
+
+
+def make_input(seed: int, rows: int, layout: str, device, dtype, width: int = 4):
+    if layout == "transposed":
+        return uniform(seed, width, rows, device=device, dtype=dtype).t()
+    if layout == "slice":
+        return uniform(seed, rows + 2, width, device=device, dtype=dtype)[1:-1]
+    return uniform(seed, 1 if layout == "row" else rows, width, device=device, dtype=dtype)
+
+
+def _dtypes(first: str) -> list[str]:
+    return [first, "float64" if first == "float32" else "float32", "bfloat16"]
+
+
+def _dotted(name: str) -> str:
+    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
+
+
+def _backprop(found: dict, raised: str, output, model: nn.Module, x: torch.Tensor):
+    """The caller's backward from ``output``: every gradient it gets, or that it raised."""
+    named = {"x": x} if x.requires_grad else {}
+    named.update({f"model{_dotted(n)}": p for n, p in model.named_parameters() if p.requires_grad})
+    grads = call(lambda: trusted.autograd_grad((output.float() ** 2).sum(), list(named.values())))
+    found[raised] = not grads.ok
+    if grads.ok:
+        found.update({f"grad|{k}.grad": _copy(g) for k, g in zip(named, grads.value, strict=True)})
+    return grads
+
+
+def _remove(handles) -> None:
+    """What the caller does with the returned handles: remove each (real ones only)."""
+    items = list(handles) if trusted.type_(handles) in (list, tuple) else [handles]
+    for h in items:
+        if trusted.type_(h) is torch.utils.hooks.RemovableHandle:
+            h.remove()
+
+
+def _hooks_left(model: nn.Module) -> int:
+    total = 0
+    for m in model.modules():
+        total += sum(trusted.len_(d) for d in (m._forward_hooks, m._forward_pre_hooks))
+        total += sum(trusted.len_(d) for d in (m._backward_hooks, m._backward_pre_hooks))
+    for p in model.parameters():
+        total += trusted.len_(p._backward_hooks or {})
+        total += trusted.len_(p._post_accumulate_grad_hooks or {})
+    return total
+
+
+def _more_hooks(e: dict, f: dict, ctx) -> bool:
+    """More hooks than the reference left: registered again, or never removed."""
+    return (f.get("hooks") or 0) > (e.get("hooks") or 0)
+
+
+def _handles_kept(e: dict, f: dict, ctx) -> bool:
+    """Hooks stay although the caller removed every handle it was given."""
+    kinds = [v.get("kind") for b, v in ctx.found.items() if b.startswith("result")]
+    return "RemovableHandle" in kinds and (f.get("value") or 0) > 0
+
+
+def _backward_raised(e: dict, f: dict, ctx) -> bool:
+    """No gradients to compare: the failed backward is reported on its own."""
+    return any(v is True for k, v in ctx.found["probe"].items() if k.startswith("raises"))
+
+
+def _in_raising_case(e: dict, f: dict, ctx) -> bool:
+    return bool(ctx.case.get("raises"))
+
+
+def _probe_equals(other: str):
+    """A rule's condition: the found probe value is what the reference's probe ``other`` holds.
+
+    ``{}`` in ``other`` stands for what follows '|' in the probe's own name.
+    """
+
+    def when(e: dict, f: dict, ctx) -> bool:
+        want = ctx.expected["probe"].get(other.format(ctx.base.partition("|")[2]))
+        return want is not None and close(f.get("value"), want, (1e-3, 1e-4))
+
+    return when
+
+
+def _case_text(case: dict, extra: Text | None = None) -> Text:
+    """The caller's state in a case, in both languages."""
+    parts = [_MODES[case["mode"]], _GRADS[case["grads"]], _FROZEN[case["frozen"]]]
+    parts += [_LAYOUTS[case["x"]]] if "x" in case else []
+    parts += [extra] if extra is not None else []
+    return Text(
+        ", ".join([*(p.en for p in parts), case["dtype"]]),
+        "，".join([*(p.zh for p in parts), "数据类型 " + case["dtype"]]),
+    )
+
+
+class _HookSpec(Spec):
+    """A spec whose probes are named 'kind|key'; ``probes`` says what each kind means."""
+
+    def probe_text(self, name: str) -> Text:
+        kind, _, key = name.partition("|")
+        return self.probes[kind].format(k=key) if kind in self.probes else super().probe_text(name)
+
+
+# Exercise 1 (HK-1, HK-2, HK-3) ---------------------------------------------------------------
+
+_PICKS = {
+    "linears": Text("hidden Linear layers and the head", "隐藏的 Linear 层和输出层"),
+    "norm+act": Text(
+        "a BatchNorm, an in-place ReLU and the head", "一个 BatchNorm、一个原地 ReLU 和输出层"
+    ),
+    "one": Text("one hidden Linear layer", "一个隐藏的 Linear 层"),
+}
+
+
+def feature_names(depth: int, nested: bool, pick: str) -> list[str]:
+    """Submodule names as named_modules() gives them, for a model from make_model(norm=True)."""
     prefix = "body." if nested else ""
-    hidden = sorted({f"{prefix}0", f"{prefix}{2 * (depth - 1)}"})
-    return [*hidden, "head" if nested else str(2 * depth)]
+    head = "head" if nested else str(3 * depth)
+    last = 3 * (depth - 1)
+    if pick == "norm+act":
+        return [f"{prefix}{last + 1}", f"{prefix}2", head]
+    if pick == "one":
+        return [f"{prefix}{last}"]
+    return sorted({f"{prefix}0", f"{prefix}{last}"}) + [head]
 
 
 @dataclass(frozen=True)
-class ExtractFeatures(Check):
+class ExtractFeatures(_HookSpec):
     """Features of named layers: CPU copies, no graph, no alias, no hook left, even on error."""
 
     number = 1
@@ -129,193 +266,123 @@ class ExtractFeatures(Check):
     dtype: str = "float32"
     device: str | None = None
 
-    def _parts(self, device, fails=False):
-        model = feature_model(self.seed, self.depth, self.nested, fails)
-        model = model.to(device=device, dtype=_dtype(self.dtype))
-        x = uniform(self.seed + 1, self.batch, 4, device=device, dtype=_dtype(self.dtype))
-        return model, x
+    names = {"result": "extract_features(model, names, x)"}
+    probes = {
+        "later": Text(
+            "{k} after the caller changes the layers' live outputs in place",
+            "调用者原地修改各层的活输出之后的 {k}",
+        ),
+        "device": Text("the device of {k}", "{k} 所在的设备"),
+        "names": Text("the caller's list names after the call", "调用之后调用者的 names 列表"),
+        "alive": Text(
+            "bytes saved for backward that your function keeps alive",
+            "你的函数让反向传播保存的张量一直存活的字节数",
+        ),
+    }
+    allow = (
+        Rule("result*", _in_raising_case),
+        Rule("probe:later|*", lambda e, f, ctx: not _changed_later(ctx)),
+    )
+    blame = (
+        Rule("result[*", lambda e, f, ctx: f.get("requires_grad") or f.get("grad_fn"), "HK-1"),
+        Rule("result[*", lambda e, f, ctx: _later_values(e, f), "HK-2"),
+        Rule("probe:later|*", None, "HK-2"),
+        Rule("probe:alive", None, "HK-1"),
+        Rule("model*", _more_hooks, "HK-3"),
+    )
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        model, x = self._parts(device)
-        names = feature_names(self.depth, self.nested)
-        params = [p for p in model.parameters()]
-        modules = dict(model.named_modules())
-        hooks_before = hook_count(model)
-        with AliveSavedBytes(exclude=params) as alive:
-            out = call(fn, model, list(names), x)
-        hooks_after = hook_count(model)
-        found = out.value if out.ok and trusted.type_(out.value) is dict else {}
-        aliases = {}
-        with trusted.no_grad():
-            for name in names:
-                tap = getattr(modules[name], "tap", None)
-                if tap is None:  # the learner's function never ran the model
-                    continue
-                feature = found.get(name)
-                aliases[name] = bool(
-                    trusted.type_(feature) in (torch.Tensor, nn.Parameter)
-                    and feature.device == tap.device
-                    and feature.untyped_storage().data_ptr() == tap.untyped_storage().data_ptr()
-                )
-                with trusted.inference_mode(tap.is_inference()):
-                    tap.add_(LIVE_SHIFT)  # the caller keeps working with the live tensors
-        kept_alive = alive.alive()
-        record = out.record()
-        failing, _ = self._parts(device, fails=True)
-        failing_hooks_before = hook_count(failing)
-        crash = call(fn, failing, list(names), x)
-        return {
-            "call": record,
-            "names": names,
-            "hooks": [hooks_before, hooks_after],
-            "aliases": aliases,
-            "kept_alive": int(kept_alive),
-            "failing_call": crash.record(),
-            "failing_hooks": [failing_hooks_before, hook_count(failing)],
-            "params": {n: snapshot(p) for n, p in model.named_parameters()},
+    def cases(self) -> list[dict]:
+        axes = {
+            "raises": [False, True, False],
+            "mode": list(_MODES),
+            "grads": list(_GRADS),
+            "frozen": list(_FROZEN),
+            "dtype": _dtypes(self.dtype)[:2],  # features may go through NumPy: no bfloat16
+            "x": list(_LAYOUTS),
+            "nested": [self.nested, not self.nested],
+            "pick": list(_PICKS),
         }
+        cases = draw(self.seed, axes, 4)
+        for case in cases:  # BatchNorm in training mode needs more than one row
+            case["mode"] = "eval" if case["x"] == "row" else case["mode"]
+        return cases
 
-    def _reference(self) -> dict[str, torch.Tensor]:
-        model, x = self._parts("cpu")
-        modules = dict(model.named_modules())
-        got: dict[str, torch.Tensor] = {}
+    def describe(self, case: dict) -> Text:
+        extra = Text("names: {n}", "要提取的层：{n}").format(n=_PICKS[case["pick"]])
+        if case["raises"]:
+            extra = Text("{n}, a layer that raises", "{n}，有一层会抛出异常").format(n=extra)
+        return _case_text(case, extra)
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        model = make_model(
+            self.seed, self.depth, dtype, "relu", nested=case["nested"], fails=case["raises"]
+        ).to(device)
+        arrive(model, case, self.seed)
+        x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
+        names = feature_names(self.depth, case["nested"], case["pick"])
+        return World((model, names, x), {"model": model, "x": x}, device)
+
+    def calling(self, world: World, case: dict, fn):
+        world.alive = AliveSavedBytes(exclude=list(world.objects["model"].parameters()))
+        return world.alive
+
+    def reference(self, world: World, case: dict):
+        model, names, x = world.args
+        modules, features = dict(model.named_modules()), {}
         handles = [
-            modules[name].register_forward_hook(
-                lambda m, i, o, name=name: got.__setitem__(name, o.detach().clone())
+            modules[n].register_forward_hook(
+                lambda m, args, out, n=n: features.update({n: out.detach().to("cpu", copy=True)})
             )
-            for name in feature_names(self.depth, self.nested)
+            for n in names
         ]
-        with trusted.no_grad():
-            model(x)
-        for h in handles:
-            h.remove()
-        return got
+        try:
+            with torch.no_grad():
+                model(x)
+        finally:
+            for h in handles:
+                h.remove()
+        return features
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        found = returned(ex, obs["call"], "extract_features")
-        names = obs["names"]
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"),
-                    found.kind == "dict" and set(found.data.get("items", {})) == set(names),
-                    Text("a dict with the keys {k}", "键为 {k} 的 dict").format(k=names),
-                    found.describe()
-                    if found.kind != "dict"
-                    else Text("a dict with the keys {k}", "键为 {k} 的 dict").format(
-                        k=sorted(found.data.get("items", {}))
-                    ),
-                )
-            ],
-        )
-        before, after = obs["hooks"]
-        hk3 = [
-            CheckResult(
-                Text(
-                    "module hooks left on the model after the call",
-                    "调用之后模型上残留的模块钩子",
-                ),
-                after == before,
-                str(before),
-                str(after),
-                "HK-3",
-            )
-        ]
-        require(ex, [c.is_tensor(found.item(n), f"features[{n!r}]") for n in names] + hk3)
-        reference = self._reference()
-        results = []
-        for name in names:
-            feature, want = found.item(name), reference[name]
-            label = f"features[{name!r}]"
-            results += [
-                c.requires_grad(feature, False, label, "HK-1"),
-                c.grad_fn(feature, None, label, "HK-1"),
-                c.on_device(feature, "cpu", label),
-                c.dtype(feature, want.dtype, label),
-                CheckResult(
-                    Text(
-                        "{f} shares memory with the layer's live output",
-                        "{f} 与该层的活输出共享内存",
-                    ).format(f=label),
-                    not obs["aliases"].get(name, False),
-                    Text("a separate copy", "一份独立的副本"),
-                    Text(
-                        "the same storage: an in-place change of the live tensor changed it",
-                        "同一块存储：对活张量的原地修改改变了它",
-                    ),
-                    "HK-2",
-                ),
-            ]
-            values = c.values(feature, want, label)
-            if not values.passed and feature.is_tensor and feature.shape == tuple(want.shape):
-                got = feature.value.to(torch.float64)
-                later = [want.clamp(min=0), want.clamp(min=0) + LIVE_SHIFT, want + LIVE_SHIFT]
-                if any(trusted.allclose(got, v.to(torch.float64), atol=1e-5) for v in later):
-                    values = CheckResult(
-                        Text("values of {f}", "{f} 的数值").format(f=label),
-                        False,
-                        Text(
-                            "the layer's output at the moment the hook ran",
-                            "钩子运行那一刻该层的输出",
-                        ),
-                        Text(
-                            "values changed by in-place ops that ran later (an alias, not a copy)",
-                            "被之后运行的原地操作改过的数值（别名，而不是副本）",
-                        ),
-                        "HK-2",
-                    )
-            results.append(values)
-        require(ex, results)
-        kept = obs["kept_alive"]
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "bytes saved for backward that your features keep alive",
-                        "你的特征让反向传播保存的张量一直存活的字节数",
-                    ),
-                    kept == 0,
-                    "0",
-                    str(kept),
-                    "HK-1",
-                )
-            ],
-        )
-        crash = obs["failing_call"]
-        hooks_before, hooks_after = obs["failing_hooks"]
-        model, _ = self._parts("cpu")
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "module hooks left behind when the model raises",
-                        "模型抛出异常时残留的模块钩子",
-                    ),
-                    hooks_after == hooks_before,
-                    str(hooks_before),
-                    str(hooks_after),
-                    "HK-3",
-                ),
-                CheckResult(
-                    Text(
-                        "the model's exception reaches the caller",
-                        "模型的异常传给了调用者",
-                    ),
-                    crash.get("raised") is not None,
-                    "RuntimeError",
-                    Text("no exception", "没有异常"),
-                ),
-            ]
-            + [
-                c.values(Seen(obs["params"].get(n, {"kind": "none"})), p, f"model.{n}")
-                for n, p in model.named_parameters()
-            ],
-        )
+    def compared(self, base: str, fields: dict) -> dict:
+        """A feature's device is judged by the probe (CPU), not relative to the inputs'."""
+        if base.startswith("result["):
+            return {k: v for k, v in fields.items() if k != "device"}
+        return fields
+
+    def probe(self, world: World, value, again) -> dict:
+        found = {
+            "names": [trusted.repr_(n) for n in list(world.args[1])[:16]],
+            "alive": world.alive.alive(),
+        }
+        if trusted.type_(value) is not dict:
+            return found
+        with trusted.no_grad():
+            for m in world.objects["model"].modules():
+                tap = getattr(m, "tap", None)
+                if tap is not None:  # the caller keeps working with the live tensors
+                    with trusted.inference_mode(tap.is_inference()):
+                        tap.add_(LIVE_SHIFT)
+        for name, feature in list(value.items())[:16]:
+            if trusted.type_(feature) in _TENSORS:
+                found[f"later|features[{name!r}]"] = _copy(feature)
+                found[f"device|features[{name!r}]"] = feature.device.type
+        return found
+
+
+def _changed_later(ctx) -> bool:
+    """The feature changed when the caller changed the live outputs: it is an alias."""
+    now = ctx.found.get("result[" + ctx.base.partition("[")[2], {}).get("value")
+    later = ctx.found["probe"].get(ctx.base.removeprefix("probe:"))
+    return trusted.type_(now) in _TENSORS and not close(later, now)
+
+
+def _later_values(e: dict, f: dict) -> bool:
+    """The feature holds values an in-place op (the next ReLU) wrote after the hook ran."""
+    ev, fv = e.get("value"), f.get("value")
+    if trusted.type_(ev) not in _TENSORS or trusted.type_(fv) not in _TENSORS:
+        return False
+    return not close(fv, ev, (1e-3, 1e-4)) and close(fv, ev.clamp(min=0), (1e-3, 1e-4))
 
 
 def check_extract_features(
@@ -329,26 +396,22 @@ def check_extract_features(
 # Exercise 2 (HK-4) -------------------------------------------------------------------------
 
 
-def tanh_mlp(seed: int, depth: int, width: int = 6) -> nn.Sequential:
-    """Linear/Tanh layers with fixed weights: 4 inputs, 3 outputs."""
-    g = trusted.generator().manual_seed(seed)
-    sizes = [4, *[width] * (depth - 1), 3]
-    layers: list[nn.Module] = []
-    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-        layers.append(nn.Linear(n_in, n_out))
-        if k < depth - 1:
-            layers.append(nn.Tanh())
-    model = nn.Sequential(*layers)
-    _fill(model, g)
-    return model
+def _grads(model: nn.Module, prefix: str) -> dict:
+    return {
+        f"{prefix}|model{_dotted(n)}.grad": None if p.grad is None else _copy(p.grad)
+        for n, p in model.named_parameters()
+    }
 
 
-def _clip_loss(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    return (model(x) ** 2).sum() * 4
+def _unclipped_with_hook(e: dict, f: dict, ctx) -> bool:
+    """A parameter with a hook got the unclipped gradient: the hook's result was dropped."""
+    param = ctx.base.partition("|")[2].removesuffix(".grad")
+    hooked = (ctx.found.get(param, {}).get("hooks") or 0) > 0
+    return hooked and _probe_equals("after|{}")(e, f, ctx)
 
 
 @dataclass(frozen=True)
-class ClipGradients(Check):
+class ClipGradients(_HookSpec):
     """Per-parameter clipping by a tensor hook's return value; removable through the handles."""
 
     number = 2
@@ -358,94 +421,79 @@ class ClipGradients(Check):
     dtype: str = "float32"
     device: str | None = None
 
-    def _parts(self, device):
-        model = tanh_mlp(self.seed, self.depth).to(device=device, dtype=_dtype(self.dtype))
-        x = uniform(self.seed + 1, 8, 4, device=device, dtype=_dtype(self.dtype))
-        return model, x
+    names = {"result": "clip_gradients(model, max_abs)"}
+    probes = {
+        "step": Text(
+            "{k} after the caller's step with your hooks", "带着你的钩子执行一步之后的 {k}"
+        ),
+        "after": Text("{k} in a step after handle.remove()", "handle.remove() 之后执行一步的 {k}"),
+        "raises": Text("the caller's backward ({k}) raises", "调用者的反向传播（{k}）抛出异常"),
+        "hooks": Text(
+            "hooks left after removing the returned handles", "移除返回的句柄之后残留的钩子"
+        ),
+    }
+    allow = (
+        Rule(
+            "result",
+            lambda e, f, ctx: f.get("kind") == "tuple" and f.get("length") == e.get("length"),
+        ),
+        Rule("probe:step|*", _backward_raised),
+        Rule("probe:after|*", _backward_raised),
+    )
+    blame = (
+        Rule("probe:step|*", _unclipped_with_hook, "HK-4"),
+        Rule("probe:hooks", _handles_kept, "HK-3"),
+        Rule("model*.weight", _more_hooks, "HK-3"),
+        Rule("model*.bias", _more_hooks, "HK-3"),
+    )
 
-    def observe(self, fn) -> dict:
-        model, x = self._parts(resolve_device(self.device))
-        for k, p in enumerate(model.parameters()):  # gradients of an earlier step
-            p.grad = uniform(self.seed + 30 + k, *p.shape, device=p.device, dtype=p.dtype)
-        out = call(fn, model, self.max_abs)
-        for p in model.parameters():
-            p.grad = None  # optimizer.zero_grad(), as a training step starts
-        backward = call(lambda: _clip_loss(model, x).backward())
-        clipped = {n: snapshot(p.grad) for n, p in model.named_parameters()}
-        if out.ok:
-            _remove_all(out.value)
-        for p in model.parameters():
-            p.grad = None
-        after = call(lambda: _clip_loss(model, x).backward())
-        removed = {n: snapshot(p.grad) for n, p in model.named_parameters()}
-        return {
-            "call": out.record(),
-            "backward": backward.record(),
-            "clipped": clipped,
-            "after_remove": after.record(),
-            "removed": removed,
+    def cases(self) -> list[dict]:
+        m = self.max_abs
+        axes = {
+            "mode": list(_MODES),
+            "grads": list(_GRADS),
+            "frozen": ["none"],  # a hook cannot be registered on a frozen parameter
+            "dtype": _dtypes(self.dtype),
+            "max_abs": [m, m / 2, m * 3],
+            "set_to_none": [True, False],
+            "nested": [False, True],
+            "scale": [4.0, 1e4],
         }
+        return draw(self.seed, axes, 3)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        handles = returned(ex, obs["call"], "clip_gradients")
-        all_handles = handles.kind in ("list", "tuple") and all(
-            h.data.get("type") == "RemovableHandle" for h in handles.items
-        )
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"),
-                    all_handles and handles.length > 0,
-                    Text("a list of the hooks' handles", "由钩子句柄组成的 list"),
-                    handles.describe(),
-                )
-            ],
-        )
-        returned(ex, obs["backward"], "loss.backward() with your hooks")
-        model, x = self._parts("cpu")
-        named = dict(model.named_parameters())
-        grads = dict(
-            zip(
-                named,
-                trusted.autograd_grad(_clip_loss(model, x), list(named.values())),
-                strict=True,
-            )
-        )
-        found = {n: Seen(obs["clipped"].get(n, {"kind": "none"})) for n in grads}
-        # Every gradient untouched although hooks were registered: their results were dropped.
-        ignored = all(f.is_tensor and c.values(f, grads[n], n).passed for n, f in found.items())
-        results = []
-        for name, g in grads.items():
-            check = c.values(
-                found[name], g.clamp(-self.max_abs, self.max_abs), f"model.{name}.grad"
-            )
-            if not check.passed and ignored:
-                check = CheckResult(
-                    check.what,
-                    False,
-                    Text("clipped to ±{m}", "裁剪到 ±{m}").format(m=self.max_abs),
-                    Text(
-                        "the unclipped gradient: the hooks' results were not returned",
-                        "未裁剪的梯度：钩子的结果没有被返回",
-                    ),
-                    "HK-4",
-                )
-            results.append(check)
-        require(ex, results)
-        returned(ex, obs["after_remove"], "loss.backward() after removing the handles")
-        after = Text("{r} after handle.remove()", "handle.remove() 之后的 {r}")
-        require(
-            ex,
-            [
-                relabel(
-                    c.values(Seen(obs["removed"].get(n, {"kind": "none"})), g, f"model.{n}.grad"),
-                    after.format(r=f"model.{n}.grad"),
-                )
-                for n, g in grads.items()
-            ],
-        )
+    def describe(self, case: dict) -> Text:
+        extra = Text(
+            "max_abs={m:g}, loss × {s:g}, zero_grad(set_to_none={n})",
+            "max_abs={m:g}，损失 × {s:g}，zero_grad(set_to_none={n})",
+        ).format(m=case["max_abs"], s=case["scale"], n=case["set_to_none"])
+        return _case_text(case, extra)
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        model = make_model(self.seed, self.depth, dtype, nested=case["nested"]).to(device)
+        arrive(model, case, self.seed)
+        x = make_input(self.seed + 1, 8, "plain", device, dtype)
+        world = World((model, case["max_abs"]), {"model": model, "x": x}, device)
+        world.case = case  # the probe acts as this case's caller
+        return world
+
+    def reference(self, world: World, case: dict):
+        model, m = world.args
+        return [p.register_hook(lambda g: g.clamp(-m, m)) for p in model.parameters()]
+
+    def probe(self, world: World, value, again) -> dict:
+        """The caller's steps: one through the hooks, one after removing the handles."""
+        model, x = world.objects["model"], world.objects["x"]
+        found: dict = {}
+        for moment in ("step", "after"):
+            if moment == "after":
+                _remove(value)
+            model.zero_grad(set_to_none=world.case["set_to_none"])
+            backward = call(lambda: ((model(x) ** 2).sum() * world.case["scale"]).backward())
+            found[f"raises|{moment}"] = not backward.ok
+            found.update(_grads(model, moment) if backward.ok else {})
+        found["hooks"] = _hooks_left(model)
+        return found
 
 
 def check_clip_gradients(
@@ -457,22 +505,47 @@ def check_clip_gradients(
 
 # Exercise 3 (HK-5) -------------------------------------------------------------------------
 
-_LAYERS = {"tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "linear": lambda: nn.Linear(6, 6)}
+_LAYERS = {
+    "tanh": nn.Tanh,
+    "sigmoid": nn.Sigmoid,
+    "relu": nn.ReLU,
+    "linear": lambda dtype: nn.Linear(6, 6, dtype=dtype),
+    "norm": lambda dtype: nn.BatchNorm1d(6, dtype=dtype),
+}
+_MASKS = {
+    "binary": Text("mask of shape (6,)", "形状为 (6,) 的 mask"),
+    "row": Text("mask of shape (1, 6)", "形状为 (1, 6) 的 mask"),
+    "view": Text(
+        "mask a column of a larger tensor (not contiguous)", "mask 是更大张量的一列（不连续）"
+    ),
+    "zeros": Text("mask all zeros", "mask 全为零"),
+}
 
 
-def _masked_model(seed: int, layer: str) -> nn.Sequential:
+def _mask(seed: int, kind: str, device, dtype) -> torch.Tensor:
     g = trusted.generator().manual_seed(seed)
-    model = nn.Sequential(nn.Linear(4, 6), _LAYERS[layer](), nn.Linear(6, 2))
-    _fill(model, g)
-    return model
+    big = (trusted.rand(6, 3, generator=g) > 0.4).to(device=device, dtype=dtype)
+    masks = {"binary": big[:, 0].clone(), "row": big[:, 0].reshape(1, 6).clone()}
+    masks.update(view=big[:, 1], zeros=trusted.zeros(6, device=device, dtype=dtype))
+    return masks[kind]
 
 
-def _hk5(message: str) -> str | None:
-    return "HK-5" if "modified by an inplace operation" in message else None
+def _unmasked(e: dict, f: dict, ctx) -> bool:
+    """model(x) as if no hook ran, with a mask that changes it: the new output was dropped."""
+    return ctx.case["mask"] != "zeros" and _probe_equals("y_after")(e, f, ctx)
+
+
+def _inplace_error(e: dict, f: dict, ctx) -> bool:
+    return bool(ctx.found["probe"].get("inplace"))
+
+
+def _forward_right(e: dict, f: dict, ctx) -> bool:
+    want, got = ctx.expected["probe"].get("y"), ctx.found["probe"].get("y")
+    return got is not None and close(got, want, (1e-3, 1e-4))
 
 
 @dataclass(frozen=True)
-class MaskOutput(Check):
+class MaskOutput(_HookSpec):
     """A forward hook on model[1] whose return value, output * mask, replaces the output."""
 
     number = 3
@@ -481,100 +554,80 @@ class MaskOutput(Check):
     dtype: str = "float32"
     device: str | None = None
 
-    def _parts(self, device):
-        dtype = _dtype(self.dtype)
-        model = _masked_model(self.seed, self.layer).to(device=device, dtype=dtype)
-        x = uniform(self.seed + 1, 5, 4, device=device, dtype=dtype)
-        g = trusted.generator().manual_seed(self.seed + 2)
-        mask = (trusted.rand(6, generator=g) > 0.4).to(device=device, dtype=dtype)
-        return model, x, mask
+    names = {"result": "mask_output(model[1], mask)", "probe:y": "model(x)", "probe:y_after": "y"}
+    probes = {
+        "y": Text("model(x) with your hook", "挂着你的钩子时的 model(x)"),
+        "y_after": Text("model(x) after handle.remove()", "handle.remove() 之后的 model(x)"),
+        "grad": Text("{k} from backward through your hook", "经过你的钩子反向传播得到的 {k}"),
+        "raises": Text("the caller's {k} raises", "调用者的 {k} 抛出异常"),
+        "hooks": Text("hooks left after handle.remove()", "handle.remove() 之后残留的钩子"),
+    }
+    allow = (Rule("probe:grad|*", _backward_raised),)
+    blame = (
+        Rule("probe:y", _unmasked, "HK-5"),
+        Rule("probe:raises|backward", _inplace_error, "HK-5"),
+        Rule("probe:grad|*", _forward_right, "HK-5"),
+        Rule("probe:hooks", _handles_kept, "HK-3"),
+        Rule("model*", _more_hooks, "HK-3"),
+    )
 
-    def observe(self, fn) -> dict:
-        model, x, mask = self._parts(resolve_device(self.device))
-        x.requires_grad_()
-        out = call(fn, model[1], mask)
-        y = call(model, x)
-        grads = call(lambda: trusted.autograd_grad((y.value**2).sum(), [x, model[0].weight]))
-        if out.ok:
-            _remove_all(out.value)
-        plain = call(model, x)
-        return {
-            "call": out.record(),
-            "y": y.record(),
-            "grads": grads.record(),
-            "after_remove": plain.record(),
-            "hooks_after_remove": hook_count(model),
-            "mask": snapshot(mask),
+    def cases(self) -> list[dict]:
+        axes = {
+            "layer": [self.layer, *(k for k in _LAYERS if k != self.layer)],
+            "mask": list(_MASKS),
+            "dtype": _dtypes(self.dtype),
+            "rows": [5, 1],
+            "mode": ["train", "eval"],
         }
+        cases = draw(self.seed, axes, 4)
+        for case in cases:  # BatchNorm in training mode needs more than one row
+            case["mode"] = "eval" if case["rows"] == 1 else case["mode"]
+        return cases
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        handle = returned(ex, obs["call"], "mask_output")
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the return value", "返回值"),
-                    handle.data.get("type") == "RemovableHandle",
-                    Text("the hook's handle", "钩子的句柄"),
-                    handle.describe(),
-                )
-            ],
+    def describe(self, case: dict) -> Text:
+        return Text(
+            "model[1] = {l} in {m}, {k}, x of {r} row(s), {t}",
+            "model[1] = {l}，{m}，{k}，x 有 {r} 行，数据类型 {t}",
+        ).format(
+            l=case["layer"],
+            m=_MODES[case["mode"]],
+            k=_MASKS[case["mask"]],
+            r=case["rows"],
+            t=case["dtype"],
         )
-        model, x, mask = self._parts("cpu")
-        x.requires_grad_()
-        hidden = model[0](x)
-        ref_y = model[2](model[1](hidden) * mask)
-        want_gx, want_gw = trusted.autograd_grad((ref_y**2).sum(), [x, model[0].weight])
-        y = returned(ex, obs["y"], "model(x) with your hook")
-        unmasked = model[2](model[1](hidden)).detach()
-        y_check = c.values(y, ref_y, "model(x)")
-        if not y_check.passed and y.is_tensor and c.values(y, unmasked, "y").passed:
-            y_check = CheckResult(
-                y_check.what,
-                False,
-                Text(
-                    "the output of model[1] replaced by output * mask",
-                    "model[1] 的输出被替换为 output * mask",
-                ),
-                Text(
-                    "the unchanged output: the hook's new value was not returned",
-                    "输出没有变化：钩子算出的新值没有被返回",
-                ),
-                "HK-5",
-            )
-        require(ex, [y_check])
-        grads = returned(ex, obs["grads"], "backward through your hook", classify=_hk5)
-        gx, gw = grads.items
-        inplace = "HK-5"  # the forward values were right, so only in-place mutation explains this
-        require(
-            ex,
-            [
-                c.values(gx, want_gx, "x.grad", inplace),
-                c.values(gw, want_gw, "model[0].weight.grad", inplace),
-            ],
-        )
-        after = returned(ex, obs["after_remove"], "model(x) after handle.remove()")
-        require(
-            ex,
-            [
-                relabel(
-                    c.values(after, unmasked, "model(x)"),
-                    Text("model(x) after handle.remove()", "handle.remove() 之后的 model(x)"),
-                ),
-                CheckResult(
-                    Text(
-                        "module hooks left after handle.remove()",
-                        "handle.remove() 之后残留的模块钩子",
-                    ),
-                    obs["hooks_after_remove"] == 0,
-                    "0",
-                    str(obs["hooks_after_remove"]),
-                    "HK-3",
-                ),
-                c.values(Seen(obs["mask"]), mask, "mask (the caller's tensor)"),
-            ],
-        )
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        g = trusted.generator().manual_seed(self.seed)
+        layer = _LAYERS[case["layer"]]
+        middle = layer(dtype) if case["layer"] in ("linear", "norm") else layer()
+        model = nn.Sequential(nn.Linear(4, 6, dtype=dtype), middle, nn.Linear(6, 2, dtype=dtype))
+        with trusted.no_grad():
+            for p in model.parameters():
+                p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) * 2 - 1)
+        model.to(device).train(case["mode"] == "train")
+        x = make_input(self.seed + 1, case["rows"], "plain", device, dtype).requires_grad_()
+        mask = _mask(self.seed + 2, case["mask"], device, dtype)
+        return World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
+
+    def reference(self, world: World, case: dict):
+        module, mask = world.args
+        return module.register_forward_hook(lambda m, args, output: output * mask)
+
+    def probe(self, world: World, value, again) -> dict:
+        """The caller's forward and backward with the hook, then model(x) after remove()."""
+        model, x = world.objects["model"], world.objects["x"]
+        found: dict = {}
+        y = call(model, x)
+        found["raises|forward"] = not y.ok
+        if y.ok and trusted.type_(y.value) in _TENSORS:
+            found["y"] = _copy(y.value)
+            grads = _backprop(found, "raises|backward", y.value, model, x)
+            found["inplace"] = not grads.ok and "inplace operation" in str(grads.error)
+        _remove(value)
+        found["y_after"] = _copy(model(x))
+        found["hooks"] = _hooks_left(model)
+        return found
 
 
 def check_mask_output(fn, seed: int = 0, layer: str = "tanh", dtype=torch.float32, device=None):
@@ -584,9 +637,36 @@ def check_mask_output(fn, seed: int = 0, layer: str = "tanh", dtype=torch.float3
 
 # Exercise 4 (HK-3) -------------------------------------------------------------------------
 
+_LOGGED = {
+    "act": Text("the last Tanh", "最后一个 Tanh"),
+    "norm": Text("the first BatchNorm", "第一个 BatchNorm"),
+    "linear": Text("the first Linear", "第一个 Linear"),
+    "head": Text("the head", "输出层"),
+}
+
+
+def _layer_name(depth: int, nested: bool, which: str) -> str:
+    prefix = "body." if nested else ""
+    if which == "head":
+        return "head" if nested else str(3 * depth)
+    return prefix + str({"act": 3 * depth - 1, "norm": 1, "linear": 0}[which])
+
+
+def _triangular(e: dict, f: dict, ctx) -> bool:
+    n = e.get("length") or 0
+    return f.get("length") == n * (n + 1) // 2 and n > 1
+
+
+def _near_float(e: dict, f: dict, ctx) -> bool:
+    """A logged float32 mean may differ in its last digits (another device, another sum)."""
+    a, b = e.get("value"), f.get("value")
+    if trusted.type_(a) is not float or trusted.type_(b) is not float:
+        return False
+    return abs(a - b) <= 1e-5 + 1e-4 * abs(a)
+
 
 @dataclass(frozen=True)
-class TrainAndLog(Check):
+class TrainAndLog(_HookSpec):
     """A training loop that logs one activation mean per step: no hook multiplies or stays."""
 
     number = 4
@@ -597,94 +677,71 @@ class TrainAndLog(Check):
     train_mode: bool = True
     device: str | None = None
 
-    def _parts(self, device):
-        model = tanh_mlp(self.seed, self.depth).to(device)
-        batches = [
-            (
-                uniform(self.seed + 10 + k, 6, 4, device=device),
-                uniform(self.seed + 50 + k, 6, 3, device=device),
-            )
-            for k in range(self.steps)
-        ]
-        return model, batches
+    names = {"result": "train_and_log(model, layer_name, batches, lr)"}
+    allow = (Rule("model*.grad"), Rule("result*", _in_raising_case), Rule("result[*", _near_float))
+    blame = (Rule("result", _triangular, "HK-3"), Rule("model*", _more_hooks, "HK-3"))
 
-    def _layer(self) -> str:
-        return str(2 * (self.depth - 2) + 1)  # the last Tanh
-
-    def observe(self, fn) -> dict:
-        model, batches = self._parts(resolve_device(self.device))
-        model.train(self.train_mode)
-        for k, p in enumerate(model.parameters()):  # gradients of an earlier step
-            p.grad = uniform(self.seed + 90 + k, *p.shape, device=p.device)
-        before = hook_count(model)
-        out = call(fn, model, self._layer(), batches, self.lr)
-        return {
-            "call": out.record(),
-            "hooks": [before, hook_count(model)],
-            "params": {n: snapshot(p) for n, p in model.named_parameters()},
+    def cases(self) -> list[dict]:
+        mode = "train" if self.train_mode else "eval"
+        axes = {
+            "raises": [False, True, False],
+            "mode": [mode, "mixed", "eval" if self.train_mode else "train"],
+            "grads": list(_GRADS),
+            "frozen": list(_FROZEN),
+            "dtype": ["float32", "float64"],
+            "nested": [False, True],
+            "layer": list(_LOGGED),
+            "steps": [self.steps, 2, self.steps + 1],
+            "lr": [self.lr, self.lr / 2, self.lr * 1.7],
+            "ragged": [False, True],
         }
+        return draw(self.seed, axes, 4)
 
-    def _reference(self) -> tuple[list[float], nn.Module]:
-        model, batches = self._parts("cpu")
-        means = []
-        for x, y in batches:
-            means.append(float(model[: int(self._layer()) + 1](x).detach().mean()))
-            loss = nn.functional.mse_loss(model(x), y)
-            grads = trusted.autograd_grad(loss, list(model.parameters()))
-            with trusted.no_grad():
-                for p, g in zip(model.parameters(), grads, strict=True):
-                    p -= self.lr * g
-        return means, model
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        log = returned(ex, obs["call"], "train_and_log")
-        before, after = obs["hooks"]
-        triangular = self.steps * (self.steps + 1) // 2
-        multiplied = log.kind == "list" and log.length == triangular
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("one logged mean per step", "每一步记录一个均值"),
-                    log.kind == "list" and log.length == self.steps,
-                    Text("a list of {n} floats", "包含 {n} 个 float 的 list").format(n=self.steps),
-                    Text(
-                        "{n} entries: 1 + 2 + … + {s} — one more hook each step",
-                        "{n} 个元素：1 + 2 + … + {s}——每一步多出一个钩子",
-                    ).format(n=triangular, s=self.steps)
-                    if multiplied
-                    else log.describe(),
-                    "HK-3" if multiplied else None,
-                ),
-                CheckResult(
-                    Text(
-                        "module hooks left on the model after the call",
-                        "调用之后模型上残留的模块钩子",
-                    ),
-                    after == before,
-                    str(before),
-                    str(after),
-                    "HK-3",
-                ),
-            ],
+    def describe(self, case: dict) -> Text:
+        extra = Text(
+            "layer_name: {l}, {n} batches{r}, lr={lr:g}",
+            "layer_name：{l}，{n} 个批次{r}，lr={lr:g}",
+        ).format(
+            l=_LOGGED[case["layer"]],
+            n=case["steps"],
+            lr=case["lr"],
+            r=Text(" (the last smaller)", "（最后一个较小）") if case["ragged"] else "",
         )
-        means, model = self._reference()
-        results = []
-        for k, (item, want) in enumerate(zip(log.items, means, strict=True)):
-            results.append(
-                CheckResult(
-                    Text("logged mean at step {k}", "第 {k} 步记录的均值").format(k=k),
-                    item.kind == "float" and abs(item.value - want) <= 1e-4 + 1e-4 * abs(want),
-                    f"{want:.6g}",
-                    f"{item.value:.6g}" if item.kind == "float" else item.describe(),
-                )
-            )
-        results += [
-            c.values(Seen(obs["params"].get(n, {"kind": "none"})), p, f"model.{n}", rtol=1e-4)
-            for n, p in model.named_parameters()
-        ]
-        require(ex, results)
+        if case["raises"]:
+            extra = Text(
+                "{e}; the last batch makes the model raise", "{e}；最后一个批次会让模型抛出异常"
+            ).format(e=extra)
+        return _case_text(case, extra)
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        model = make_model(self.seed, self.depth, dtype, nested=case["nested"]).to(device)
+        arrive(model, case, self.seed)
+        batches, objects = [], {"model": model}
+        for k in range(case["steps"]):
+            rows = 3 if case["ragged"] and k == case["steps"] - 1 else 6
+            width = 5 if case["raises"] and k == case["steps"] - 1 else 4
+            x = uniform(self.seed + 10 + k, rows, width, device=device, dtype=dtype)
+            y = uniform(self.seed + 50 + k, rows, 3, device=device, dtype=dtype)
+            batches.append((x, y))
+            objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})
+        layer = _layer_name(self.depth, case["nested"], case["layer"])
+        return World((model, layer, batches, case["lr"]), objects, device)
+
+    def reference(self, world: World, case: dict):
+        model, layer_name, batches, lr = world.args
+        layer = dict(model.named_modules())[layer_name]
+        log = []
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        handle = layer.register_forward_hook(lambda m, args, out: log.append(out.mean().item()))
+        try:
+            for x, y in batches:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+        finally:
+            handle.remove()
+        return log
 
 
 def check_train_and_log(
@@ -697,21 +754,8 @@ def check_train_and_log(
 # Exercise 5 --------------------------------------------------------------------------------
 
 
-def _count_saved(model: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, int]:
-    total = 0
-
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        nonlocal total
-        total += t.element_size() * t.nelement()
-        return t
-
-    with trusted.saved_tensors_hooks(pack, lambda t: t):
-        out = model(x)
-    return out, total
-
-
 @dataclass(frozen=True)
-class ForwardCountingSaved(Check):
+class ForwardCountingSaved(_HookSpec):
     """(output, bytes packed for backward) from pack/unpack hooks; the output still trains."""
 
     number = 5
@@ -721,66 +765,62 @@ class ForwardCountingSaved(Check):
     dtype: str = "float32"
     device: str | None = None
 
-    def _parts(self, device):
-        dtype = _dtype(self.dtype)
-        model = tanh_mlp(self.seed, self.depth, width=5 + self.seed % 4)
-        model = model.to(device=device, dtype=dtype)
-        x = uniform(self.seed + 1, self.batch, 4, device=device, dtype=dtype)
-        return model, x
+    names = {
+        "result": "forward_counting_saved(model, x)",
+        "result[0]": "output",
+        "result[1]": "n_bytes",
+    }
+    probes = {
+        "raises": Text("backward from your output raises", "从你的输出反向传播时抛出异常"),
+        "grad": Text("{k} from backward through your output", "从你的输出反向传播得到的 {k}"),
+    }
+    allow = (Rule("probe:grad|*", _backward_raised),)
 
-    def observe(self, fn) -> dict:
-        model, x = self._parts(resolve_device(self.device))
-        out = call(fn, model, x)
-        ok = out.ok and trusted.type_(out.value) is tuple and trusted.len_(out.value) == 2
-        grads = {"raised": None, "value": {"kind": "none"}}
-        if ok and trusted.type_(out.value[0]) is torch.Tensor:
-            output = out.value[0]
-            grads = call(
-                lambda: trusted.autograd_grad((output**2).sum(), list(model.parameters()))
-            ).record()
-        return {"call": out.record(), "grads": grads}
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["train"],
+            "grads": list(_GRADS),
+            "frozen": list(_FROZEN),
+            "dtype": _dtypes(self.dtype),
+            "x": list(_LAYOUTS),
+            "x_grad": [False, True],
+            "act": list(_ACTS),
+        }
+        return draw(self.seed, axes, 4)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        found = returned(ex, obs["call"], "forward_counting_saved")
-        require(ex, [c.returns_tuple(found, 2, "(output, n_bytes)")])
-        output, n_bytes = found.items
-        model, x = self._parts("cpu")
-        want_out, want_bytes = _count_saved(model, x)
-        want_grads = trusted.autograd_grad((want_out**2).sum(), list(model.parameters()))
-        require(
-            ex,
-            [
-                c.values(output, want_out, "output"),
-                c.requires_grad(output, True, "output"),
-                CheckResult(
-                    Text(
-                        "n_bytes (bytes packed for backward)", "n_bytes（为反向传播打包的字节数）"
-                    ),
-                    n_bytes.kind == "int" and n_bytes.value == want_bytes,
-                    Text("the int {n}", "整数 {n}").format(n=want_bytes),
-                    n_bytes.describe(),
-                ),
-            ],
-        )
-        grads = returned(ex, obs["grads"], "backward from your output")
-        require(
-            ex,
-            [
-                c.values(g, w, f"grad of {n}")
-                for (n, _), g, w in zip(
-                    model.named_parameters(), grads.items, want_grads, strict=False
-                )
-            ]
-            + [
-                CheckResult(
-                    Text("gradients of every parameter", "每个参数的梯度"),
-                    grads.length == len(want_grads),
-                    str(len(want_grads)),
-                    str(grads.length),
-                )
-            ],
-        )
+    def describe(self, case: dict) -> Text:
+        extra = Text("x.requires_grad={r}, activation {a}", "x.requires_grad={r}，激活函数 {a}")
+        return _case_text(case, extra.format(r=case["x_grad"], a=case["act"]))
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        model = make_model(self.seed, self.depth, dtype, case["act"], norm=False).to(device)
+        arrive(model, case, self.seed)
+        x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
+        x.requires_grad_(case["x_grad"])
+        return World((model, x), {"model": model, "x": x}, device)
+
+    def reference(self, world: World, case: dict):
+        model, x = world.args
+        n_bytes = 0
+
+        def pack(t):
+            nonlocal n_bytes
+            n_bytes += t.numel() * t.element_size()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            output = model(x)
+        return output, n_bytes
+
+    def probe(self, world: World, value, again) -> dict:
+        """Backward from the returned output, as the caller's training step does."""
+        model, x = world.objects["model"], world.objects["x"]
+        if trusted.type_(value) is not tuple or trusted.type_(value[0]) not in _TENSORS:
+            return {}
+        found: dict = {}
+        _backprop(found, "raises", value[0], model, x)
+        return found
 
 
 def check_forward_counting_saved(

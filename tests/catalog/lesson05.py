@@ -164,6 +164,159 @@ def extract_features(model, names, x):
     return features
 """,
         ),
+        Wrong(
+            "puts the model in eval mode and leaves it there",
+            None,
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = [
+        modules[n].register_forward_hook(
+            lambda m, i, o, n=n: features.update({n: o.detach().clone().cpu()})
+        )
+        for n in names
+    ]
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+        ),
+        Wrong(
+            "keeps every raw output in a module-level list (their graphs stay alive)",
+            "HK-1",
+            """
+RAW_OUTPUTS = []
+
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    def keep(name):
+        def hook(module, inputs, output):
+            RAW_OUTPUTS.append(output)
+            features[name] = output.detach().clone().cpu()
+        return hook
+    handles = [modules[n].register_forward_hook(keep(n)) for n in names]
+    try:
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+        ),
+        Wrong(
+            "empties the caller's list of names with pop()",
+            None,
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = []
+    while names:
+        name = names.pop()
+        handles.append(modules[name].register_forward_hook(
+            lambda m, i, o, name=name: features.update({name: o.detach().clone().cpu()})
+        ))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+        ),
+        Wrong(
+            "runs the model once per name (BatchNorm statistics updated several times)",
+            None,
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    for name in names:
+        handle = modules[name].register_forward_hook(
+            lambda m, i, o: features.update({name: o.detach().clone().cpu()})
+        )
+        try:
+            with torch.no_grad():
+                model(x)
+        finally:
+            handle.remove()
+    return features
+""",
+        ),
+        Wrong(
+            "a NumPy round trip without a copy: on the CPU it aliases the live output",
+            "HK-2",
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = [
+        modules[n].register_forward_hook(
+            lambda m, i, o, n=n: features.update({n: torch.from_numpy(o.detach().cpu().numpy())})
+        )
+        for n in names
+    ]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+            devices=("cpu",),
+        ),
+        Wrong(
+            "freezes the parameters to avoid a graph, then sets requires_grad back to True",
+            None,
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    for p in model.parameters():
+        p.requires_grad_(False)
+    handles = [
+        modules[n].register_forward_hook(lambda m, i, o, n=n: features.update({n: o.clone().cpu()}))
+        for n in names
+    ]
+    try:
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+        for p in model.parameters():
+            p.requires_grad_(True)
+    return features
+""",
+        ),
+        Wrong(
+            "switches grad mode off and never back on",
+            None,
+            """
+def extract_features(model, names, x):
+    torch.set_grad_enabled(False)
+    modules = dict(model.named_modules())
+    features = {}
+    handles = [
+        modules[n].register_forward_hook(lambda m, i, o, n=n: features.update({n: o.clone().cpu()}))
+        for n in names
+    ]
+    try:
+        model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+        ),
     ],
     "ex2_clip_gradients": [
         Wrong(
@@ -233,6 +386,42 @@ def clip_gradients(model, max_abs):
             """
 def clip_gradients(model, max_abs):
     return [p.register_hook(lambda g: g.clamp(-max_abs, max_abs)) for p in model[0].parameters()]
+""",
+        ),
+        Wrong(
+            "hard-codes the example's limit 0.05",
+            None,
+            """
+def clip_gradients(model, max_abs):
+    return [p.register_hook(lambda g: g.clamp(-0.05, 0.05)) for p in model.parameters()]
+""",
+        ),
+        Wrong(
+            "returns a generator: no hook is registered until someone iterates it",
+            None,
+            """
+def clip_gradients(model, max_abs):
+    return (p.register_hook(lambda g: g.clamp(-max_abs, max_abs)) for p in model.parameters())
+""",
+        ),
+        Wrong(
+            "zeroes the caller's gradients while registering",
+            None,
+            """
+def clip_gradients(model, max_abs):
+    model.zero_grad()
+    return [p.register_hook(lambda g: g.clamp(-max_abs, max_abs)) for p in model.parameters()]
+""",
+        ),
+        Wrong(
+            "clips what flows out of each module (full backward hooks), not parameters' gradients",
+            None,
+            """
+def clip_gradients(model, max_abs):
+    def clip(module, grad_input, grad_output):
+        return tuple(None if g is None else g.clamp(-max_abs, max_abs) for g in grad_input)
+    leaves = [m for m in model.modules() if len(list(m.children())) == 0]
+    return [m.register_full_backward_hook(clip) for m in leaves]
 """,
         ),
     ],
@@ -305,6 +494,34 @@ def mask_output(module, mask):
     return module.register_forward_hook(hook)
 """,
         ),
+        Wrong(
+            "makes the mask broadcast with unsqueeze_ (changes the caller's mask)",
+            None,
+            """
+def mask_output(module, mask):
+    if mask.dim() == 1:
+        mask.unsqueeze_(0)
+    return module.register_forward_hook(lambda m, i, output: output * mask)
+""",
+        ),
+        Wrong(
+            "masked_fill_ on the output, returned (the layer saved that output)",
+            "HK-5",
+            """
+def mask_output(module, mask):
+    def hook(module, inputs, output):
+        return output.masked_fill_(mask == 0, 0.0)
+    return module.register_forward_hook(hook)
+""",
+        ),
+        Wrong(
+            "returns a detached masked output: no gradient flows back through the layer",
+            None,
+            """
+def mask_output(module, mask):
+    return module.register_forward_hook(lambda m, i, output: (output * mask).detach())
+""",
+        ),
     ],
     "ex4_train_and_log": [
         Wrong(
@@ -366,10 +583,12 @@ def train_and_log(model, layer_name, batches, lr):
     log = []
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     handle = layer.register_forward_hook(lambda m, i, o: log.append(o.mean().item()))
-    for x, y in batches:
-        torch.nn.functional.mse_loss(model(x), y).backward()
-        optimizer.step()
-    handle.remove()
+    try:
+        for x, y in batches:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
     return log
 """,
         ),
@@ -382,11 +601,13 @@ def train_and_log(model, layer_name, batches, lr):
     log = []
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     handle = layer.register_forward_hook(lambda m, i, o: log.append(o.mean()))
-    for x, y in batches:
-        optimizer.zero_grad()
-        torch.nn.functional.mse_loss(model(x), y).backward()
-        optimizer.step()
-    handle.remove()
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
     return log
 """,
         ),
@@ -398,11 +619,160 @@ def train_and_log(model, layer_name, batches, lr):
     log = []
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     handle = model[3].register_forward_hook(lambda m, i, o: log.append(o.mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "hard-codes the learning rate 0.1",
+            None,
+            """
+def train_and_log(model, layer_name, batches, lr):
+    layer = dict(model.named_modules())[layer_name]
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    handle = layer.register_forward_hook(lambda m, i, o: log.append(o.mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "removes the hook only when training succeeds (no try/finally)",
+            "HK-3",
+            """
+def train_and_log(model, layer_name, batches, lr):
+    layer = dict(model.named_modules())[layer_name]
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(lambda m, i, o: log.append(o.mean().item()))
     for x, y in batches:
         optimizer.zero_grad()
         torch.nn.functional.mse_loss(model(x), y).backward()
         optimizer.step()
     handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "switches the model to training mode",
+            None,
+            """
+def train_and_log(model, layer_name, batches, lr):
+    model.train()
+    layer = dict(model.named_modules())[layer_name]
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(lambda m, i, o: log.append(o.mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "makes every parameter trainable (unfreezes the caller's frozen ones)",
+            None,
+            """
+def train_and_log(model, layer_name, batches, lr):
+    for p in model.parameters():
+        p.requires_grad_(True)
+    layer = dict(model.named_modules())[layer_name]
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(lambda m, i, o: log.append(o.mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "logs the mean of the layer's input",
+            None,
+            """
+def train_and_log(model, layer_name, batches, lr):
+    layer = dict(model.named_modules())[layer_name]
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(lambda m, args, o: log.append(args[0].mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "manual SGD over every parameter: a frozen one has no .grad",
+            None,
+            """
+def train_and_log(model, layer_name, batches, lr):
+    log = []
+    handle = model.get_submodule(layer_name).register_forward_hook(
+        lambda m, i, o: log.append(o.detach().mean().item())
+    )
+    try:
+        for x, y in batches:
+            for p in model.parameters():
+                p.grad = None
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+    finally:
+        handle.remove()
+    return log
+""",
+        ),
+        Wrong(
+            "torch.autograd.grad over every parameter: a frozen one cannot be differentiated",
+            None,
+            """
+from contextlib import contextmanager
+
+@contextmanager
+def forward_hook(module, hook):
+    handle = module.register_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+def train_and_log(model, layer_name, batches, lr):
+    log = []
+    params = list(model.parameters())
+    layer = dict(model.named_modules())[layer_name]
+    with forward_hook(layer, lambda m, i, o: log.append(o.mean().item())):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p.sub_(lr * g)
     return log
 """,
         ),
@@ -490,6 +860,82 @@ def forward_counting_saved(model, x):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = model(x)
     return out, sum(seen.values())
+""",
+        ),
+        Wrong(
+            "counts in unpack, which runs only during backward",
+            None,
+            """
+def forward_counting_saved(model, x):
+    total = 0
+    def unpack(t):
+        nonlocal total
+        total += t.numel() * t.element_size()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        out = model(x)
+    return out, total
+""",
+        ),
+        Wrong(
+            "returns a detached output: nothing left to train",
+            None,
+            """
+def forward_counting_saved(model, x):
+    total = 0
+    def pack(t):
+        nonlocal total
+        total += t.numel() * t.element_size()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out.detach(), total
+""",
+        ),
+        Wrong(
+            "counts the whole storage behind each saved tensor (views count too much)",
+            None,
+            """
+def forward_counting_saved(model, x):
+    total = 0
+    def pack(t):
+        nonlocal total
+        total += t.untyped_storage().nbytes()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out, total
+""",
+        ),
+        Wrong(
+            "counts in kilobytes, a float",
+            None,
+            """
+def forward_counting_saved(model, x):
+    total = 0
+    def pack(t):
+        nonlocal total
+        total += t.numel() * t.element_size() / 1024
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out, total
+""",
+        ),
+        Wrong(
+            "sets requires_grad on the caller's input to be sure something is saved",
+            None,
+            """
+def forward_counting_saved(model, x):
+    x.requires_grad_(True)
+    total = 0
+    def pack(t):
+        nonlocal total
+        total += t.numel() * t.element_size()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out, total
 """,
         ),
     ],
@@ -591,6 +1037,52 @@ def extract_features(model, names, x):
     return recorder.features
 """,
         ),
+        Right(
+            "an ExitStack, get_submodule, clone().detach() to a module-level CPU device",
+            """
+from contextlib import ExitStack
+
+CPU = torch.device("cpu")
+
+def extract_features(model, names, x):
+    features = {}
+    with ExitStack() as stack:
+        for name in names:
+            handle = model.get_submodule(name).register_forward_hook(
+                lambda module, args, output, name=name: features.update(
+                    {name: output.clone().detach().to(CPU)}
+                )
+            )
+            stack.callback(handle.remove)
+        model(x)
+    return features
+""",
+        ),
+        Right(
+            "a callable class as the hook, copy_ into new CPU tensors",
+            """
+class Keep:
+    def __init__(self, store, name):
+        self.store, self.name = store, name
+
+    def __call__(self, module, args, output):
+        self.store[self.name] = torch.zeros_like(output, device="cpu").copy_(output.detach())
+
+def extract_features(model, names, x):
+    features = {}
+    modules = dict(model.named_modules())
+    handles = []
+    try:
+        for name in names:
+            handles.append(modules[name].register_forward_hook(Keep(features, name)))
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+        ),
     ],
     "ex2_clip_gradients": [
         Right(
@@ -619,6 +1111,36 @@ def clip_gradients(model, max_abs):
     def clip(param):
         param.grad.clamp_(-max_abs, max_abs)
     return [p.register_post_accumulate_grad_hook(clip) for p in model.parameters()]
+""",
+        ),
+        Right(
+            "functools.partial of a module-level function",
+            """
+from functools import partial
+
+def clip_to(grad, limit):
+    return grad.clamp(-limit, limit)
+
+def clip_gradients(model, max_abs):
+    return [p.register_hook(partial(clip_to, limit=max_abs)) for p in model.parameters()]
+""",
+        ),
+        Right(
+            "a callable class, Tensor.clip, a for loop",
+            """
+class Clip:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __call__(self, grad):
+        return grad.clip(min=-self.limit, max=self.limit)
+
+def clip_gradients(model, max_abs):
+    clip = Clip(max_abs)
+    handles = []
+    for name, parameter in model.named_parameters():
+        handles.append(parameter.register_hook(clip))
+    return handles
 """,
         ),
     ],
@@ -653,6 +1175,28 @@ def mask_output(module, mask):
     return module.register_forward_hook(hook, with_kwargs=True)
 """,
         ),
+        Right(
+            "functools.partial, a keyword-only mask",
+            """
+from functools import partial
+
+def apply_mask(module, args, output, *, mask):
+    return output * mask
+
+def mask_output(module, mask):
+    return module.register_forward_hook(partial(apply_mask, mask=mask))
+""",
+        ),
+        Right(
+            "an in-place multiply on a clone, returned",
+            """
+def mask_output(module, mask):
+    def hook(module, args, output):
+        return output.clone().mul_(mask)
+    handle = module.register_forward_hook(hook)
+    return handle
+""",
+        ),
     ],
     "ex4_train_and_log": [
         Right(
@@ -674,51 +1218,98 @@ def train_and_log(model, layer_name, batches, lr):
 """,
         ),
         Right(
-            "manual SGD under no_grad, get_submodule",
+            "nn.MSELoss as a module-level object, get_submodule, an ExitStack",
+            """
+from contextlib import ExitStack
+
+from torch import nn
+
+criterion = nn.MSELoss()
+
+def train_and_log(model, layer_name, batches, lr):
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    with ExitStack() as stack:
+        handle = model.get_submodule(layer_name).register_forward_hook(
+            lambda module, args, output: log.append(float(output.mean()))
+        )
+        stack.callback(handle.remove)
+        for x, y in batches:
+            optimizer.zero_grad(set_to_none=True)
+            criterion(model(x), y).backward()
+            optimizer.step()
+    return log
+""",
+        ),
+        Right(
+            "a logger class with __call__, a while loop over an iterator",
+            """
+class MeanLogger:
+    def __init__(self):
+        self.means = []
+
+    def __call__(self, module, args, output):
+        self.means.append(output.detach().mean().item())
+
+def train_and_log(model, layer_name, batches, lr):
+    logger = MeanLogger()
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = dict(model.named_modules())[layer_name].register_forward_hook(logger)
+    try:
+        remaining = iter(batches)
+        batch = next(remaining, None)
+        while batch is not None:
+            x, y = batch
+            model.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            batch = next(remaining, None)
+    finally:
+        handle.remove()
+    return logger.means
+""",
+        ),
+        Right(
+            "manual SGD that skips parameters without a gradient",
             """
 def train_and_log(model, layer_name, batches, lr):
     log = []
     handle = model.get_submodule(layer_name).register_forward_hook(
-        lambda m, i, o: log.append(o.detach().mean().item())
+        lambda m, i, o: log.append(o.mean().item())
     )
     try:
         for x, y in batches:
-            for p in model.parameters():
-                p.grad = None
-            loss = ((model(x) - y) ** 2).mean()
-            loss.backward()
+            model.zero_grad(set_to_none=True)
+            torch.nn.functional.mse_loss(model(x), y).backward()
             with torch.no_grad():
                 for p in model.parameters():
-                    p -= lr * p.grad
+                    if p.grad is not None:
+                        p.add_(p.grad, alpha=-lr)
     finally:
         handle.remove()
     return log
 """,
         ),
         Right(
-            "a context manager, torch.autograd.grad",
+            "an optimizer over the trainable parameters only, enumerate",
             """
-from contextlib import contextmanager
-
-@contextmanager
-def forward_hook(module, hook):
-    handle = module.register_forward_hook(hook)
+def train_and_log(model, layer_name, batches, lr):
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.SGD(trainable, lr=lr)
+    log = [None] * len(batches)
+    step = [0]
+    def hook(module, args, output):
+        log[step[0]] = output.mean().item()
+    handle = dict(model.named_modules())[layer_name].register_forward_hook(hook)
     try:
-        yield
+        for k, (x, y) in enumerate(batches):
+            step[0] = k
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
     finally:
         handle.remove()
-
-def train_and_log(model, layer_name, batches, lr):
-    log = []
-    params = list(model.parameters())
-    layer = dict(model.named_modules())[layer_name]
-    with forward_hook(layer, lambda m, i, o: log.append(o.mean().item())):
-        for x, y in batches:
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            grads = torch.autograd.grad(loss, params)
-            with torch.no_grad():
-                for p, g in zip(params, grads):
-                    p.sub_(lr * g)
     return log
 """,
         ),
@@ -772,6 +1363,43 @@ def forward_counting_saved(model, x):
     with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
         out = model(x)
     return out, total[0]
+""",
+        ),
+        Right(
+            "an alias of saved_tensors_hooks, a pack class with __call__, Tensor.nbytes",
+            """
+from torch.autograd.graph import saved_tensors_hooks as saving
+
+class Pack:
+    def __init__(self):
+        self.n_bytes = 0
+
+    def __call__(self, t):
+        self.n_bytes += t.nbytes
+        return t
+
+def forward_counting_saved(model, x):
+    pack = Pack()
+    with saving(pack, lambda t: t):
+        output = model(x)
+    return output, pack.n_bytes
+""",
+        ),
+        Right(
+            "sizes in a list, summed with functools.reduce",
+            """
+from functools import reduce
+
+def forward_counting_saved(model, x):
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.element_size() * t.numel())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        output = model(x)
+    return (output, reduce(lambda a, b: a + b, sizes, 0))
 """,
         ),
     ],
