@@ -1,35 +1,31 @@
 """Checks for lesson 03: model.eval() vs torch.no_grad().
 
-Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
-``observe`` builds several models (other widths and depths than the prompt's, some
-nested, some in float64) that arrive in training mode, in evaluation mode or in a
-mix, with stale gradients where an optimizer is involved, and calls the learner's
-function. While it runs, global module hooks record every Dropout and BatchNorm
-call — on the caller's modules or on any copy of them — with the layer's mode,
-the grad mode and the Dropout mask drawn; ``saved_tensors_hooks`` count the bytes
-autograd saved. Afterwards the caller's modules are read back (modes, parameters,
-running statistics). ``judge`` rebuilds the same models on the CPU and compares
-with an independent computation; Dropout masks are replayed from the record.
+Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+(models of other widths and depths, some nested, in float32 or float64, arriving in
+training, evaluation or mixed mode, with a frozen layer, with stale, zero or no
+``.grad``; batches of unequal sizes down to one sample; transposed or sliced inputs;
+exact ties u == p; drawn p, learning rates and sample counts; calls inside the
+caller's no_grad), the learner's function and the reference run in identical worlds,
+and everything a caller can see afterwards is compared. While either runs, global
+module hooks count every Dropout and BatchNorm call (on the caller's modules or on
+any copy) by its mode and whether autograd recorded it, and give each Dropout call in
+training mode a mask drawn from the seed, so the reference on the CPU draws the same.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 import torch
 
-from autograder.common import compare as c
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import Seen, snapshot
-from autograder.common.protocol import Check, call, returned, verdict
-from autograder.common.result import CheckFailed, CheckResult, require
-from autograder.kernel.measure import saved_bytes
+from autograder.common.inputs import uniform
+from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw
+from autograder.common.protocol import verdict
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
@@ -39,17 +35,10 @@ _on_every_call_before = torch.nn.modules.module.register_module_forward_pre_hook
 _on_every_call_after = torch.nn.modules.module.register_module_forward_hook
 _fork_rng = torch.random.fork_rng
 _mse = torch.nn.functional.mse_loss
-
-_EVAL = Text("evaluation mode", "评估模式")
-_TRAIN = Text("training mode", "训练模式")
-_MIXED = Text("a mix of modes", "混合模式")
-_UNCHANGED = Text("unchanged", "不变")
-_CHANGED = Text("changed", "已改变")
-_IDENTITY = Text(
-    "; with training=False, Dropout returns x", "；training=False 时 Dropout 原样返回 x"
-)
-_CALLERS = Text("{name} (the caller's tensor)", "{name}（调用者的张量）")
-_FLOAT_LOSS = Text("the returned loss is a Python float", "返回的损失是 Python float")
+_where = torch.where
+_stack = torch.stack
+_KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
+_ONE_SAMPLE = "more than 1 value per channel when training"
 
 
 # Models ------------------------------------------------------------------------------------
@@ -65,11 +54,6 @@ class Net:
     blocks: int = 1
     p: float = 0.5
     nested: bool = False  # each block in its own Sequential, as real models group layers
-    dtype: str = "float32"
-
-    @property
-    def torch_dtype(self) -> torch.dtype:
-        return getattr(torch, self.dtype)
 
 
 def _fill(module: torch.nn.Module, g: torch.Generator) -> None:
@@ -88,49 +72,45 @@ def _fill(module: torch.nn.Module, g: torch.Generator) -> None:
             module.num_batches_tracked.fill_(50)
 
 
-def make_net(seed: int, net: Net, device="cpu") -> torch.nn.Sequential:
+def _block(n_in: int, width: int, p: float | None) -> list[torch.nn.Module]:
+    layers = [torch.nn.Linear(n_in, width), torch.nn.BatchNorm1d(width), torch.nn.ReLU()]
+    return layers if p is None else [*layers, torch.nn.Dropout(p)]
+
+
+def _seeded(seed: int, dtype: str, device, *models: torch.nn.Module) -> list[torch.nn.Module]:
+    g = trusted.generator().manual_seed(seed)
+    for model in models:
+        for module in model.modules():
+            _fill(module, g)
+    return [m.to(device=device, dtype=getattr(torch, dtype)) for m in models]
+
+
+def make_net(seed: int, net: Net, dtype: str = "float32", device="cpu") -> torch.nn.Sequential:
     """A model of the given shape with weights fixed by ``seed``; the global RNG is left alone."""
     with _fork_rng(devices=[]):
-        blocks, width = [], net.n_in
-        for _ in range(net.blocks):
-            blocks.append(
-                [
-                    torch.nn.Linear(width, net.hidden),
-                    torch.nn.BatchNorm1d(net.hidden),
-                    torch.nn.ReLU(),
-                    torch.nn.Dropout(net.p),
-                ]
-            )
-            width = net.hidden
-        last = torch.nn.Linear(width, net.n_out)
+        widths = [net.n_in] + [net.hidden] * net.blocks
+        blocks = [_block(a, b, net.p) for a, b in zip(widths, widths[1:], strict=False)]
+        last = torch.nn.Linear(net.hidden, net.n_out)
     if net.nested:
         model = torch.nn.Sequential(*(torch.nn.Sequential(*b) for b in blocks), last)
     else:
         model = torch.nn.Sequential(*(layer for b in blocks for layer in b), last)
-    g = trusted.generator().manual_seed(seed)
-    for module in model.modules():
-        _fill(module, g)
-    return model.to(device=device, dtype=net.torch_dtype)
+    return _seeded(seed, dtype, device, model)[0]
 
 
-def make_backbone_head(seed: int, net: Net, head_out: int, device="cpu"):
-    """A backbone (``net``'s blocks without their Dropout) and a head Dropout(p) → Linear."""
+def make_backbone_head(seed: int, net: Net, dtype: str = "float32", device="cpu"):
+    """A backbone (``net``'s blocks without Dropout) and a head Dropout(p) → Linear."""
     with _fork_rng(devices=[]):
-        layers, width = [], net.n_in
-        for _ in range(net.blocks):
-            layers += [
-                torch.nn.Linear(width, net.hidden),
-                torch.nn.BatchNorm1d(net.hidden),
-                torch.nn.ReLU(),
-            ]
-            width = net.hidden
-        backbone = torch.nn.Sequential(*layers)
-        head = torch.nn.Sequential(torch.nn.Dropout(net.p), torch.nn.Linear(width, head_out))
-    g = trusted.generator().manual_seed(seed)
-    for module in [*backbone.modules(), *head.modules()]:
-        _fill(module, g)
-    moved = [m.to(device=device, dtype=net.torch_dtype) for m in (backbone, head)]
-    return moved[0], moved[1]
+        widths = [net.n_in] + [net.hidden] * net.blocks
+        backbone = torch.nn.Sequential(
+            *(
+                layer
+                for a, b in zip(widths, widths[1:], strict=False)
+                for layer in _block(a, b, None)
+            )
+        )
+        head = torch.nn.Sequential(torch.nn.Dropout(net.p), torch.nn.Linear(net.hidden, net.n_out))
+    return _seeded(seed, dtype, device, backbone, head)
 
 
 def _set_mode(model: torch.nn.Module, mode: str) -> None:
@@ -140,83 +120,109 @@ def _set_mode(model: torch.nn.Module, mode: str) -> None:
         next(m for m in model.modules() if trusted.isinstance_(m, _DROPOUT)).train()
 
 
-def _modes(model: torch.nn.Module) -> list[bool]:
-    return [bool(m.training) for m in model.modules()]
-
-
-def _mode_name(modes: list[bool]) -> Text:
-    if all(modes):
-        return _TRAIN
-    if not any(modes):
-        return _EVAL
-    return _MIXED
-
-
-def _tensors(pairs) -> dict:
-    """Plain CPU copies of named tensors (parameters or buffers)."""
-    return {name: snapshot(t)["value"] for name, t in pairs}
-
-
-def _stale_grads(seed: int, *modules: torch.nn.Module) -> None:
-    """Fill every .grad, as an earlier step would have left them."""
-    k = 0
-    for module in modules:
-        for p in module.parameters():
+def _set_grads(seed: int, stale: str, *models: torch.nn.Module) -> None:
+    """Leave each trainable parameter's .grad as an earlier step would: stale, zero or None."""
+    params = [p for m in models for p in m.parameters() if p.requires_grad]
+    for k, p in enumerate(params):
+        if stale == "stale":
             p.grad = uniform(seed + 900 + k, *p.shape, device=p.device, dtype=p.dtype)
-            k += 1
+        elif stale == "zero":
+            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
 
 
-def _stale_grad_values(seed: int, module: torch.nn.Module, first: int = 0) -> list[torch.Tensor]:
-    """The stale gradients ``_stale_grads`` put there, recomputed on the CPU."""
-    return [
-        uniform(seed + 900 + first + k, *p.shape, device="cpu", dtype=p.dtype)
-        for k, p in enumerate(module.parameters())
-    ]
+def _nets(seed: int, n_in: int, n_out: int) -> dict[str, Net]:
+    """Model shapes for the matrix; widths change with the seed."""
+    w = 8 + seed % 5
+    return {
+        "one block": Net(n_in, w + 4, n_out),
+        "two nested blocks": Net(n_in + 1, w, n_out + 1, blocks=2, p=0.3, nested=True),
+        "two blocks": Net(n_in, w - 1, n_out, blocks=2, p=0.2),
+    }
 
 
-# What the checks watch while the learner's function runs -----------------------------------
+def _restore(model: torch.nn.Module, modes: list[bool]) -> None:
+    for m, mode in zip(model.modules(), modes, strict=True):
+        m.train(mode)
 
 
-class _Spy:
-    """Record every Dropout and BatchNorm call of any module, and the outermost calls.
+_MODES = {
+    "train": Text("arriving in training mode", "进入时处于训练模式"),
+    "eval": Text("arriving in evaluation mode", "进入时处于评估模式"),
+    "mixed": Text(
+        "in evaluation mode except its first Dropout", "处于评估模式，但第一个 Dropout 处于训练模式"
+    ),
+}
+_STALE = {
+    "stale": Text("stale .grad", "残留的 .grad"),
+    "zero": Text(".grad zeros", ".grad 为零"),
+    "none": Text(".grad None", ".grad 为 None"),
+}
+_OUTER = Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")
+
+
+# What the checks watch while a function runs -----------------------------------------------
+
+_COUNTS = {
+    "Dropout train": Text(
+        "the number of Dropout calls in training mode", "以训练模式运行的 Dropout 调用次数"
+    ),
+    "BatchNorm train": Text(
+        "the number of BatchNorm calls in training mode", "以训练模式运行的 BatchNorm 调用次数"
+    ),
+    "Dropout graph": Text(
+        "the number of Dropout calls autograd recorded (a graph)",
+        "被自动求导记录进计算图的 Dropout 调用次数",
+    ),
+    "BatchNorm graph": Text(
+        "the number of BatchNorm calls autograd recorded (a graph)",
+        "被自动求导记录进计算图的 BatchNorm 调用次数",
+    ),
+}
+_BLAME_ONLY = ("Dropout eval", "BatchNorm eval", "Dropout train grad-mode")
+_BLAME_ONLY += ("BatchNorm train grad-mode", "outer eval")
+
+
+class _Layers:
+    """Count Dropout and BatchNorm calls of any module, and the outermost calls in eval mode.
 
     Global hooks see copies of the caller's model too (``copy.deepcopy``,
     ``torch.func.functional_call``), so a check judges what ran, not which object ran.
+    A Dropout call in training mode applies the next mask drawn from ``seed``.
     """
 
-    MAX_EVENTS = 4000
-
-    def __init__(self, masks: bool = False):
-        self.masks, self.depth, self.events = masks, 0, []
+    def __init__(self, seed: int):
+        self.seed, self.depth, self.masks = seed, 0, 0
+        self.counts = dict.fromkeys([*_COUNTS, *_BLAME_ONLY], 0)
         self._handles: list = []
 
     def _before(self, module, args) -> None:
         self.depth += 1
 
-    def _after(self, module, args, output) -> None:
+    def _after(self, module, args, output):
         self.depth -= 1
-        if trusted.isinstance_(module, _DROPOUT):
-            role = "dropout"
-        elif trusted.isinstance_(module, _BATCHNORM):
-            role = "batchnorm"
-        elif self.depth == 0:
-            role = "outer"
-        else:
-            return
-        if trusted.len_(self.events) >= self.MAX_EVENTS:
-            return
-        event = {
-            "role": role,
-            "kind": str(trusted.type_(module).__name__),
-            "training": bool(module.training),
-            "grad": bool(trusted.is_grad_enabled()),
-        }
-        if role == "dropout" and self.masks and trusted.type_(output) is trusted.tensor_type:
-            with trusted.no_grad():
-                event["mask"] = snapshot(output != 0)["value"]
-        self.events.append(event)
+        kind = next((k for k, t in _KINDS.items() if trusted.isinstance_(module, t)), None)
+        if kind is None:
+            if self.depth == 0 and not module.training:
+                self.counts["outer eval"] += 1
+            return None
+        training = bool(module.training)
+        self.counts[f"{kind} {'train' if training else 'eval'}"] += 1
+        if training and trusted.is_grad_enabled():
+            self.counts[f"{kind} train grad-mode"] += 1
+        tensor = trusted.type_(output) is trusted.tensor_type
+        if kind == "Dropout" and training and tensor and args:
+            output = self._mask(module.p, args[0])
+        if tensor and output.grad_fn is not None:
+            self.counts[f"{kind} graph"] += 1
+        return output
 
-    def __enter__(self) -> _Spy:
+    def _mask(self, p: float, x: torch.Tensor) -> torch.Tensor:
+        g = trusted.generator().manual_seed(self.seed * 7919 + self.masks)
+        self.masks += 1
+        keep = (trusted.rand(x.shape, generator=g) >= p).to(x.device)
+        return _where(keep, x / (1 - p), trusted.zeros((), dtype=x.dtype, device=x.device))
+
+    def __enter__(self) -> _Layers:
         self._handles = [_on_every_call_before(self._before), _on_every_call_after(self._after)]
         return self
 
@@ -225,34 +231,36 @@ class _Spy:
             handle.remove()
 
 
-def _role(events: list[dict], role: str) -> list[dict]:
-    return [e for e in events if e.get("role") == role]
+def _count(ctx, *names: str) -> int:
+    return sum(ctx.found.get("probe", {}).get(n, 0) for n in names)
 
 
-def _ran_in(events: list[dict]) -> Text:
-    """Which layer kinds ran in which mode, e.g. 'BatchNorm1d: training mode'."""
-    seen = sorted({(e["kind"], e["training"]) for e in events})
-    if not seen:
-        return Text("no forward pass through such a layer", "没有经过这类层的前向传播")
-    return Text(
-        ", ".join(f"{kind}: {(_TRAIN if t else _EVAL).en}" for kind, t in seen),
-        "，".join(f"{kind}：{(_TRAIN if t else _EVAL).zh}" for kind, t in seen),
+def _trained(ctx) -> bool:
+    return _count(ctx, "Dropout train", "BatchNorm train") > 0
+
+
+def _left_in_eval(ctx) -> bool:
+    """Every module of the caller's model is in evaluation mode after the call."""
+    return not any(v.get("training") for b, v in ctx.found.items() if b.startswith("model"))
+
+
+def _ev2(ctx) -> bool:
+    """BatchNorm trained under no_grad, none switched to eval: no_grad trusted to switch it."""
+    return (
+        _count(ctx, "BatchNorm train") > 0
+        and _count(ctx, "BatchNorm train grad-mode") == 0
+        and _count(ctx, "BatchNorm eval", "outer eval") == 0
     )
 
 
-def _top_flag_only(events: list[dict]) -> bool:
-    """The outermost module ran with training=False while layers inside it trained."""
-    outer_eval = any(e["role"] == "outer" and not e["training"] for e in events)
-    inner_train = any(e["role"] in ("dropout", "batchnorm") and e["training"] for e in events)
-    return outer_eval and inner_train
+def _differs_only_in(*fields: str):
+    """A rule's condition: expected and found agree on every field except ``fields``."""
 
+    def when(e: dict, f: dict, ctx) -> bool:
+        tolerance = TOLERANCE.get(e.get("dtype", ""), (0.0, 0.0))
+        return all(close(e.get(k), f.get(k), tolerance) for k in (set(e) | set(f)) - set(fields))
 
-_TOP_FLAG_HINT = Text(
-    " (the model's own flag was False but its layers were still training: "
-    "`model.training = False` changes one flag, model.eval() sets it on every submodule)",
-    "（模型自身的标志是 False，但它的各层仍在训练模式：`model.training = False` "
-    "只改了一个标志，model.eval() 才会设置每个子模块）",
-)
+    return when
 
 
 def _explain(message: str) -> Text | None:
@@ -264,12 +272,18 @@ def _explain(message: str) -> Text | None:
             "损失没有计算图：它是在 torch.no_grad() 下、或由不需要梯度的张量算出来的，"
             "所以 backward() 无法沿计算图反向传播",
         )
-    if "more than 1 value per channel when training" in message:
+    if _ONE_SAMPLE in message:
         return Text(
             "BatchNorm ran in training mode on a batch of one sample: training mode needs "
             "batch statistics, evaluation mode uses the running statistics",
             "BatchNorm 在训练模式下处理了只有一个样本的批次：训练模式需要批次统计量，"
             "评估模式使用滑动平均统计量",
+        )
+    if "view size is not compatible" in message:
+        return Text(
+            "view() needs a contiguous tensor: inputs may be transposed or sliced; "
+            "reshape() works on any layout",
+            "view() 需要连续的张量：输入可能是转置或切片得到的；reshape() 适用于任何内存布局",
         )
     if any(part in message for part in ("cannot be multiplied", "size of tensor", "shape of")):
         return Text(
@@ -304,212 +318,79 @@ def _explain(message: str) -> Text | None:
     return None
 
 
-def _returned(ex: Text, record: dict, name: str) -> Seen:
-    """The value the learner's function returned, or feedback that explains its error."""
-    return returned(ex, record, name, explain=_explain)
+@dataclass(frozen=True)
+class _Lesson03(Spec):
+    """What every check of this lesson shares: the layer watch, the counts compared."""
 
+    counted: ClassVar[tuple[str, ...]] = ("Dropout train", "BatchNorm train")
+    random: ClassVar[bool] = False  # Dropout trains in the reference: the device's RNG is used
 
-def _case_text(k: int, what: Text) -> Text:
-    return Text("case {k} ({what}): ", "情形 {k}（{what}）：").format(k=k, what=what)
+    def calling(self, world: World, case: dict, fn) -> contextlib.AbstractContextManager:
+        stack = contextlib.ExitStack()
+        world.layers = stack.enter_context(_Layers(self.seed))
+        if case.get("outer"):
+            stack.enter_context(trusted.no_grad())
+        return stack
 
+    def probe(self, world: World, value, again) -> dict:
+        return dict(world.layers.counts)
 
-def _arrives(mode: str) -> Text:
-    return {
-        "train": Text("model arriving in training mode", "模型进入时处于训练模式"),
-        "eval": Text("model arriving in evaluation mode", "模型进入时处于评估模式"),
-        "mixed": Text(
-            "model in evaluation mode except its first Dropout",
-            "模型处于评估模式，但第一个 Dropout 处于训练模式",
-        ),
-    }[mode]
+    def probe_text(self, name: str) -> Text:
+        return _COUNTS.get(name) or super().probe_text(name)
 
+    def compared(self, base: str, fields: dict) -> dict:
+        if base.startswith("probe:") and base[6:] not in self.counted:
+            return {}
+        if base == "torch" and self.random:
+            return {k: v for k, v in fields.items() if k != "rng_consumed"}
+        return fields
 
-def _observed(ex: Text, cases: list, observed: list) -> Iterator[tuple[int, Any, dict]]:
-    """Each case with its observation; a case that was never observed fails, it is not skipped."""
-    for k, case in enumerate(cases):
-        if k >= trusted.len_(observed):
-            raise CheckFailed(
-                ex,
-                [
-                    CheckResult(
-                        Text("running your function", "运行你的函数"),
-                        False,
-                        Text("case {k} observed", "观察到情形 {k}").format(k=k + 1),
-                        Text("no observation of it", "没有它的观察记录"),
-                    )
-                ],
-            )
-        yield k, case, observed[k]
-
-
-def _text(value: Text | str, lang: str) -> str:
-    return value(lang) if trusted.isinstance_(value, Text) else value
-
-
-def _join(*parts: Text | str) -> Text:
-    """Text made of parts side by side in each language (plain strings are the same in both)."""
-    return Text(*("".join(_text(part, lang) for part in parts) for lang in ("en", "zh")))
-
-
-def _titled(prefix: Text, result: CheckResult) -> CheckResult:
-    """The same result, its title prefixed with the case it comes from."""
-    return CheckResult(
-        _join(prefix, result.what),
-        result.passed,
-        result.expected,
-        result.found,
-        result.misconception,
-    )
-
-
-def _in_case(prefix: Text, results: list[CheckResult]) -> list[CheckResult]:
-    return [_titled(prefix, r) for r in results]
-
-
-def _layers_ran(
-    events: list[dict], roles: tuple[str, ...], training: bool, what: Text, expected: Text, mid
-) -> CheckResult:
-    """Every watched call of these layer kinds ran in the wanted mode."""
-    layers = [e for e in events if e["role"] in roles]
-    found = _ran_in(layers)
-    if _top_flag_only(events):
-        found = _join(found, _TOP_FLAG_HINT)
-    passed = bool(layers) and all(e["training"] is training for e in layers)
-    return CheckResult(what, passed, expected, found, mid)
-
-
-def _same_tensors(found: dict, wanted: dict) -> bool:
-    return set(found) == set(wanted) and all(
-        trusted.equal(found[name], wanted[name].detach()) for name in wanted
-    )
-
-
-def _stats_unchanged(found: dict, model: torch.nn.Module, mid: str | None) -> CheckResult:
-    return CheckResult(
-        Text("BatchNorm's running statistics are unchanged", "BatchNorm 的滑动平均统计量保持不变"),
-        _same_tensors(found, dict(model.named_buffers())),
-        _UNCHANGED,
-        _CHANGED,
-        mid,
-    )
-
-
-def _params_unchanged(found: dict, model: torch.nn.Module, what: Text) -> CheckResult:
-    return CheckResult(
-        what, _same_tensors(found, dict(model.named_parameters())), _UNCHANGED, _CHANGED
-    )
-
-
-def _mode_after(found: list[bool], wanted: list[bool], what: Text, mid=None) -> CheckResult:
-    """Each module's training flag after the call, against the one it arrived with."""
-    differ = sum(a != b for a, b in zip(found, wanted, strict=False))
-    shown = Text(
-        "{mode}: {n} of {total} modules are not in the mode they had",
-        "{mode}：{total} 个模块中有 {n} 个不在原来的模式",
-    ).format(mode=_mode_name(found), n=differ, total=trusted.len_(wanted))
-    return CheckResult(what, found == wanted, _mode_name(wanted), shown, mid)
-
-
-def _no_graph(events: list[dict], kept: int, mid: str | None) -> CheckResult:
-    """No bytes saved, and grad mode off in the model's Dropout and BatchNorm calls.
-
-    A loss module called afterwards with grad mode on records nothing from
-    outputs that do not require grad, so only the model's own layers count.
-    """
-    grad_on = any(e["grad"] for e in events if e["role"] != "outer")
-    return CheckResult(
-        Text(
-            "autograd recorded no graph during the forward passes",
-            "前向传播期间自动求导没有记录计算图",
-        ),
-        kept == 0 and not grad_on,
-        Text(
-            "0 bytes saved for backward (grad mode off: torch.no_grad())",
-            "为反向传播保存 0 字节（关闭梯度模式：torch.no_grad()）",
-        ),
-        Text(
-            "{n} bytes saved for backward (grad mode on)",
-            "为反向传播保存了 {n} 字节（梯度模式开启）",
-        ).format(n=kept),
-        mid if (kept or grad_on) else None,
-    )
-
-
-def _is_float(found: Seen) -> CheckResult:
-    return CheckResult(_FLOAT_LOSS, found.kind == "float", "float", found.describe())
-
-
-def _observe_module(model: torch.nn.Module) -> dict:
-    """How the caller's module was left: each module's mode, parameters, buffers."""
-    return {
-        "modes": _modes(model),
-        "params": _tensors(model.named_parameters()),
-        "buffers": _tensors(model.named_buffers()),
-    }
-
-
-def _adds_up(found: Seen, want: torch.Tensor, with_stale: torch.Tensor) -> bool:
-    """The found values are what the stale .grad plus this batch's gradient would give."""
-    return (
-        found.is_tensor
-        and found.shape == tuple(want.shape)
-        and bool(trusted.allclose(found.value.to(want.dtype), with_stale, rtol=1e-4, atol=1e-6))
-    )
-
-
-def _stale(fix: str) -> CheckResult:
-    """Why the values are off when the stale .grad was left in: backward() adds to it."""
-    return CheckResult(
-        Text("the gradients are this loss's alone", "梯度只来自这次的损失"),
-        False,
-        Text(
-            "the .grad of an earlier step cleared first ({fix})", "先清掉之前留下的 .grad（{fix}）"
-        ).format(fix=fix),
-        Text(
-            "the earlier .grad plus this loss's gradient: backward() adds to .grad",
-            "之前的 .grad 加上这次损失的梯度：backward() 会累加到 .grad 上",
-        ),
-    )
+    def explain(self, message: str) -> Text | None:
+        return _explain(message)
 
 
 # Exercise 1 (EV-3) -------------------------------------------------------------------------
 
-
-def _dropout_cases(seed: int, p: float) -> list[tuple[tuple[int, ...], str, bool]]:
-    """(shape of x, dtype, training) for each call; shapes and sizes drawn from the seed."""
-    g = trusted.generator().manual_seed(seed)
-    rows, cols, depth = (int(n) for n in trusted.randint(20, 60, (3,), generator=g))
-    return [
-        ((rows, cols), "float32", True),
-        ((rows * cols,), "float64", True),
-        ((3, depth, 5), "float64", True),
-        ((rows, 7), "float64", False),
-    ]
-
-
-def _dropout_inputs(seed: int, k: int, shape, dtype: str, device):
-    dt = getattr(torch, dtype)
-    x = uniform(seed + 10 * k, *shape, device=device, dtype=dt)
-    u = (uniform(seed + 10 * k + 1, *shape, device=device, dtype=dt) + 1) / 2
-    return x, u
+_LAYOUTS = {
+    "contiguous": Text("contiguous", "连续"),
+    "transposed": Text("transposed (not contiguous)", "转置（不连续）"),
+    "slice": Text("a view into a larger storage", "更大存储的视图"),
+    "row": Text("a single row", "只有一行"),
+    "3-d": Text("three dimensions", "三维"),
+    "scalar": Text("shape ()", "形状为 ()"),
+}
+_EDGES = {
+    "plain": Text("values in [-1, 1)", "取值在 [-1, 1) 内"),
+    "ties": Text("some u exactly equal to p", "部分 u 恰好等于 p"),
+    "zeros": Text("some x exactly 0", "部分 x 恰好为 0"),
+    "large": Text("|x| up to 10⁴", "|x| 最大到 10⁴"),
+}
 
 
-def _keep_probability(found: torch.Tensor, x: torch.Tensor, u: torch.Tensor, p: float) -> bool:
+def _laid_out(base: torch.Tensor, layout: str) -> torch.Tensor:
+    if layout == "transposed":
+        return base.t()
+    if layout == "slice":
+        return base[1:-1]
+    return base
+
+
+def _keep_probability(e: dict, f: dict, ctx) -> bool:
     """The output is what a keep probability p would give: mask reversed, or scale 1/p."""
+    x, u, p = ctx.before["x"]["value"], ctx.before["u"]["value"], ctx.case["p"]
+    found = f.get("value")
+    if not ctx.case["training"] or trusted.type_(found) is not trusted.tensor_type:
+        return False
+    if x.numel() < 4:  # too few elements to tell a reading from chance
+        return False
     zero = trusted.zeros((), dtype=x.dtype)
-    readings = [
-        torch.where(u < p, x / p, zero),
-        torch.where(u >= p, x / p, zero),
-        torch.where(u < p, x / (1 - p), zero),
-    ]
-    return any(
-        found.shape == r.shape and bool(trusted.allclose(found.to(r.dtype), r, rtol=1e-4))
-        for r in readings
-    )
+    readings = [_where(u < p, x / p, zero), _where(u >= p, x / p, zero)]
+    readings.append(_where(u < p, x / (1 - p), zero))
+    return any(close(found, r, (1e-3, 1e-5)) for r in readings)
 
 
 @dataclass(frozen=True)
-class DropoutByHand(Check):
+class DropoutByHand(_Lesson03):
     """Drop where u < p, scale survivors by 1/(1-p); the identity when not training."""
 
     number = 1
@@ -517,48 +398,61 @@ class DropoutByHand(Check):
     p: float = 0.2
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        calls = []
-        for k, (shape, dtype, training) in enumerate(_dropout_cases(self.seed, self.p)):
-            x, u = _dropout_inputs(self.seed, k, shape, dtype, device)
-            out = call(fn, x, self.p, u, training)
-            calls.append({"call": out.record(), "x": snapshot(x), "u": snapshot(u)})
-            if not out.ok:
-                break
-        return {"device": str(device), "calls": calls}
+    names = {"result": "dropout_by_hand(x, p, u, training)"}
+    allow = (Rule("result", _differs_only_in("is", "shares")),)  # x itself, or a copy
+    blame = (Rule("result", _keep_probability, "EV-3"),)
 
-    def judge(self, obs: dict) -> None:
-        ex, p = self.heading, self.p
-        cases = _dropout_cases(self.seed, p)
-        for k, (shape, dtype, training), seen in _observed(ex, cases, obs["calls"]):
-            what = Text(
-                "x of shape {s}, {d}, training={t}", "x 的形状为 {s}，{d}，training={t}"
-            ).format(s=shape, d=dtype, t=training)
-            prefix = _case_text(k + 1, what if training else _join(what, _IDENTITY))
-            out = _returned(ex, seen["call"], "dropout_by_hand")
-            x, u = _dropout_inputs(self.seed, k, shape, dtype, "cpu")
-            require(ex, _in_case(prefix, [c.is_tensor(out, "out")]))
-            if training:
-                want = torch.where(u < p, trusted.zeros((), dtype=x.dtype), x / (1 - p))
-                ev3 = out.shape == tuple(shape) and _keep_probability(out.value, x, u, p)
-            else:
-                want, ev3 = x, False
-            mid = "EV-3" if ev3 else None
-            require(
-                ex,
-                _in_case(
-                    prefix,
-                    [
-                        c.shape(out, tuple(shape), "out"),
-                        c.dtype(out, x.dtype, "out"),
-                        c.on_device(out, obs["device"], "out"),
-                        c.values(out, want, "out", misconception=mid),
-                        c.values(Seen(seen["x"]), x, _CALLERS.format(name="x")),
-                        c.values(Seen(seen["u"]), u, _CALLERS.format(name="u")),
-                    ],
-                ),
-            )
+    def cases(self) -> list[dict]:
+        axes = {
+            "training": [True, True, False],
+            "layout": list(_LAYOUTS),
+            "dtype": ["float32", "float64", "bfloat16"],
+            "p": [self.p, round((self.p + 0.5) % 0.9 + 0.05, 2)],
+            "edge": list(_EDGES),
+        }
+        return draw(self.seed, axes, 8)
+
+    def describe(self, case: dict) -> Text:
+        return Text(
+            "x {l}, dtype {d}, p={p}, training={t}, {e}",
+            "x 为{l}，数据类型 {d}，p={p}，training={t}，{e}",
+        ).format(
+            l=_LAYOUTS[case["layout"]],
+            d=case["dtype"],
+            p=case["p"],
+            t=case["training"],
+            e=_EDGES[case["edge"]],
+        )
+
+    def build(self, case: dict, device) -> World:
+        g = trusted.generator().manual_seed(self.seed)
+        rows, cols = (int(n) for n in trusted.randint(3, 12, (2,), generator=g))
+        shape = {
+            "contiguous": (rows, cols),
+            "transposed": (cols, rows),
+            "slice": (rows + 2, cols),
+            "row": (1, cols),
+            "3-d": (2, rows, cols),
+            "scalar": (),
+        }[case["layout"]]
+        dtype, p = getattr(torch, case["dtype"]), case["p"]
+        x = uniform(self.seed + 1, *shape, device=device, dtype=dtype)
+        u = (uniform(self.seed + 2, *shape, device=device, dtype=dtype) + 1) / 2
+        flat_x, flat_u = x.view(-1), u.view(-1)
+        if case["edge"] == "ties":
+            flat_u[::3] = p
+        elif case["edge"] == "zeros":
+            flat_x[::2] = 0
+        elif case["edge"] == "large":
+            x.mul_(1e4)
+        x, u = _laid_out(x, case["layout"]), _laid_out(u, case["layout"])
+        return World((x, p, u, case["training"]), {"x": x, "u": u}, device)
+
+    def reference(self, world: World, case: dict):
+        x, p, u, training = world.args
+        if not training:
+            return x
+        return _where(u < p, trusted.zeros((), dtype=x.dtype, device=x.device), x / (1 - p))
 
 
 def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> None:
@@ -568,31 +462,48 @@ def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> Non
 # Exercise 2 (EV-1) -------------------------------------------------------------------------
 
 
-def _width(seed: int, base: int) -> int:
-    """A layer width that changes with the seed, so hidden tests use other models too."""
-    return base + seed % 5
+def _model_world(spec, case: dict, device, n_in: int, n_out: int) -> tuple:
+    """The caller's model and input batch for a case: shape, dtype, mode, .grad, layout."""
+    net = _nets(spec.seed, n_in, n_out)[case["net"]]
+    model = make_net(spec.seed, net, case["dtype"], device)
+    _set_mode(model, case["mode"])
+    if case.get("frozen") == "first":
+        next(m for m in model.modules() if trusted.isinstance_(m, torch.nn.Linear)).requires_grad_(
+            False
+        )
+    _set_grads(spec.seed, case.get("stale", "none"), model)
+    dtype, rows = getattr(torch, case["dtype"]), case["rows"]
+    if case.get("layout") == "transposed":
+        x = uniform(spec.seed + 1, net.n_in, rows, device=device, dtype=dtype).t()
+    else:
+        x = uniform(spec.seed + 1, rows, net.n_in, device=device, dtype=dtype)
+    return model, x, net
 
 
-def _eval_grads_cases(seed: int, size: int) -> list[tuple[Net, str, bool, int]]:
-    """(model shape, mode it arrives in, stale .grad, batch size) for each call."""
-    w = _width(seed, 10)
-    return [
-        (Net(4, 16, 2), "eval", True, size),
-        (Net(6, w, 3, blocks=2, p=0.3, nested=True, dtype="float64"), "train", True, size + 3),
-        (Net(3, w - 2, 1, p=0.2), "train", False, size + 1),
+def _model_text(case: dict) -> Text:
+    parts = [
+        Text("model with {n}", "模型含{n}").format(n=_NET_TEXT[case["net"]]),
+        _MODES[case["mode"]],
     ]
+    if "stale" in case:
+        parts.append(_STALE[case["stale"]])
+    if case.get("frozen") == "first":
+        parts.append(Text("its first layer frozen", "第一层被冻结"))
+    parts.append(Text("dtype {d}", "数据类型 {d}").format(d=case["dtype"]))
+    if case.get("outer"):
+        parts.append(_OUTER)
+    return Text(", ".join(t.en for t in parts), "，".join(t.zh for t in parts))
 
 
-def _model_case(seed: int, k: int, net: Net, mode: str, rows: int, device):
-    model = make_net(seed + 7 * k, net, device)
-    _set_mode(model, mode)
-    x = uniform(seed + 100 + k, rows, net.n_in, device=device, dtype=net.torch_dtype)
-    target = uniform(seed + 200 + k, rows, net.n_out, device=device, dtype=net.torch_dtype)
-    return model, x, target
+_NET_TEXT = {
+    "one block": Text("one block", "一个块"),
+    "two nested blocks": Text("two nested blocks", "两个嵌套的块"),
+    "two blocks": Text("two blocks", "两个块"),
+}
 
 
 @dataclass(frozen=True)
-class EvalGrads(Check):
+class EvalGrads(_Lesson03):
     """Parameter gradients of the MSE loss, computed with the model in evaluation mode."""
 
     number = 2
@@ -600,135 +511,50 @@ class EvalGrads(Check):
     size: int = 8
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, (net, mode, stale, rows) in enumerate(_eval_grads_cases(self.seed, self.size)):
-            model, x, target = _model_case(self.seed, k, net, mode, rows, device)
-            if stale:
-                _stale_grads(self.seed + k, model)
-            with _Spy() as spy:
-                out = call(fn, model, x, target)
-            record = out.record()
-            cases.append(
-                {
-                    "call": record,
-                    "events": spy.events,
-                    "model": _observe_module(model),
-                    "x": snapshot(x),
-                    "target": snapshot(target),
-                }
-            )
-            if not out.ok:
-                break
-        return {"device": str(device), "cases": cases}
+    names = {"result": "eval_grads(model, x, target)"}
+    allow = (Rule("model*.grad"),)  # what .grad holds afterwards is not part of the task
+    blame = (
+        Rule("result[*]", lambda e, f, ctx: f.get("kind") == "None", "EV-1"),
+        Rule("*", lambda e, f, ctx: ctx.case["mode"] == "eval" and _trained(ctx), "EV-1"),
+    )
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        cases = _eval_grads_cases(self.seed, self.size)
-        for k, (net, mode, stale, rows), seen in _observed(ex, cases, obs["cases"]):
-            prefix = _case_text(k + 1, _arrives(mode))
-            grads = _returned(ex, seen["call"], "eval_grads")
-            model, x, target = _model_case(self.seed, k, net, mode, rows, "cpu")
-            names = [name for name, _ in model.named_parameters()]
-            require(
-                ex,
-                _in_case(
-                    prefix,
-                    [
-                        CheckResult(
-                            Text("the return value", "返回值"),
-                            grads.kind == "dict" and set(grads.data.get("items", {})) == set(names),
-                            Text(
-                                "a dict with one entry per name in model.named_parameters()",
-                                "字典，model.named_parameters() 中的每个参数名各一项",
-                            ),
-                            grads.describe()
-                            if grads.kind != "dict"
-                            else Text("a dict with keys {k}", "键为 {k} 的字典").format(
-                                k=sorted(grads.data["items"])[:6]
-                            ),
-                        )
-                    ],
-                ),
-            )
-            events = seen["events"]
-            ran_train = any(e["training"] for e in events if e["role"] != "outer")
-            mid = "EV-1" if mode == "eval" and ran_train else None
-            require(
-                ex,
-                _in_case(
-                    prefix,
-                    [
-                        c.is_tensor(grads.item(name), f"grads[{name!r}]", _ev1_none(grads, name))
-                        for name in names
-                    ],
-                ),
-            )
-            results = [
-                _layers_ran(
-                    events,
-                    ("dropout", "batchnorm"),
-                    False,
-                    Text(
-                        "Dropout and BatchNorm ran in evaluation mode during the forward pass",
-                        "前向传播期间 Dropout 和 BatchNorm 处于评估模式",
-                    ),
-                    Text("evaluation mode (model.eval())", "评估模式（model.eval()）"),
-                    mid,
-                )
-            ]
-            model.eval()
-            wanted = trusted.autograd_grad(_mse(model(x), target), list(model.parameters()))
-            model.train(mode == "train")
-            olds = _stale_grad_values(self.seed + k, model) if stale else [None] * len(names)
-            summed, compared = [], []
-            for name, want, old in zip(names, wanted, olds, strict=True):
-                found = grads.item(name)
-                summed.append(
-                    old is not None and not ran_train and _adds_up(found, want, want + old)
-                )
-                compared.append(c.values(found, want, f"grads[{name!r}]", mid, rtol=1e-4))
-            results += [_stale("model.zero_grad()")] if all(summed) else compared
-            first = grads.item(names[0])
-            results += [
-                c.dtype(first, net.torch_dtype, f"grads[{names[0]!r}]"),
-                c.on_device(first, obs["device"], f"grads[{names[0]!r}]"),
-            ]
-            require(ex, _in_case(prefix, results))
-            state = seen["model"]
-            require(
-                ex,
-                _in_case(
-                    prefix,
-                    [
-                        _mode_after(
-                            state["modes"],
-                            _modes(model),
-                            Text(
-                                "every module is back in the mode it arrived in",
-                                "每个模块都回到了进入时的模式",
-                            ),
-                        ),
-                        _params_unchanged(
-                            state["params"],
-                            model,
-                            Text(
-                                "the model's parameters are unchanged (no optimizer step)",
-                                "模型参数保持不变（不做优化器更新）",
-                            ),
-                        ),
-                        _stats_unchanged(state["buffers"], model, mid),
-                        c.values(Seen(seen["x"]), x, _CALLERS.format(name="x")),
-                        c.values(Seen(seen["target"]), target, _CALLERS.format(name="target")),
-                    ],
-                ),
-            )
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["train", "eval"],
+            "stale": list(_STALE),
+            "net": ["one block", "two nested blocks", "two blocks"],
+            "dtype": ["float32", "float64"],
+            "rows": [self.size, 1, self.size + 3],
+            "layout": ["contiguous", "transposed"],
+        }
+        cases = draw(self.seed, axes, 4)
+        for case in cases:  # one sample where training mode would raise, not show a mistake
+            if case["mode"] == "train" and case["rows"] == 1:
+                case["rows"] = self.size + 1
+        return cases
 
+    def describe(self, case: dict) -> Text:
+        return Text("{m}, batch of {n}", "{m}，批大小 {n}").format(
+            m=_model_text(case), n=case["rows"]
+        )
 
-def _ev1_none(grads: Seen, name: str) -> str | None:
-    """A parameter without a gradient: the belief that evaluation mode computes none."""
-    return "EV-1" if grads.kind == "dict" and grads.item(name).kind == "none" else None
+    def build(self, case: dict, device) -> World:
+        model, x, net = _model_world(self, case, device, 4, 2)
+        target = uniform(self.seed + 2, case["rows"], net.n_out, device=device, dtype=x.dtype)
+        return World((model, x, target), {"model": model, "x": x, "target": target}, device)
+
+    def blame_error(self, message: str, case: dict) -> str | None:
+        """BatchNorm trained on one sample: switched to training mode for gradients."""
+        return "EV-1" if _ONE_SAMPLE in message and case["mode"] == "eval" else None
+
+    def reference(self, world: World, case: dict):
+        model, x, target = world.args
+        modes = [m.training for m in model.modules()]
+        model.eval()
+        names, params = zip(*model.named_parameters(), strict=True)
+        grads = trusted.autograd_grad(_mse(model(x), target), params)
+        _restore(model, modes)
+        return dict(zip(names, grads, strict=True))
 
 
 def check_eval_grads(fn, seed: int = 0, size: int = 8, device=None) -> None:
@@ -737,45 +563,24 @@ def check_eval_grads(fn, seed: int = 0, size: int = 8, device=None) -> None:
 
 # Exercise 3 (EV-2, EV-4, EV-5, EV-6) --------------------------------------------------------
 
-
-def _validate_cases(seed: int, batches: int, size: int) -> list[tuple[Net, str, bool, list[int]]]:
-    """(model shape, mode it arrives in, called under an outer no_grad, batch sizes)."""
-    uneven = [size + 2] * (batches - 1) + [3]
-    w = _width(seed, 8)
-    return [
-        (Net(4, 16, 2), "train", False, [size] * batches),
-        (Net(5, w, 3, blocks=2, p=0.3, nested=True), "eval", False, uneven),
-        (Net(4, w, 2, p=0.2, dtype="float64"), "train", False, [size + 1] * batches + [1]),
-        (Net(3, w - 2, 1, blocks=2, p=0.4), "train", True, [size] * batches),
-    ]
+_SIZES = {
+    "even": Text("batches of equal size", "批次大小相同"),
+    "uneven": Text("batches of unequal sizes", "批次大小不一"),
+    "single": Text("the last batch a single sample", "最后一个批次只有一个样本"),
+}
 
 
-def _validation_data(seed: int, k: int, net: Net, sizes: list[int], device):
-    dt = net.torch_dtype
-    return [
-        (
-            uniform(seed + 10 * k + j, n, net.n_in, device=device, dtype=dt),
-            uniform(seed + 500 + 10 * k + j, n, net.n_out, device=device, dtype=dt),
-        )
-        for j, n in enumerate(sizes)
-    ]
-
-
-def _validate_mode_id(events: list[dict], arrived: str, after: list[bool]) -> str | None:
-    """Which belief explains forward passes that ran in training mode, if one does."""
-    layers = [e for e in events if e["role"] != "outer"]
-    if not any(e["training"] for e in layers) or _top_flag_only(events):
+def _validate_blame(e: dict, f: dict, ctx) -> str | None:
+    if not _trained(ctx):
         return None
-    if arrived == "train" and not any(after):
+    if ctx.case["mode"] == "train" and _left_in_eval(ctx):
         return "EV-5"  # evaluation mode came, but only after the loop
-    if not any(e["grad"] for e in layers):
-        return "EV-2"  # no_grad was trusted to switch the layers
-    return None
+    return "EV-2" if _ev2(ctx) else None
 
 
 @dataclass(frozen=True)
-class Validate(Check):
-    """Mean validation loss in evaluation mode under no_grad; the caller's mode restored."""
+class Validate(_Lesson03):
+    """Mean validation loss in evaluation mode under no_grad; the caller's state unchanged."""
 
     number = 3
     seed: int = 0
@@ -783,149 +588,79 @@ class Validate(Check):
     size: int = 8
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, (net, mode, outer, sizes) in enumerate(
-            _validate_cases(self.seed, self.batches, self.size)
-        ):
-            model = make_net(self.seed + 7 * k, net, device)
-            _set_mode(model, mode)
-            data = _validation_data(self.seed, k, net, sizes, device)
-            with _Spy() as spy, trusted.no_grad() if outer else contextlib.nullcontext():
-                out, kept = saved_bytes(call, fn, model, data)
-            cases.append(
-                {
-                    "call": out.record(),
-                    "events": spy.events,
-                    "saved": int(kept),
-                    **_observe_module(model),
-                }
-            )
-            if not out.ok:
-                break
-        return {"cases": cases}
+    counted = ("Dropout train", "BatchNorm train", "Dropout graph", "BatchNorm graph")
+    names = {"result": "validate(model, batches)"}
+    blame = (
+        Rule("*", lambda e, f, ctx: _validate_blame(e, f, ctx) == "EV-5", "EV-5"),
+        Rule("*", lambda e, f, ctx: _validate_blame(e, f, ctx) == "EV-2", "EV-2"),
+        Rule("probe:* graph", None, "EV-6"),
+        Rule(
+            "model*",
+            lambda e, f, ctx: (
+                ctx.case["mode"] == "train" and _left_in_eval(ctx) and not _trained(ctx)
+            ),
+            "EV-4",  # model.train() forgotten after validation
+        ),
+    )
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        cases = _validate_cases(self.seed, self.batches, self.size)
-        for k, (net, mode, outer, sizes), seen in _observed(ex, cases, obs["cases"]):
-            what = _arrives(mode)
-            if outer:
-                what = _join(
-                    what, Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用")
-                )
-            prefix = _case_text(k + 1, what)
-            found = _returned(ex, seen["call"], "validate")
-            require(ex, _in_case(prefix, [_is_float(found)]))
-            model = make_net(self.seed + 7 * k, net, "cpu")
-            _set_mode(model, mode)
-            arrived = _modes(model)
-            data = _validation_data(self.seed, k, net, sizes, "cpu")
-            events, after = seen["events"], seen["modes"]
-            mid = _validate_mode_id(events, mode, after)
-            model.eval()
-            with trusted.no_grad():
-                losses = [_mse(model(x), y).item() for x, y in data]
-            want = sum(losses) / trusted.len_(losses)
-            results = [
-                _layers_ran(
-                    events,
-                    ("dropout", "batchnorm"),
-                    False,
-                    Text(
-                        "Dropout and BatchNorm ran in evaluation mode during the forward passes",
-                        "前向传播期间 Dropout 和 BatchNorm 处于评估模式",
-                    ),
-                    Text(
-                        "evaluation mode (model.eval() before the loop)",
-                        "评估模式（在循环之前调用 model.eval()）",
-                    ),
-                    mid,
-                ),
-                _stats_unchanged(seen["buffers"], model, mid),
-            ]
-            if not outer:
-                results.append(_no_graph(events, seen["saved"], "EV-6"))
-            restored_eval = mode == "train" and not any(after) and mid is None
-            results += [
-                _mode_after(
-                    after,
-                    arrived,
-                    Text(
-                        "the model is back in the mode it arrived in (restore it, not always "
-                        "train())",
-                        "模型回到了进入时的模式（恢复原来的模式，而不是一律 train()）",
-                    ),
-                    "EV-4" if restored_eval else mid if mode == "train" else None,
-                ),
-                c.values(trusted.tensor(found.value), trusted.tensor(want), "loss", mid, rtol=1e-4),
-            ]
-            require(ex, _in_case(prefix, results))
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["train", "eval"],
+            "outer": [False, False, True],
+            "frozen": ["none", "first"],
+            "stale": ["stale", "none"],
+            "net": ["two nested blocks", "one block", "two blocks"],
+            "dtype": ["float32", "float64"],
+            "sizes": list(_SIZES),
+            "count": [self.batches, self.batches + 1],
+            "rows": [self.size],
+        }
+        cases = draw(self.seed, axes, 5)
+        for case in cases:  # one sample where training mode would raise, not show a mistake
+            if case["mode"] == "train" and case["sizes"] == "single":
+                case["sizes"] = "uneven"
+        return cases
+
+    def describe(self, case: dict) -> Text:
+        return Text("{m}, {c} batches, {s}", "{m}，{c} 个批次，{s}").format(
+            m=_model_text(case), c=case["count"], s=_SIZES[case["sizes"]]
+        )
+
+    def build(self, case: dict, device) -> World:
+        model, _, net = _model_world(self, case, device, 4, 2)
+        sizes = {
+            "even": [self.size] * case["count"],
+            "uneven": [self.size + 2 * j for j in range(case["count"])],
+            "single": [self.size] * (case["count"] - 1) + [1],
+        }[case["sizes"]]
+        dtype, batches, objects = getattr(torch, case["dtype"]), [], {"model": model}
+        for j, n in enumerate(sizes):
+            x = uniform(self.seed + 10 + j, n, net.n_in, device=device, dtype=dtype)
+            y = uniform(self.seed + 50 + j, n, net.n_out, device=device, dtype=dtype)
+            batches.append((x, y))
+            objects[f"batches[{j}][0]"], objects[f"batches[{j}][1]"] = x, y
+        return World((model, batches), objects, device)
+
+    def reference(self, world: World, case: dict):
+        model, batches = world.args
+        modes = [m.training for m in model.modules()]
+        model.eval()
+        with trusted.no_grad():
+            losses = [_mse(model(x), y).item() for x, y in batches]
+        _restore(model, modes)
+        return sum(losses) / trusted.len_(losses)
 
 
 def check_validate(fn, seed: int = 0, batches: int = 3, size: int = 8, device=None) -> None:
     verdict(Validate(seed, batches, size, None if device is None else str(device)), fn)
 
 
-class _Replay:
-    """Make a reference model's Dropout layers apply recorded masks, in the order drawn."""
-
-    def __init__(self, model: torch.nn.Module, masks: Iterator[torch.Tensor]):
-        self.model, self.masks, self._handles = model, masks, []
-
-    def _apply(self, module, args, output):
-        (x,) = args
-        mask = next(self.masks)
-        return torch.where(mask, x / (1 - module.p), trusted.zeros((), dtype=x.dtype))
-
-    def __enter__(self) -> _Replay:
-        self._handles = [
-            m.register_forward_hook(self._apply)
-            for m in self.model.modules()
-            if trusted.isinstance_(m, _DROPOUT)
-        ]
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-
-
-def _dropout_count(model: torch.nn.Module) -> int:
-    return sum(1 for m in model.modules() if trusted.isinstance_(m, _DROPOUT))
-
-
 # Exercise 4 (EV-2) -------------------------------------------------------------------------
 
 
-def _finetune_cases(seed: int, size: int) -> list[tuple[Net, int, str, str, int]]:
-    """(backbone shape, head outputs, backbone's mode, head's mode, batch size).
-
-    The backbone's shape is a ``Net`` whose ``n_out`` is unused: the head sets the outputs.
-    """
-    w = _width(seed, 8)
-    return [
-        (Net(5, 12, 0, p=0.3), 3, "train", "train", size),
-        (Net(6, w, 0, blocks=2, p=0.5), 2, "eval", "eval", size + 4),
-        (Net(4, w - 1, 0, p=0.2, dtype="float64"), 4, "train", "eval", size + 2),
-    ]
-
-
-def _finetune_inputs(seed: int, k: int, net: Net, head_out: int, rows: int, device):
-    backbone, head = make_backbone_head(seed + 7 * k, net, head_out, device)
-    x = uniform(seed + 100 + k, rows, net.n_in, device=device, dtype=net.torch_dtype)
-    target = uniform(seed + 200 + k, rows, head_out, device=device, dtype=net.torch_dtype)
-    return backbone, head, x, target
-
-
 @dataclass(frozen=True)
-class FinetuneHead(Check):
-    """One SGD step on the head; the backbone's weights and BatchNorm statistics stay frozen.
-
-    Head and backbone arrive with stale gradients, and in training or evaluation
-    mode, so a forgotten zero_grad(), backbone.eval() or head.train() shows.
-    """
+class FinetuneHead(_Lesson03):
+    """One SGD step on the head; the backbone's weights and BatchNorm statistics stay frozen."""
 
     number = 4
     seed: int = 0
@@ -933,108 +668,70 @@ class FinetuneHead(Check):
     size: int = 10
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, case in enumerate(_finetune_cases(self.seed, self.size)):
-            net, head_out, backbone_mode, head_mode, rows = case
-            backbone, head, x, target = _finetune_inputs(self.seed, k, net, head_out, rows, device)
-            backbone.train(backbone_mode == "train")
-            head.train(head_mode == "train")
-            _stale_grads(self.seed + k, backbone, head)
-            with _Spy(masks=True) as spy:
-                out = call(fn, backbone, head, x, target, self.lr)
-            cases.append(
-                {
-                    "call": out.record(),
-                    "events": spy.events,
-                    "backbone": _observe_module(backbone),
-                    "head": _observe_module(head),
-                }
-            )
-            if not out.ok:
-                break
-        return {"cases": cases}
+    random = True
+    names = {"result": "finetune_head(backbone, head, x, target, lr)"}
+    allow = (
+        Rule("backbone*.grad"),  # what .grad holds afterwards is not part of the task
+        Rule("head*.grad"),
+        Rule("backbone*", _differs_only_in("training")),  # nor the modes the modules are left in
+        Rule("head*", _differs_only_in("training")),
+    )
+    blame = (Rule("*", lambda e, f, ctx: _ev2(ctx), "EV-2"),)
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        for k, case, seen in _observed(ex, _finetune_cases(self.seed, self.size), obs["cases"]):
-            net, head_out, backbone_mode, head_mode, rows = case
-            prefix = _case_text(
-                k + 1,
-                Text("backbone in {b}, head in {h}", "主干网络处于{b}，头部处于{h}").format(
-                    b=_TRAIN if backbone_mode == "train" else _EVAL,
-                    h=_TRAIN if head_mode == "train" else _EVAL,
-                ),
-            )
-            loss = _returned(ex, seen["call"], "finetune_head")
-            require(ex, _in_case(prefix, [_is_float(loss)]))
-            backbone, head, x, target = _finetune_inputs(self.seed, k, net, head_out, rows, "cpu")
-            events = seen["events"]
-            norms = _role(events, "batchnorm")
-            bn_train = any(e["training"] for e in norms)
-            mid = (
-                "EV-2" if bn_train and not any(e["grad"] for e in norms if e["training"]) else None
-            )
-            n_drop = _dropout_count(head)
-            drops = [e for e in _role(events, "dropout") if e["grad"]][:n_drop]
-            state = seen["backbone"]
-            require(
-                ex,
-                _in_case(
-                    prefix,
-                    [
-                        _layers_ran(
-                            norms,
-                            ("batchnorm",),
-                            False,
-                            Text(
-                                "the backbone's BatchNorm ran in evaluation mode",
-                                "主干网络的 BatchNorm 以评估模式运行",
-                            ),
-                            Text(
-                                "evaluation mode (backbone.eval())", "评估模式（backbone.eval()）"
-                            ),
-                            mid,
-                        ),
-                        _stats_unchanged(state["buffers"], backbone, mid),
-                        _params_unchanged(
-                            state["params"],
-                            backbone,
-                            Text("the backbone's weights are unchanged", "主干网络的权重保持不变"),
-                        ),
-                        CheckResult(
-                            Text(
-                                "the head's Dropout was active in the forward pass that "
-                                "autograd recorded",
-                                "在自动求导记录的那次前向传播中，头部的 Dropout 处于工作状态",
-                            ),
-                            trusted.len_(drops) == n_drop and all(e["training"] for e in drops),
-                            Text("training mode (head.train())", "训练模式（head.train()）"),
-                            _ran_in(drops),
-                        ),
-                    ],
-                ),
-            )
-            backbone.eval()
-            with trusted.no_grad():
-                features = backbone(x)
-            head.eval()
-            with _Replay(head, iter(e["mask"] for e in drops)):
-                loss_ref = _mse(head(features), target)
-            params = list(head.named_parameters())
-            grads = trusted.autograd_grad(loss_ref, [p for _, p in params])
-            olds = _stale_grad_values(self.seed + k, head, sum(1 for _ in backbone.parameters()))
-            found_params = seen["head"]["params"]
-            results = [c.values(trusted.tensor(loss.value), loss_ref.detach(), "loss", rtol=1e-4)]
-            summed, compared = [], []
-            for (name, p), g, old in zip(params, grads, olds, strict=True):
-                found = Seen(snapshot(found_params.get(name)))
-                want = p.detach() - self.lr * g
-                summed.append(_adds_up(found, want, want - self.lr * old))
-                compared.append(c.values(found, want, f"head.{name}", rtol=1e-4))
-            results += [_stale("optimizer.zero_grad()")] if all(summed) else compared
-            require(ex, _in_case(prefix, results))
+    def cases(self) -> list[dict]:
+        axes = {
+            "backbone": ["train", "eval"],
+            "head": ["eval", "train", "train"],
+            "stale": list(_STALE),
+            "frozen": ["none", "first"],
+            "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+            "dtype": ["float32", "float64"],
+            "blocks": [1, 2],
+            "rows": [self.size, 3, self.size + 2],
+        }
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        frozen = case["frozen"] == "first"
+        return Text(
+            "backbone {b}{f}, head {h}, {s}, lr={lr:g}, {d}, batch of {n}",
+            "主干网络{b}{f}，头部{h}，{s}，lr={lr:g}，{d}，批大小 {n}",
+        ).format(
+            b=_MODES[case["backbone"]],
+            f=Text(" with backbone[0] frozen", "，backbone[0] 被冻结") if frozen else "",
+            h=_MODES[case["head"]],
+            s=_STALE[case["stale"]],
+            lr=case["lr"],
+            d=case["dtype"],
+            n=case["rows"],
+        )
+
+    def build(self, case: dict, device) -> World:
+        net = Net(5, 8 + self.seed % 5, 3, blocks=case["blocks"], p=0.3)
+        backbone, head = make_backbone_head(self.seed, net, case["dtype"], device)
+        backbone.train(case["backbone"] == "train")
+        head.train(case["head"] == "train")
+        if case["frozen"] == "first":
+            backbone[0].requires_grad_(False)
+        _set_grads(self.seed, case["stale"], backbone, head)
+        dtype, rows = getattr(torch, case["dtype"]), case["rows"]
+        x = uniform(self.seed + 1, rows, net.n_in, device=device, dtype=dtype)
+        target = uniform(self.seed + 2, rows, net.n_out, device=device, dtype=dtype)
+        objects = {"backbone": backbone, "head": head, "x": x, "target": target}
+        return World((backbone, head, x, target, case["lr"]), objects, device)
+
+    def reference(self, world: World, case: dict):
+        backbone, head, x, target, lr = world.args
+        backbone.eval()
+        head.train()
+        with trusted.no_grad():
+            features = backbone(x)
+        optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+        optimizer.zero_grad()
+        loss = _mse(head(features), target)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
 
 
 def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, device=None) -> None:
@@ -1044,19 +741,8 @@ def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, devi
 # Exercise 5 (EV-2, EV-6) -------------------------------------------------------------------
 
 
-def _mc_cases(seed: int, size: int) -> list[tuple[Net, str, bool, int]]:
-    """(model shape, mode it arrives in, called under an outer no_grad, batch size)."""
-    w = _width(seed, 8)
-    return [
-        (Net(4, 16, 2), "eval", False, size),
-        (Net(6, w, 3, blocks=2, p=0.3, nested=True, dtype="float64"), "train", False, size + 3),
-        (Net(5, w + 2, 2, blocks=2, p=0.2), "mixed", False, size + 1),
-        (Net(3, w - 1, 1, p=0.4), "train", True, size),
-    ]
-
-
 @dataclass(frozen=True)
-class McDropoutPredict(Check):
+class McDropoutPredict(_Lesson03):
     """Mean and std over samples with Dropout on, BatchNorm in eval, no graph, modes restored."""
 
     number = 5
@@ -1065,114 +751,55 @@ class McDropoutPredict(Check):
     size: int = 6
     device: str | None = None
 
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, (net, mode, outer, rows) in enumerate(_mc_cases(self.seed, self.size)):
-            model, x, _ = _model_case(self.seed, k, net, mode, rows, device)
-            with _Spy(masks=True) as spy, trusted.no_grad() if outer else contextlib.nullcontext():
-                out, kept = saved_bytes(call, fn, model, x, self.samples)
-            cases.append(
-                {
-                    "device": str(device),
-                    "call": out.record(),
-                    "events": spy.events,
-                    "saved": int(kept),
-                    "x": snapshot(x),
-                    **_observe_module(model),
-                }
-            )
-            if not out.ok:
-                break
-        return {"cases": cases}
+    random = True
+    counted = ("Dropout train", "BatchNorm train", "Dropout graph", "BatchNorm graph")
+    names = {
+        "result": "mc_dropout_predict(model, x, samples)",
+        "result[0]": "mean",
+        "result[1]": "std",
+    }
+    blame = (
+        Rule("*", lambda e, f, ctx: _ev2(ctx), "EV-2"),
+        Rule("probe:* graph", None, "EV-6"),
+        Rule("result[*]", lambda e, f, ctx: f.get("requires_grad") or f.get("grad_fn"), "EV-6"),
+    )
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        for k, (net, mode, outer, rows), seen in _observed(
-            ex, _mc_cases(self.seed, self.size), obs["cases"]
-        ):
-            what = _arrives(mode)
-            if outer:
-                what = _join(
-                    what, Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用")
-                )
-            prefix = _case_text(k + 1, what)
-            out = _returned(ex, seen["call"], "mc_dropout_predict")
-            require(ex, _in_case(prefix, [c.returns_tuple(out, 2, "(mean, std)")]))
-            mean, std = out.items
-            require(ex, _in_case(prefix, [c.is_tensor(mean, "mean"), c.is_tensor(std, "std")]))
-            model, x, _ = _model_case(self.seed, k, net, mode, rows, "cpu")
-            events = seen["events"]
-            norms = _role(events, "batchnorm")
-            bn_train = any(e["training"] for e in norms)
-            bn_id = (
-                "EV-2" if bn_train and not any(e["grad"] for e in norms if e["training"]) else None
-            )
-            drops = _role(events, "dropout")
-            wanted_drops = self.samples * _dropout_count(model)
-            results = [
-                _layers_ran(
-                    events,
-                    ("batchnorm",),
-                    False,
-                    Text("BatchNorm ran in evaluation mode", "BatchNorm 以评估模式运行"),
-                    _EVAL,
-                    bn_id,
-                ),
-                _stats_unchanged(seen["buffers"], model, bn_id),
-                _layers_ran(
-                    events,
-                    ("dropout",),
-                    True,
-                    Text(
-                        "every Dropout was active in every forward pass",
-                        "每次前向传播中每个 Dropout 都处于工作状态",
-                    ),
-                    _TRAIN,
-                    None,
-                ),
-                CheckResult(
-                    Text(
-                        "calls of Dropout layers (samples × Dropout layers)",
-                        "Dropout 层被调用的次数（采样次数 × Dropout 层数）",
-                    ),
-                    trusted.len_(drops) == wanted_drops,
-                    str(wanted_drops),
-                    str(trusted.len_(drops)),
-                ),
-            ]
-            if not outer:
-                results += [
-                    _no_graph(events, seen["saved"], "EV-6"),
-                    c.requires_grad(mean, False, "mean", "EV-6"),
-                ]
-            results += [
-                _mode_after(
-                    seen["modes"],
-                    _modes(model),
-                    Text("every module is back in the mode it had", "每个模块都回到了原来的模式"),
-                ),
-                c.values(Seen(seen["x"]), x, _CALLERS.format(name="x")),
-            ]
-            require(ex, _in_case(prefix, results))
-            model.eval()
-            masks = iter(e["mask"] for e in drops)
-            with trusted.no_grad(), _Replay(model, masks):
-                preds = torch.stack([model(x) for _ in range(self.samples)])
-            require(
-                ex,
-                _in_case(
-                    prefix,
-                    [
-                        c.shape(mean, (rows, net.n_out), "mean"),
-                        c.shape(std, (rows, net.n_out), "std"),
-                        c.dtype(mean, net.torch_dtype, "mean"),
-                        c.on_device(mean, seen["device"], "mean"),
-                        c.values(mean, preds.mean(dim=0), "mean", rtol=1e-4, atol=1e-5),
-                        c.values(std, preds.std(dim=0), "std", rtol=1e-4, atol=1e-5),
-                    ],
-                ),
-            )
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["mixed", "train", "eval"],
+            "outer": [False, False, True],
+            "net": ["two nested blocks", "one block", "two blocks"],
+            "dtype": ["float32", "float64"],
+            "rows": [self.size, 1, self.size + 3],
+            "samples": [self.samples, max(self.samples // 2 + 1, 2)],
+            "layout": ["contiguous", "transposed"],
+        }
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        return Text("{m}, batch of {n}, samples={s}", "{m}，批大小 {n}，samples={s}").format(
+            m=_model_text(case), n=case["rows"], s=case["samples"]
+        )
+
+    def build(self, case: dict, device) -> World:
+        model, x, _ = _model_world(self, case, device, 4, 2)
+        return World((model, x, case["samples"]), {"model": model, "x": x}, device)
+
+    def blame_error(self, message: str, case: dict) -> str | None:
+        """BatchNorm trained on one sample under no_grad: no_grad trusted to switch it."""
+        return "EV-2" if _ONE_SAMPLE in message else None
+
+    def reference(self, world: World, case: dict):
+        model, x, samples = world.args
+        modes = [m.training for m in model.modules()]
+        model.eval()
+        for m in model.modules():
+            if trusted.isinstance_(m, _DROPOUT):
+                m.train()
+        with trusted.no_grad():
+            preds = _stack([model(x) for _ in range(samples)])
+        _restore(model, modes)
+        return preds.mean(dim=0), preds.std(dim=0)
 
 
 def check_mc_dropout_predict(
