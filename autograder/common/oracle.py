@@ -58,11 +58,19 @@ def pick(seed: int, options: Sequence[Any]) -> Any:
     return options[int(trusted.randint(len(options), (1,), generator=g))]
 
 
+def concrete(device) -> torch.device:
+    """A device as tensors report it: plain ``cuda`` is the current GPU (``cuda:0``)."""
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 class World:
     """One case's caller objects, built from the seed; instruments log into it."""
 
     def __init__(self, args: tuple, objects: dict[str, Any], device) -> None:
-        self.args, self.objects, self.device = args, objects, torch.device(device)
+        self.args, self.objects, self.device = args, objects, concrete(device)
         self.logged: dict[str, dict] = {}
         self.versions = {name: t._version for name, t in self.tensors()}
 

@@ -1,49 +1,53 @@
 """Checks for lesson 01: requires_grad, leaves, and the graph.
 
-Each check is an ``observe`` / ``judge`` pair (see autograder/common/protocol.py).
-``observe`` builds inputs from a seed and calls the learner's function on several
-of them — other shapes, dtypes and model depths than the prompt's example, with
-callers' state that is not fresh (a stale ``.grad``, a model in eval mode) — and
-keeps plain data. ``judge`` recomputes the inputs on the CPU, makes an independent
-reference with trusted torch functions and compares. Hidden tests use other seeds
-and sizes.
+Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+(float32, float64 or bfloat16; strided, sliced, 0-d or single-element tensors; zero and
+large values; Parameters, frozen Parameters, non-leaves and integer tensors; stale, zero
+or no ``.grad``; models with BatchNorm arriving in training, evaluation or mixed mode,
+with a frozen layer; drawn learning rates, batch sizes and target devices), the
+learner's function and a trusted reference run in identical worlds, and everything the
+caller can see afterwards is compared. Probes then do what a caller does next: backward
+with the returned seed, or look at the model and batch that came back.
 """
 
 from __future__ import annotations
 
-import copy
+import re
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
-from autograder.common import compare as c
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
-from autograder.common.observation import Seen, snapshot
-from autograder.common.protocol import Check, call, returned, verdict
-from autograder.common.result import CheckResult, require
+from autograder.common.inputs import uniform
+from autograder.common.oracle import Rule, Spec, World, close, concrete, draw
+from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
-# Shared helpers ------------------------------------------------------------------------------
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
+_DTYPES = ("float32", "float64", "bfloat16")
 
 
-def _at(name: str, case: str) -> str:
-    """A value's name with the input it came from, written as code (the same in both languages)."""
-    return f"{name} ⟨{case}⟩"
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to("cpu", copy=True)
 
 
-def _caller_unchanged(passed: bool, name: str, found: str | Text) -> CheckResult:
-    """The caller's tensor or model must come back as it was handed over."""
-    return CheckResult(
-        Text("the caller's {name}: left as it was", "调用者的 {name}：保持原样").format(name=name),
-        passed,
-        Text("unchanged", "不变"),
-        found,
-    )
+def _device(device) -> str | None:
+    return None if device is None else str(device)
+
+
+def _differs_only_in(*fields: str):
+    """A rule's condition: expected and found agree on every field except ``fields``."""
+
+    def when(e: dict, f: dict, ctx) -> bool:
+        keys = (set(e) | set(f)) - set(fields)
+        return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
+
+    return when
 
 
 def _tensors_in(tree) -> list[torch.Tensor]:
@@ -51,8 +55,100 @@ def _tensors_in(tree) -> list[torch.Tensor]:
     return [leaf for leaf in tree_leaves(tree) if trusted.isinstance_(leaf, trusted.tensor_type)]
 
 
+# Exercise 1 (RG-1) -------------------------------------------------------------------------
+
+_LAYOUTS = {  # name: (description, storage length for n elements, view of the storage)
+    "plain": (Text("contiguous", "连续"), lambda n: n, lambda v: v),
+    "strided": (Text("v[::2], strided", "v[::2]，有步长"), lambda n: 2 * n, lambda v: v[::2]),
+    "slice": (
+        Text("v[1:-1], a view into a larger storage", "v[1:-1]，更大存储的视图"),
+        lambda n: n + 2,
+        lambda v: v[1:-1],
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ProductGrads(Spec):
+    """(a.grad, b.grad, c.grad) of y = ((a * b) ** 2).sum(), the caller's a and b untouched."""
+
+    number = 1
+    seed: int = 0
+    size: int = 5
+    device: str | None = None
+
+    names = {"result": "product_grads(a, b)", "result[2]": "c.grad"}
+    blame = (
+        Rule(
+            "result[2]",
+            lambda e, f, ctx: (
+                f.get("kind") == "None" and ctx.found.get("result[0]", {}).get("kind") == "tensor"
+            ),
+            "RG-1",
+        ),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {"n": [self.size, 1, self.size + 3], "layout": list(_LAYOUTS), "dtype": _DTYPES}
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        return Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
+            n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
+        )
+
+    def build(self, case: dict, device) -> World:
+        _, length, view = _LAYOUTS[case["layout"]]
+        dtype = getattr(torch, case["dtype"])
+        a, b = (
+            view(uniform(self.seed + k, length(case["n"]), device=device, dtype=dtype))
+            for k in (0, 1)
+        )
+        return World((a, b), {"a": a, "b": b}, device)
+
+    def reference(self, world: World, case: dict):
+        a, b = (t.detach().clone().requires_grad_() for t in world.args)
+        c = a * b
+        c.retain_grad()
+        (c**2).sum().backward()
+        return a.grad, b.grad, c.grad
+
+
+def check_product_grads(fn, seed: int = 0, size: int = 5, device=None) -> None:
+    verdict(ProductGrads(seed, size, _device(device)), fn)
+
+
+# Exercise 2 (RG-2) -------------------------------------------------------------------------
+
+_KINDS = {  # what each input is, and how to make it (k: its position, for its length)
+    "param": (Text("a Parameter", "一个 Parameter"), lambda k, d: torch.nn.Parameter(_ones(k, d))),
+    "frozen": (
+        Text("frozen Parameter", "冻结的 Parameter"),
+        lambda k, d: torch.nn.Parameter(_ones(k, d), requires_grad=False),
+    ),
+    "nonleaf": (Text("non-leaf w * 2", "非叶子张量 w * 2"), lambda k, d: _ones(k, d, True) * 2),
+    "view": (Text("view w[1:]", "视图 w[1:]"), lambda k, d: _ones(k + 1, d, True)[1:]),
+    "float": (Text("float tensor", "浮点张量"), lambda k, d: _ones(k, d)),
+    "int": (Text("int64 tensor", "int64 张量"), lambda k, d: _ones(k, d).long()),
+    "scalar": (Text("0-dim tensor", "0 维张量"), lambda k, d: trusted.ones((), device=d)),
+}
+_FIXED = (
+    ("float", "param"),
+    ("int",),
+    ("frozen", "int"),
+    ("nonleaf", "float"),
+    ("float", "frozen", "view"),
+    ("param",),
+    ("scalar", "int", "frozen", "float"),
+)
+
+
+def _ones(k: int, device, requires_grad: bool = False) -> torch.Tensor:
+    return trusted.ones(k + 2, device=device, requires_grad=requires_grad)
+
+
 class _GraphFrom(TorchFunctionMode):
-    """Names the torch functions called on the watched tensors that recorded a graph (or raised).
+    """Notes whether a torch function ran on the watched tensors and recorded a graph (or raised).
 
     Reading attributes such as ``requires_grad`` calls nothing here, and printing a
     tensor records no graph; running the operation whose result is to be predicted
@@ -62,23 +158,464 @@ class _GraphFrom(TorchFunctionMode):
     def __init__(self, watched: list[torch.Tensor]):
         super().__init__()
         self.storages = {int(t.untyped_storage().data_ptr()) for t in watched}
-        self.ops: list[str] = []
+        self.ran = False
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        tensors = _tensors_in((args, kwargs))
-        reads = any(int(t.untyped_storage().data_ptr()) in self.storages for t in tensors)
-        name = str(getattr(func, "__name__", "?"))
+        reads = any(
+            int(t.untyped_storage().data_ptr()) in self.storages
+            for t in _tensors_in((args, kwargs))
+        )
         try:
             out = func(*args, **kwargs)
         except Exception:
-            if reads:
-                self.ops.append(name)
+            self.ran = self.ran or reads
             raise
         if reads and any(t.grad_fn is not None for t in _tensors_in(out)):
-            self.ops.append(name)
+            self.ran = True
         return out
 
+
+def _plain_input_decided(e: dict, f: dict, ctx) -> bool:
+    """A graph is recorded, and the answer let an input that needs no gradient say otherwise.
+
+    Only where every input that requires grad is a leaf: an answer that misses a
+    non-leaf input has another rule, not this misconception.
+    """
+    inputs = [v for b, v in ctx.before.items() if re.fullmatch(r"inputs\[\d+\]", b)]
+    needed = [v for v in inputs if v["requires_grad"]]
+    mixed = needed and len(needed) < len(inputs) and not any(v["grad_fn"] for v in needed)
+    return bool(mixed) and e.get("value") is True and f.get("value") is False
+
+
+@dataclass(frozen=True)
+class OutputRequiresGrad(Spec):
+    """A bool predicted from the inputs' flags alone: any input requires grad."""
+
+    number = 2
+    seed: int = 0
+    device: str | None = None
+
+    names = {"result": "output_requires_grad(*inputs)"}
+    probes = {
+        "ran_an_operation": Text(
+            "an operation on the inputs was run (predict from their attributes only)",
+            "对输入运行了运算（只应根据它们的属性预测）",
+        )
+    }
+    blame = (Rule("result", lambda e, f, ctx: _plain_input_decided(e, f, ctx), "RG-2"),)
+
+    def cases(self) -> list[dict]:
+        g = trusted.generator().manual_seed(self.seed)
+        kinds = list(_KINDS)
+        drawn = [
+            tuple(kinds[int(i)] for i in trusted.randint(len(kinds), (n,), generator=g))
+            for n in (2, 3, 5)
+        ]
+        return [{"inputs": list(k)} for k in (*_FIXED, *drawn)]
+
+    def describe(self, case: dict) -> Text:
+        parts = [_KINDS[k][0] for k in case["inputs"]]
+        return Text("inputs: {t}", "输入：{t}").format(
+            t=Text(", ".join(p.en for p in parts), "、".join(p.zh for p in parts))
+        )
+
+    def build(self, case: dict, device) -> World:
+        inputs = [_KINDS[kind][1](k, device) for k, kind in enumerate(case["inputs"])]
+        return World(tuple(inputs), {f"inputs[{k}]": t for k, t in enumerate(inputs)}, device)
+
+    def calling(self, world: World, case: dict, fn):
+        world.spy = _GraphFrom(list(world.args))
+        return world.spy
+
+    def reference(self, world: World, case: dict):
+        return any(t.requires_grad for t in world.args)
+
+    def probe(self, world: World, value, again) -> dict:
+        return {"ran_an_operation": world.spy.ran}
+
+
+def check_output_requires_grad(fn, seed: int = 0, device=None) -> None:
+    verdict(OutputRequiresGrad(seed, _device(device)), fn)
+
+
+# Exercise 3 (RG-3) -------------------------------------------------------------------------
+
+_SHAPES = {"2d": (0, 0), "1d": (0,), "3d": (2, 0, 2), "single": (1, 1), "row": (1, 0)}
+_RANGES = {"small": 10, "large": 70001}  # large: beyond int8 and float16's exact integers
+
+
+@dataclass(frozen=True)
+class MakeTrainable(Spec):
+    """A float32 leaf on the device asked for, with the values, requiring grad."""
+
+    number = 3
+    seed: int = 0
+    device: str | None = None
+
+    names = {"result": "make_trainable(values, device)"}
+    probes = {
+        "values": Text("the caller's list values after the call", "调用之后调用者的列表 values")
+    }
+
+    def cases(self) -> list[dict]:
+        axes = {"shape": list(_SHAPES), "range": list(_RANGES), "target": ["course", "cpu"]}
+        return draw(self.seed, axes, 5)
+
+    def describe(self, case: dict) -> Text:
+        target = {"course": Text("the inputs' device", "输入所在的设备"), "cpu": "cpu"}
+        return Text(
+            "a list of shape {s}, integers within ±{r}, device: {t}",
+            "形状为 {s} 的列表，整数范围 ±{r}，设备：{t}",
+        ).format(s=str(self._shape(case)), r=_RANGES[case["range"]] - 1, t=target[case["target"]])
+
+    def _shape(self, case: dict) -> tuple[int, ...]:
+        g = trusted.generator().manual_seed(self.seed)
+        n = int(trusted.randint(2, 6, (1,), generator=g))
+        return tuple(k or n for k in _SHAPES[case["shape"]])
+
+    def build(self, case: dict, device) -> World:
+        g = trusted.generator().manual_seed(self.seed + 1)
+        top = _RANGES[case["range"]]
+        values = trusted.randint(-top + 1, top, self._shape(case), generator=g).tolist()
+        target = torch.device(device if case["target"] == "course" else "cpu")
+        world = World((values, target), {}, target)
+        world.values = values
+        return world
+
+    def reference(self, world: World, case: dict):
+        values, device = world.args
+        return torch.tensor(values, dtype=torch.float32, device=device, requires_grad=True)
+
+    def probe(self, world: World, value, again) -> dict:
+        return {"values": trusted.repr_(world.values)[:2000]}
+
+    def classify(self, message: str) -> str | None:
+        return "RG-3" if "floating point" in message else None
+
+
+def check_make_trainable(fn, seed: int = 0, device=None) -> None:
+    verdict(MakeTrainable(seed, _device(device)), fn)
+
+
+# Exercise 4 (RG-4) -------------------------------------------------------------------------
+
+_GRADS = {
+    "stale": Text("w.grad held an old gradient", "w.grad 里已有旧梯度"),
+    "zero": Text("w.grad held zeros", "w.grad 为零"),
+    "none": Text("w.grad was None", "w.grad 为 None"),
+}
+
+
+def _accumulated(e: dict, f: dict, ctx) -> bool:
+    """grads[k] is what w.grad holds after k + 1 backward calls that were never reset."""
+    k = int(ctx.base.removeprefix("result[").rstrip("]"))
+    start = ctx.before["w.grad"].get("value")
+    running = start.to(torch.float64) if trusted.type_(start) in _TENSORS else 0.0
+    for j in range(k + 1):
+        running = running + ctx.expected[f"result[{j}]"]["value"].to(torch.float64)
+    found = f.get("value")
+    if trusted.type_(found) not in _TENSORS or close(found, e.get("value"), (1e-4, 1e-5)):
+        return False
+    return close(found, running, (1e-4, 1e-5))
+
+
+@dataclass(frozen=True)
+class PerBatchGrads(Spec):
+    """Each entry is the gradient of that batch's loss alone, a copy; w left as it came."""
+
+    number = 4
+    seed: int = 0
+    batches: int = 3
+    dim: int = 4
+    dtype: str = "float32"
+    device: str | None = None
+
+    names = {"result": "per_batch_grads(w, batches)"}
+    allow = (Rule("w.grad"),)  # what w.grad holds afterwards is not part of the task
+    blame = (Rule("result[*]", _accumulated, "RG-4"),)
+
+    def cases(self) -> list[dict]:
+        other = "float64" if self.dtype == "float32" else "float32"
+        axes = {
+            "grad": list(_GRADS),
+            "count": [self.batches, 1, self.batches + 1],
+            "layout": ["plain", "transposed"],
+            "dtype": [self.dtype, other],
+        }
+        return draw(self.seed, axes, 3)
+
+    def describe(self, case: dict) -> Text:
+        layout = (
+            Text(", batches not contiguous", "，批次不连续") if case["layout"] != "plain" else ""
+        )
+        return Text(
+            "{g}, {n} batches of {d} columns{l}, {t}", "{g}，{n} 个 {d} 列的批次{l}，{t}"
+        ).format(g=_GRADS[case["grad"]], n=case["count"], d=self.dim, l=layout, t=case["dtype"])
+
+    def build(self, case: dict, device) -> World:
+        dtype, d = getattr(torch, case["dtype"]), self.dim
+        w = torch.nn.Parameter(uniform(self.seed, d, device=device, dtype=dtype))
+        if case["grad"] == "stale":
+            w.grad = uniform(self.seed + 5, d, device=device, dtype=dtype)
+        elif case["grad"] == "zero":
+            w.grad = trusted.zeros(d, device=device, dtype=dtype)
+        xs = []
+        for k in range(case["count"]):
+            rows = 1 + (3 * k + self.seed) % 5  # unequal sizes, a single row among them
+            if case["layout"] == "transposed":
+                xs.append(uniform(self.seed + 10 + k, d, rows, device=device, dtype=dtype).t())
+            else:
+                xs.append(uniform(self.seed + 10 + k, rows, d, device=device, dtype=dtype))
+        objects = {"w": w, **{f"batches[{k}]": x for k, x in enumerate(xs)}}
+        return World((w, xs), objects, device)
+
+    def reference(self, world: World, case: dict):
+        w, xs = world.args
+        grads = []
+        for x in xs:
+            w.grad = None
+            ((x @ w) ** 2).mean().backward()
+            grads.append(w.grad.clone())
+        return grads
+
+
+def check_per_batch_grads(
+    fn, seed: int = 0, batches: int = 3, dim: int = 4, dtype=torch.float32, device=None
+) -> None:
+    name = str(dtype).removeprefix("torch.")
+    verdict(PerBatchGrads(seed, batches, dim, name, _device(device)), fn)
+
+
+# Exercise 5 (RG-5) -------------------------------------------------------------------------
+
+_LOSSES = {
+    "vector": Text("x of shape (5,)", "x 的形状为 (5,)"),
+    "slice": Text("x a view into a larger storage", "x 是更大存储的视图"),
+    "scalar": Text("x of shape ()", "x 的形状为 ()"),
+}
+_SCALES = {
+    1.0: "",
+    0.0: Text(", x zeros", "，x 全为零"),
+    1e4: Text(", large x", "，x 很大"),
+}
+
+
+def _rg5(e: dict, f: dict, ctx) -> bool:
+    """The seed holds one element but is not 0-dim (shape (1,), (1, 1)...)."""
+    found = ctx.found.get("result", {})
+    return found.get("kind") == "tensor" and found.get("shape") not in ([], None)
+
+
+@dataclass(frozen=True)
+class BackwardSeed(Spec):
+    """A seed s for which loss.backward(gradient=s) does what loss.backward() does.
+
+    Autograd converts a 0-dim seed to the loss's dtype and device, so the seed's shape
+    and value are compared, not its dtype or device; backward with it must give the
+    gradients backward() gives. The function must not run backward itself.
+    """
+
+    number = 5
+    seed: int = 0
+    dtype: str = "float32"
+    device: str | None = None
+
+    names = {"result": "backward_seed(loss)"}
+    probes = {
+        "grad": Text(
+            "x's gradient from loss.backward(gradient=seed)",
+            "loss.backward(gradient=seed) 给出的 x 的梯度",
+        )
+    }
+    blame = (Rule("result", _rg5, "RG-5"), Rule("probe:grad", _rg5, "RG-5"))
+
+    def cases(self) -> list[dict]:
+        other = "float64" if self.dtype == "float32" else "float32"
+        axes = {"dtype": [self.dtype, other, "bfloat16"], "loss": list(_LOSSES)}
+        return [
+            {**case, "scale": s} for case, s in zip(draw(self.seed, axes, 3), _SCALES, strict=True)
+        ]
+
+    def describe(self, case: dict) -> Text:
+        return Text(
+            "loss = (x.sin() * x).sum(), {x}{s}, {d}",
+            "损失 loss = (x.sin() * x).sum()，{x}{s}，{d}",
+        ).format(x=_LOSSES[case["loss"]], s=_SCALES[case["scale"]], d=case["dtype"])
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        shape = {"vector": (5,), "slice": (7,), "scalar": ()}[case["loss"]]
+        v = uniform(self.seed, *shape, device=device, dtype=dtype) * case["scale"]
+        x = (v[1:-1] if case["loss"] == "slice" else v).requires_grad_()
+        loss = (x.sin() * x).sum()
+        return World((loss,), {"x": x, "loss": loss}, device)
+
+    def reference(self, world: World, case: dict):
+        return torch.ones_like(world.args[0])
+
+    def compared(self, base: str, fields: dict) -> dict:
+        if base != "result" or fields.get("kind") != "tensor":
+            return fields
+        value = fields["value"]  # any dtype and device autograd converts
+        return {"kind": "tensor", "shape": fields["shape"], "value": value.to(torch.float64)}
+
+    def probe(self, world: World, value, again) -> dict:
+        loss, x = world.objects["loss"], world.objects["x"]
+        done = call(lambda: trusted.autograd_grad(loss, x, value, retain_graph=True)[0])
+        return {"grad": _copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}"}
+
+
+def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
+    name = str(dtype).removeprefix("torch.")
+    verdict(BackwardSeed(seed, name, _device(device)), fn)
+
+
+# Models for exercises 6 and 7 ----------------------------------------------------------------
+
+
+def make_mlp(seed: int, depth: int, dtype, device="cpu", width: int = 6) -> torch.nn.Sequential:
+    """Linear → BatchNorm1d → Tanh blocks, then a Linear (4 inputs, 3 outputs), seeded.
+
+    Built without touching the global random generator (``skip_init``), so that a
+    check does not change the learner's random numbers.
+    """
+    g = trusted.generator().manual_seed(seed)
+    sizes = [4, *[width] * (depth - 1), 3]
+    layers: list[torch.nn.Module] = []
+    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
+        layers.append(torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out, dtype=dtype))
+        if k < depth - 1:
+            layers += [torch.nn.BatchNorm1d(n_out, dtype=dtype), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*layers)
+    with trusted.no_grad():
+        for p in model.parameters():
+            p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) - 0.5)
+        for m in model.modules():
+            if trusted.isinstance_(m, torch.nn.BatchNorm1d):
+                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
+                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
+                m.num_batches_tracked.fill_(3)
+    return model.to(device)
+
+
+_MODES = {
+    "train": Text("training mode", "训练模式"),
+    "eval": Text("evaluation mode", "评估模式"),
+    "mixed": Text("mixed modes", "混合模式"),
+}
+
+
+def _arrive(model: torch.nn.Module, mode: str, frozen: bool) -> None:
+    """The model's state on arrival: its modes, and model[0].weight frozen or not."""
+    model.train(mode == "train")
+    if mode == "mixed":
+        for m in list(model.children())[1::3]:  # the BatchNorm layers train
+            m.train()
+    model[0].weight.requires_grad_(not frozen)
+
+
+# Exercise 6 (RG-6) -------------------------------------------------------------------------
+
+_STALE = {
+    "stale": Text("stale .grad", "残留的 .grad"),
+    "zero": Text(".grad zeros", ".grad 为零"),
+    "none": Text(".grad None", ".grad 为 None"),
+}
+
+
+def _froze_elsewhere(e: dict, f: dict, ctx) -> bool:
+    """No parameter's flag changed, but something else did: frozen the batch, or a mode."""
+    last = f"model[{ctx.case['depth'] * 3 - 3}]"
+    params = [b for b in ctx.before if b.startswith("model[") and b.endswith((".weight", ".bias"))]
+    params = [b for b in params if not b.startswith(last) and b in ctx.found]
+    if any(ctx.found[b]["requires_grad"] != ctx.before[b]["requires_grad"] for b in params):
+        return False
+    changed = any(not close(ctx.found[b]["value"], ctx.before[b]["value"]) for b in params)
+    modes = [b for b, v in ctx.before.items() if "training" in v]
+    return changed or any(ctx.found.get(b) != ctx.before[b] for b in modes)
+
+
+@dataclass(frozen=True)
+class FinetuneLastLayer(Spec):
+    """Every parameter but the last layer's frozen; one SGD step of the last layer."""
+
+    number = 6
+    seed: int = 0
+    lr: float = 0.1
+    depth: int = 2
+    device: str | None = None
+
+    names = {"result": "finetune_last_layer(model, x, target, lr)"}
+    allow = (Rule("model*.grad"),)  # what .grad holds afterwards is not part of the task
+    blame = (Rule("model*", _froze_elsewhere, "RG-6"),)
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "depth": [self.depth, self.depth + 1],
+            "mode": list(_MODES),
+            "stale": list(_STALE),
+            "frozen": [False, True],
+            "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+            "batch": [6, 2, 9],
+            "dtype": ["float64", "float32"],
+            "x": ["plain", "transposed"],
+        }
+        return draw(self.seed, axes, 3)
+
+    def describe(self, case: dict) -> Text:
+        frozen = Text(", model[0].weight frozen", "，model[0].weight 已冻结")
+        return Text(
+            "len(model)={n}, {m}, {s}{f}, lr={lr:g}, batch {b}, {t}",
+            "len(model)={n}，{m}，{s}{f}，lr={lr:g}，批大小 {b}，{t}",
+        ).format(
+            n=case["depth"] * 3 - 2,
+            m=_MODES[case["mode"]],
+            s=_STALE[case["stale"]],
+            f=frozen if case["frozen"] else "",
+            lr=case["lr"],
+            b=case["batch"],
+            t=case["dtype"],
+        )
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        model = make_mlp(self.seed, case["depth"], dtype, device)
+        _arrive(model, case["mode"], case["frozen"])
+        for k, p in enumerate(model.parameters()):
+            if case["stale"] == "stale":
+                p.grad = uniform(self.seed + 20 + k, *p.shape, device=device, dtype=dtype)
+            elif case["stale"] == "zero":
+                p.grad = trusted.zeros(p.shape, device=device, dtype=dtype)
+        n = case["batch"]
+        if case["x"] == "transposed":
+            x = uniform(self.seed + 1, 4, n, device=device, dtype=dtype).t()
+        else:
+            x = uniform(self.seed + 1, n, 4, device=device, dtype=dtype)
+        target = uniform(self.seed + 2, n, 3, device=device, dtype=dtype)
+        world = World(
+            (model, x, target, case["lr"]), {"model": model, "x": x, "target": target}, device
+        )
+        return world
+
+    def reference(self, world: World, case: dict):
+        model, x, target, lr = world.args
+        model[:-1].requires_grad_(False)
+        optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x), target)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+
+def check_finetune_last_layer(
+    fn, seed: int = 0, lr: float = 0.1, depth: int = 2, device=None
+) -> None:
+    verdict(FinetuneLastLayer(seed, lr, depth, _device(device)), fn)
+
+
+# Exercise 7 (RG-7) -------------------------------------------------------------------------
 
 _CONVERSIONS = frozenset("to cuda cpu double float half bfloat16 type".split())
 
@@ -93,666 +630,28 @@ class _Conversions(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        name = getattr(func, "__name__", "")
-        if name in _CONVERSIONS and args and args[0] is self.watched:
+        if getattr(func, "__name__", "") in _CONVERSIONS and args and args[0] is self.watched:
             if trusted.isinstance_(out, trusted.tensor_type):
                 self.results.append(out)
         return out
 
 
-# Exercise 1 (RG-1) -------------------------------------------------------------------------
+def _dropped(e: dict, f: dict, ctx) -> bool:
+    return ctx.found.get("probe", {}).get("dropped_copy") is True
 
 
-def _product_cases(size: int) -> list[tuple[int, torch.dtype]]:
-    """(length, dtype) of a and b in each call: the size asked for, and a longer float64 pair."""
-    return [(size, torch.float32), (size + 3, torch.float64)]
-
-
-@dataclass(frozen=True)
-class ProductGrads(Check):
-    """y = ((a*b)**2).sum(): the learner returns a.grad, b.grad and c.grad for c = a*b.
-
-    Called on two pairs of inputs (float32 and float64, two lengths), so that a
-    hard-coded size or dtype shows; the caller's a and b must stay as they were.
-    """
-
-    number = 1
-    seed: int = 0
-    size: int = 5
-    device: str | None = None
-
-    def _inputs(self, k: int, n: int, dtype: torch.dtype, device) -> tuple[torch.Tensor, ...]:
-        a = uniform(self.seed + 2 * k, n, device=device, dtype=dtype)
-        b = uniform(self.seed + 2 * k + 1, n, device=device, dtype=dtype)
-        return a, b
-
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, (n, dtype) in enumerate(_product_cases(self.size)):
-            a0, b0 = self._inputs(k, n, dtype, device)
-            out = call(fn, a0, b0)
-            cases.append({"call": out.record(), "a": snapshot(a0), "b": snapshot(b0)})
-        return {"device": str(device), "cases": cases}
-
-    def judge(self, obs: dict) -> None:
-        cases = zip(_product_cases(self.size), obs["cases"], strict=True)
-        for k, ((n, dtype), case) in enumerate(cases):
-            self._judge_case(k, n, dtype, case, obs["device"])
-
-    def _judge_case(self, k: int, n: int, dtype: torch.dtype, case: dict, device: str) -> None:
-        ex = self.heading
-        where = f"{dtype}, torch.Size([{n}])"
-        out = returned(ex, case["call"], "product_grads")
-        require(ex, [c.returns_tuple(out, 3, "(a.grad, b.grad, c.grad)")])
-        ga, gb, gc = out.items
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("c.grad (c = a * b is not a leaf)", "c.grad（c = a * b 不是叶子张量）"),
-                    gc.kind != "none",
-                    Text(
-                        "a tensor: call c.retain_grad() before backward()",
-                        "一个张量：在 backward() 之前调用 c.retain_grad()",
-                    ),
-                    "None",
-                    # only when the leaves got their gradients: then c's is missing for being c's
-                    "RG-1" if ga.is_tensor else None,
-                ),
-                c.is_tensor(ga, "a.grad"),
-                c.is_tensor(gb, "b.grad"),
-                *([c.is_tensor(gc, "c.grad")] if gc.kind != "none" else []),
-            ],
-        )
-        a, b = (t.requires_grad_() for t in self._inputs(k, n, dtype, "cpu"))
-        prod = a * b
-        wanted = trusted.autograd_grad((prod**2).sum(), (a, b, prod))
-        results = []
-        for name, found, want in zip(
-            ("a.grad", "b.grad", "c.grad"), out.items, wanted, strict=True
-        ):
-            results += [
-                c.values(found, want, _at(name, where)),
-                c.dtype(found, dtype, _at(name, where)),
-                c.on_device(found, device, _at(name, where)),
-            ]
-        for name, original in (("a", a), ("b", b)):
-            caller = Seen(case[name])
-            unchanged = not caller.requires_grad and c.values(caller, original, name).passed
-            found = f"requires_grad={caller.requires_grad}"
-            results.append(_caller_unchanged(unchanged, name, found))
-        require(ex, results)
-
-
-def check_product_grads(fn, seed: int = 0, size: int = 5, device=None) -> None:
-    verdict(ProductGrads(seed, size, None if device is None else str(device)), fn)
-
-
-# Exercise 2 (RG-2) -------------------------------------------------------------------------
-
-
-def _flag_cases(seed: int) -> list[tuple[bool, ...]]:
-    """requires_grad flags of the inputs of each case (no two alike): fixed ones, random others."""
-    g = trusted.generator().manual_seed(seed)
-    cases = [(False, True), (False,), (True,)]
-    for n_inputs in (2, 2, 3, 3, 4, 5):
-        flags = tuple(bool(v) for v in trusted.randint(0, 2, (n_inputs,), generator=g))
-        if flags not in cases:
-            cases.append(flags)
-    return cases
-
-
-def _flag_inputs(flags: tuple[bool, ...], device) -> list[torch.Tensor]:
-    """Tensors of different lengths (they do not broadcast together); some plain ones integer."""
-    inputs = []
-    for k, flag in enumerate(flags):
-        if flag:
-            inputs.append(torch.nn.Parameter(trusted.ones(k + 2, device=device)))
-        else:
-            dtype = torch.int64 if k % 2 else torch.float32
-            inputs.append(trusted.ones(k + 2, device=device, dtype=dtype))
-    return inputs
+def _as_before(e: dict, f: dict, ctx) -> bool:
+    """The caller's model may be moved in place (as .to does) or left as it was (a copy moved)."""
+    before = ctx.spec.compared(ctx.base, ctx.before.get(ctx.base, {}))
+    return ctx.spec._first_difference(before, f) is None
 
 
 @dataclass(frozen=True)
-class OutputRequiresGrad(Check):
-    """Compare the learner's rule with what a real op does, for mixed inputs.
-
-    The prompt asks for a prediction made without running an operation, so the
-    operations the function runs on the inputs are recorded as well.
-    """
-
-    number = 2
-    seed: int = 0
-    device: str | None = None
-
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        answers = []
-        for flags in _flag_cases(self.seed):
-            inputs = _flag_inputs(flags, device)
-            spy = _GraphFrom(inputs)
-            with spy:
-                out = call(fn, *inputs)
-            answers.append(
-                {
-                    "call": out.record(),
-                    "ops": list(dict.fromkeys(spy.ops))[:3],
-                    "flags_after": [bool(t.requires_grad) for t in inputs],
-                }
-            )
-        return {"answers": answers}
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        cases = list(zip(_flag_cases(self.seed), obs["answers"], strict=True))
-        ops = next((answer["ops"] for _, answer in cases if answer["ops"]), [])
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text(
-                        "output_requires_grad predicts without running an operation on the inputs",
-                        "output_requires_grad 不对输入做运算就给出预测",
-                    ),
-                    not ops,
-                    Text(
-                        "no operation on the inputs: only their attributes",
-                        "不对输入做运算：只读取它们的属性",
-                    ),
-                    Text("it ran {ops} on them", "它对输入运行了 {ops}").format(ops=", ".join(ops)),
-                )
-            ],
-        )
-        results = []
-        for flags, answer in cases:
-            predicted = returned(ex, answer["call"], "output_requires_grad")
-            inputs = [trusted.ones(2).requires_grad_(flag) for flag in flags]
-            actual = sum(inputs[1:], inputs[0]).requires_grad
-            shown = ", ".join(str(f) for f in flags)
-            # RG-2: a graph is recorded, and the answer let a plain input say otherwise
-            rg2 = actual and not all(flags) and predicted.value is False
-            results.append(
-                CheckResult(
-                    Text(
-                        "output of an op on inputs with requires_grad = ({flags})",
-                        "对 requires_grad = ({flags}) 的输入做运算后的输出",
-                    ).format(flags=shown),
-                    predicted.kind == "bool" and predicted.value is actual,
-                    str(actual),
-                    predicted.describe(),
-                    "RG-2" if rg2 else None,
-                )
-            )
-            results.append(
-                _caller_unchanged(
-                    answer["flags_after"] == list(flags),
-                    "inputs",
-                    f"requires_grad = {answer['flags_after']}",
-                )
-            )
-        require(ex, results)
-
-
-def check_output_requires_grad(fn, seed: int = 0, device=None) -> None:
-    verdict(OutputRequiresGrad(seed, None if device is None else str(device)), fn)
-
-
-# Exercise 3 (RG-3) -------------------------------------------------------------------------
-
-
-def _rg3(message: str) -> str | None:
-    return "RG-3" if "floating point" in message else None
-
-
-def _integer_lists(seed: int) -> list[list]:
-    """Nested lists of integers: 2-D of a random shape, 1-D, and 3-D."""
-    g = trusted.generator().manual_seed(seed)
-    rows, cols, length = (int(n) for n in trusted.randint(1, 6, (3,), generator=g))
-    shapes = [(rows, cols), (length + 1,), (2, rows, 2)]
-    return [trusted.randint(-9, 10, shape, generator=g).tolist() for shape in shapes]
-
-
-def other_devices(device: str) -> list[str]:
-    """The course device, then the CPU where the course device is a GPU.
-
-    A function that uses the notebook's global ``DEVICE`` instead of its ``device``
-    argument gets the right device whenever the two agree; asking for the CPU on a
-    GPU machine is what shows it.
-    """
-    return [device] if torch.device(device).type == "cpu" else [device, "cpu"]
-
-
-def _trainable_cases(seed: int, device: str) -> list[tuple[list, str]]:
-    """(values, device) of each call: every shape on the course device, one on the CPU too."""
-    lists = _integer_lists(seed)
-    cases = [(values, device) for values in lists]
-    return cases + [(lists[0], other) for other in other_devices(device)[1:]]
-
-
-@dataclass(frozen=True)
-class MakeTrainable(Check):
-    """Integer data of several shapes must become a float32 leaf that requires grad."""
-
-    number = 3
-    seed: int = 0
-    device: str | None = None
-
-    def observe(self, fn) -> dict:
-        device = str(resolve_device(self.device))
-        calls = [
-            call(fn, values, torch.device(where)).record()
-            for values, where in _trainable_cases(self.seed, device)
-        ]
-        return {"device": device, "calls": calls}
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        cases = zip(_trainable_cases(self.seed, obs["device"]), obs["calls"], strict=True)
-        for (values, device), record in cases:
-            want = trusted.tensor(values, dtype=torch.float64)
-            name = _at("t", f"{want.shape}, device={device!r}")
-            t = returned(ex, record, "make_trainable", classify=_rg3)
-            require(ex, [c.is_tensor(t, name)])
-            require(
-                ex,
-                [
-                    c.requires_grad(t, True, name),
-                    c.dtype(t, torch.float32, name),
-                    c.is_leaf(t, True, name),
-                    c.on_device(t, device, name),
-                    c.values(t, want, name),
-                ],
-            )
-
-
-def check_make_trainable(fn, seed: int = 0, device=None) -> None:
-    verdict(MakeTrainable(seed, None if device is None else str(device)), fn)
-
-
-# Exercise 4 (RG-4) -------------------------------------------------------------------------
-
-_GRAD_STATES = ("w.grad ≠ None", "w.grad = None")
-# What each state means, shown beside the values it produced (the rendering is in the
-# language feedback is being written in: the judge and the kernel set it first).
-_GRAD_STATE_TEXT = {
-    _GRAD_STATES[0]: Text("w.grad held an old gradient", "w.grad 里已有旧梯度"),
-    _GRAD_STATES[1]: Text("w.grad was None", "w.grad 为 None"),
-}
-
-
-@dataclass(frozen=True)
-class PerBatchGrads(Check):
-    """Each entry must be the gradient of that batch alone, not a running sum.
-
-    Called twice: once with a gradient already in ``w.grad`` (as after an earlier
-    step), so forgetting to reset it shows from the first batch, and once with
-    ``w.grad`` None (a fresh parameter). Batches have different numbers of rows.
-    """
-
-    number = 4
-    seed: int = 0
-    batches: int = 3
-    dim: int = 4
-    dtype: str = "float32"
-    device: str | None = None
-
-    def _inputs(self, device) -> tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]:
-        dtype = getattr(torch, self.dtype)
-        w = uniform(self.seed, self.dim, device=device, dtype=dtype)
-        xs = [
-            uniform(self.seed + 10 + k, 3 + (2 * k) % 5, self.dim, device=device, dtype=dtype)
-            for k in range(self.batches)
-        ]
-        stale = uniform(self.seed + 5, self.dim, device=device, dtype=dtype)
-        return w, xs, stale
-
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for state in _GRAD_STATES:
-            w0, xs, stale = self._inputs(device)
-            w = torch.nn.Parameter(w0)
-            w.grad = stale if state == _GRAD_STATES[0] else None
-            out = call(fn, w, xs)
-            cases.append({"call": out.record(), "w": snapshot(w)})
-        return {"device": str(device), "cases": cases}
-
-    def judge(self, obs: dict) -> None:
-        w, xs, stale = self._inputs("cpu")
-        w.requires_grad_()
-        wanted = [trusted.autograd_grad(((x @ w) ** 2).mean(), w)[0] for x in xs]
-        for state, case in zip(_GRAD_STATES, obs["cases"], strict=True):
-            start = stale if state == _GRAD_STATES[0] else trusted.zeros(self.dim)
-            self._judge_case(state, case, w.detach(), wanted, start, obs["device"])
-
-    def _judge_case(self, state, case, w, wanted, start, device) -> None:
-        ex = self.heading
-        found = returned(ex, case["call"], "per_batch_grads")
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("one gradient per batch", "每个批次一个梯度"),
-                    found.kind == "list" and found.length == self.batches,
-                    Text("a list of {n} tensors", "包含 {n} 个张量的 list").format(n=self.batches),
-                    found.describe(),
-                )
-            ],
-        )
-        grads = found.items
-        require(ex, [c.is_tensor(g, f"grads[{k}]") for k, g in enumerate(grads)])
-        require(
-            ex,
-            [
-                CheckResult(
-                    Text("the stored gradients are separate copies", "保存的梯度是彼此独立的副本"),
-                    len({g.storage for g in grads}) == self.batches,
-                    Text("w.grad.clone() for each batch", "每个批次保存 w.grad.clone()"),
-                    Text(
-                        "several entries share one storage (the same w.grad)",
-                        "多个元素共享同一块存储（同一个 w.grad）",
-                    ),
-                )
-            ],
-        )
-        results = []
-        running = start.to(torch.float64)
-        for k, (g, want) in enumerate(zip(grads, wanted, strict=True)):
-            running = running + want.to(torch.float64)
-            summed = k > 0 or state == _GRAD_STATES[0]
-            summed = summed and bool(
-                trusted.allclose(g.value.to(torch.float64), running, rtol=1e-5, atol=1e-6)
-            )
-            name = _at(f"grads[{k}]", _GRAD_STATE_TEXT[state]())
-            results += [
-                c.values(g, want, name, misconception="RG-4" if summed else None),
-                c.dtype(g, getattr(torch, self.dtype), name),
-                c.on_device(g, device, name),
-            ]
-        caller = Seen(case["w"])
-        results.append(
-            _caller_unchanged(
-                caller.requires_grad and c.values(caller, w, "w", rtol=0, atol=0).passed,
-                "w",
-                Text("changed", "已改变"),
-            )
-        )
-        require(ex, results)
-
-
-def check_per_batch_grads(
-    fn, seed: int = 0, batches: int = 3, dim: int = 4, dtype=torch.float32, device=None
-) -> None:
-    name = str(dtype).removeprefix("torch.")
-    check = PerBatchGrads(seed, batches, dim, name, None if device is None else str(device))
-    verdict(check, fn)
-
-
-# Exercise 5 (RG-5) -------------------------------------------------------------------------
-
-
-def _rg5(message: str) -> str | None:
-    return "RG-5" if "Mismatch in shape" in message else None
-
-
-def _grad_from_seed(loss: torch.Tensor, x: torch.Tensor, seed: torch.Tensor) -> torch.Tensor:
-    """What loss.backward(gradient=seed) would put in x.grad, without touching x.grad."""
-    return trusted.autograd_grad(loss, x, grad_outputs=seed)[0]
-
-
-def _seed_dtypes(dtype: str) -> list[str]:
-    """The dtype asked for, then another one: autograd casts a seed of any dtype."""
-    return [dtype, "float32" if dtype == "float64" else "float64"]
-
-
-@dataclass(frozen=True)
-class BackwardSeed(Check):
-    """The seed must make backward(gradient=seed) do what backward() does.
-
-    Called on losses of two dtypes. Autograd converts a 0-dim seed to the loss's
-    dtype and device, so only the seed's shape and value matter; the function
-    must not run backward itself (the caller's leaf keeps ``.grad`` None).
-    """
-
-    number = 5
-    seed: int = 0
-    dtype: str = "float32"
-    device: str | None = None
-
-    def _input(self, dtype: str, device) -> torch.Tensor:
-        return uniform(self.seed, 5, device=device, dtype=getattr(torch, dtype))
-
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for dtype in _seed_dtypes(self.dtype):
-            x = self._input(dtype, device).requires_grad_()
-            loss = (x.sin() * x).sum()
-            out = call(fn, loss)
-            case = {"call": out.record(), "grad_untouched": x.grad is None}
-            if out.ok:
-                case["effect"] = call(_grad_from_seed, loss, x, out.value).record()
-            cases.append(case)
-        return {"cases": cases}
-
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        for dtype, case in zip(_seed_dtypes(self.dtype), obs["cases"], strict=True):
-            s = returned(ex, case["call"], "backward_seed")
-            require(ex, [c.is_tensor(s, "seed")])
-            require(
-                ex,
-                [
-                    c.shape(s, (), "seed", misconception="RG-5"),
-                    CheckResult(
-                        Text(
-                            "backward_seed does not run backward itself",
-                            "backward_seed 自己不运行反向传播",
-                        ),
-                        case["grad_untouched"],
-                        Text("x.grad is None after your function", "函数返回后 x.grad 为 None"),
-                        Text("x.grad was filled", "x.grad 已被填充"),
-                    ),
-                ],
-            )
-            x = self._input(dtype, "cpu").requires_grad_()
-            (want,) = trusted.autograd_grad((x.sin() * x).sum(), x)
-            found = returned(ex, case["effect"], "loss.backward(gradient=seed)", classify=_rg5)
-            name = _at("x.grad", f"loss.dtype=torch.{dtype}")
-            require(ex, [c.values(found, want, name), c.values(s, trusted.ones(()), "seed")])
-
-
-def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(BackwardSeed(seed, name, None if device is None else str(device)), fn)
-
-
-# Exercise 6 (RG-6) -------------------------------------------------------------------------
-
-
-def make_mlp(seed: int, depth: int = 2, width: int = 8, device="cpu") -> torch.nn.Sequential:
-    """An MLP with ``depth`` Linear layers and fixed weights (4 inputs, 3 outputs).
-
-    Built without touching the global random generator (``skip_init``), so that
-    a check does not change the learner's random numbers.
-    """
-    g = trusted.generator().manual_seed(seed)
-    sizes = [4, *[width] * (depth - 1), 3]
-    layers: list[torch.nn.Module] = []
-    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-        linear = torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out)
-        with trusted.no_grad():
-            linear.weight.copy_(trusted.rand(n_out, n_in, generator=g) - 0.5)
-            linear.bias.copy_(trusted.rand(n_out, generator=g) - 0.5)
-        layers.append(linear)
-        if k < depth - 1:
-            layers.append(torch.nn.Tanh())
-    return torch.nn.Sequential(*layers).to(device)
-
-
-def _finetune_cases(depth: int) -> list[tuple[int, int, bool]]:
-    """(depth, width, arrives in train mode): the depth asked for, then a deeper model in eval."""
-    return [(depth, 8, True), (depth + 1, 5, False)]
-
-
-@dataclass(frozen=True)
-class FinetuneLastLayer(Check):
-    """One SGD step must change the last layer only, by the right amount.
-
-    Called on two models of different depths (so the last layer sits at a
-    different index), one in train mode and one in eval mode. Both arrive with
-    stale gradients in every ``.grad`` (as after an earlier step), so a step that
-    does not zero them first is wrong. The model's mode must be left as it was.
-    """
-
-    number = 6
-    seed: int = 0
-    lr: float = 0.1
-    depth: int = 2
-    device: str | None = None
-
-    def _inputs(self, k: int, depth: int, width: int, device):
-        model = make_mlp(self.seed + 100 * k, depth, width, device=device)
-        x = uniform(self.seed + 100 * k + 1, 10, 4, device=device)
-        target = uniform(self.seed + 100 * k + 2, 10, 3, device=device)
-        return model, x, target
-
-    def observe(self, fn) -> dict:
-        device = resolve_device(self.device)
-        cases = []
-        for k, (depth, width, training) in enumerate(_finetune_cases(self.depth)):
-            model, x, target = self._inputs(k, depth, width, device)
-            model.train(training)
-            for j, p in enumerate(model.parameters()):
-                p.grad = uniform(self.seed + 20 + j, *p.shape, device=p.device)
-            out = call(fn, model, x, target, self.lr)
-            cases.append(
-                {
-                    "call": out.record(),
-                    "params": {name: snapshot(p) for name, p in model.named_parameters()},
-                    "training": [bool(m.training) for m in model.modules()],
-                }
-            )
-        return {"cases": cases}
-
-    def judge(self, obs: dict) -> None:
-        cases = zip(_finetune_cases(self.depth), obs["cases"], strict=True)
-        for k, ((depth, width, training), case) in enumerate(cases):
-            self._judge_case(k, depth, width, training, case)
-
-    def _judge_case(self, k: int, depth: int, width: int, training: bool, case: dict) -> None:
-        ex = self.heading
-        loss = returned(ex, case["call"], "finetune_last_layer")
-        model, x, target = self._inputs(k, depth, width, "cpu")
-        reference = copy.deepcopy(model)
-        loss_ref = torch.nn.functional.mse_loss(reference(x), target)
-        last = dict(reference[-1].named_parameters())
-        grads = dict(zip(last, trusted.autograd_grad(loss_ref, list(last.values())), strict=True))
-        last_index = str(len(model) - 1)
-        where = f"len(model)={len(model)}, model.training={training}"
-        results = [
-            CheckResult(
-                Text("the returned loss is a Python float", "返回的损失是 Python float"),
-                loss.kind == "float",
-                "float",
-                loss.describe(),
-            )
-        ]
-        if loss.kind == "float":
-            name = _at("loss", where)
-            results.append(c.values(trusted.tensor(loss.value), loss_ref.detach(), name, rtol=1e-4))
-        params = case["params"]
-        still_trainable = [
-            Seen(found).requires_grad
-            for name, found in params.items()
-            if not name.startswith(f"{last_index}.")
-        ]
-        # RG-6 only where no parameter was frozen at all (freezing was put somewhere else);
-        # a wrong layer frozen is a wrong index, not that misconception
-        rg6 = "RG-6" if still_trainable and all(still_trainable) else None
-        for name, p in model.named_parameters():
-            found = Seen(params.get(name, {"kind": "none"}))
-            layer, _, leaf = name.partition(".")
-            shown = _at(f"model.{name}", where)
-            if layer == last_index:
-                want = p.detach() - self.lr * grads[leaf]
-                results.append(c.requires_grad(found, True, shown))
-                results.append(c.values(found, want, shown, rtol=1e-4))
-                continue
-            results.append(c.requires_grad(found, False, shown, rg6))
-            unchanged = c.values(found, p.detach(), shown, rtol=0, atol=0)
-            results.append(
-                CheckResult(
-                    Text("{name} is unchanged by the step", "{name} 在这一步之后保持不变").format(
-                        name=shown
-                    ),
-                    unchanged.passed,
-                    Text("unchanged", "不变"),
-                    Text(
-                        "changed (a stale .grad left from before? zero the gradients first)",
-                        "已改变（是之前遗留在 .grad 里的梯度吗？先把梯度清零）",
-                    )
-                    if not found.requires_grad
-                    else Text("changed", "已改变"),
-                )
-            )
-        modes = case["training"]
-        results.append(
-            CheckResult(
-                Text(
-                    "the model's train/eval mode is left as it arrived",
-                    "模型的 train/eval 模式保持传入时的状态",
-                ),
-                all(flag is training for flag in modes),
-                f"model.training={training}",
-                Text("modes of the submodules: {m}", "各子模块的模式：{m}").format(m=modes),
-            )
-        )
-        require(ex, results)
-
-
-def check_finetune_last_layer(
-    fn, seed: int = 0, lr: float = 0.1, depth: int = 2, device=None
-) -> None:
-    verdict(FinetuneLastLayer(seed, lr, depth, None if device is None else str(device)), fn)
-
-
-# Exercise 7 (RG-7) -------------------------------------------------------------------------
-
-
-def _seeded_linear(seed: int, dtype: torch.dtype) -> torch.nn.Linear:
-    """A Linear(4, 2) with fixed weights, built without touching the global generator."""
-    g = trusted.generator().manual_seed(seed)
-    linear = torch.nn.utils.skip_init(torch.nn.Linear, 4, 2, dtype=dtype)
-    with trusted.no_grad():
-        linear.weight.copy_(trusted.rand(2, 4, generator=g) - 0.5)
-        linear.bias.copy_(trusted.rand(2, generator=g) - 0.5)
-    return linear
-
-
-def _move_cases(dtype: str, device: str) -> list[tuple[str, torch.dtype, str, torch.dtype]]:
-    """(device and dtype the batch and model arrive in, device and dtype asked for).
-
-    First from the CPU in float32 to the course device in the dtype asked for, then
-    from the course device in float64 to float32 — on the CPU where the course device
-    is a GPU — so that every conversion really has to happen somewhere.
-    """
-    return [
-        ("cpu", torch.float32, device, getattr(torch, dtype)),
-        (device, torch.float64, other_devices(device)[-1], torch.float32),
-    ]
-
-
-@dataclass(frozen=True)
-class ToDevice(Check):
-    """Batch and model must both end up on the device and in the dtype asked for.
-
-    Called twice with different dtypes and devices, so a hard-coded dtype or a
-    dropped ``.to`` result shows even on a CPU-only machine, and an ignored device
-    argument (or the global ``DEVICE``) on a GPU machine. RG-7 is named only when
-    the function made a converted copy of the batch and returned the original.
+class ToDevice(Spec):
+    """The batch and the model come back on the device and in the dtype asked for.
+
+    Devices are compared by where they are meant to be (the target, or where the
+    inputs started), so that a GPU machine's observation and the CPU judge agree.
     """
 
     number = 7
@@ -760,86 +659,107 @@ class ToDevice(Check):
     dtype: str = "float64"
     device: str | None = None
 
-    def _inputs(self, k: int, device: str, dtype: torch.dtype):
-        batch = uniform(self.seed + k, 3, 4, device=device, dtype=dtype)
-        return batch, _seeded_linear(self.seed + k, dtype).to(device)
+    names = {"result": "to_device(batch, model, device, dtype)", "result[0]": "batch"}
+    allow = (
+        Rule("result[0]", _differs_only_in("is", "shares")),  # a copy where no move is needed
+        Rule("model*", _as_before),
+    )
+    blame = (Rule("*", _dropped, "RG-7"),)
 
-    def observe(self, fn) -> dict:
-        device = str(resolve_device(self.device))
-        cases = []
-        for k, (start, start_dtype, target, wanted) in enumerate(_move_cases(self.dtype, device)):
-            batch, model = self._inputs(k, start, start_dtype)
-            spy = _Conversions(batch)
-            with spy:
-                out = call(fn, batch, model, torch.device(target), wanted)
-            is_pair = out.ok and trusted.type_(out.value) is tuple and trusted.len_(out.value) == 2
-            moved = out.value[0] if is_pair else None
-            returned_params = {}
-            if is_pair and trusted.isinstance_(out.value[1], trusted.module_type):
-                returned_params = {n: snapshot(p) for n, p in out.value[1].named_parameters()}
-            cases.append(
-                {
-                    "call": out.record(),
-                    "same_batch": bool(is_pair and moved is batch),
-                    "dropped_copy": any(r is not batch and r is not moved for r in spy.results),
-                    "returned_params": returned_params,
-                    "caller_batch": snapshot(batch),
-                }
-            )
-        return {"device": device, "cases": cases}
+    def cases(self) -> list[dict]:
+        start = "float64" if self.dtype == "float32" else "float32"
+        third = "float32" if self.dtype == "float64" else "float64"
+        moves = [
+            ("cpu", start, "course", self.dtype),
+            ("course", "float64", "cpu", "float32"),
+            ("course", self.dtype, "course", third),
+        ]
+        axes = {"mode": list(_MODES), "frozen": [False, True], "layout": ["plain", "transposed"]}
+        return [
+            {**case, "from": f, "from_dtype": fd, "to": t, "to_dtype": td}
+            for case, (f, fd, t, td) in zip(draw(self.seed, axes, 3), moves, strict=True)
+        ]
 
-    def judge(self, obs: dict) -> None:
-        cases = zip(_move_cases(self.dtype, obs["device"]), obs["cases"], strict=True)
-        for k, (move, case) in enumerate(cases):
-            self._judge_case(k, move, case)
-
-    def _judge_case(self, k: int, move: tuple, case: dict) -> None:
-        ex = self.heading
-        start, start_dtype, target, wanted = move
-        out = returned(ex, case["call"], "to_device")
-        require(ex, [c.returns_tuple(out, 2, "(batch, model)")])
-        moved, moved_model = out.items
-        where = f"{start!r}, {start_dtype} → {target!r}, {wanted}"
-        require(ex, [c.is_tensor(moved, _at("batch", where))])
-        batch, model = self._inputs(k, "cpu", start_dtype)
-        rg7 = "RG-7" if case["same_batch"] and case["dropped_copy"] else None
-        # values within the rounding of the dtype asked for: a wrong dtype has its own check
-        eps = float(torch.finfo(wanted).eps)
-        caller = Seen(case["caller_batch"])
-        require(
-            ex,
-            [
-                c.dtype(moved, wanted, _at("batch", where), rg7),
-                c.on_device(moved, target, _at("batch", where), rg7),
-                c.values(moved, batch.to(wanted), _at("batch", where), rtol=eps, atol=0),
-                _caller_unchanged(
-                    caller.dtype == start_dtype and c.on_device(caller, start, "batch").passed,
-                    "batch",
-                    f"{caller.device}, {caller.dtype}",
-                ),
-                CheckResult(
-                    Text("the returned model is a torch.nn.Module", "返回的模型是 torch.nn.Module"),
-                    moved_model.kind == "module",
-                    "nn.Module",
-                    moved_model.describe(),
-                ),
-            ],
+    def describe(self, case: dict) -> Text:
+        where = {"cpu": "cpu", "course": Text("the course device", "课程设备")}
+        return Text(
+            "from {f}, {fd} to {t}, {td}; model in {m}{z}",
+            "从 {f}、{fd} 到 {t}、{td}；模型处于{m}{z}",
+        ).format(
+            f=where[case["from"]],
+            fd=case["from_dtype"],
+            t=where[case["to"]],
+            td=case["to_dtype"],
+            m=_MODES[case["mode"]],
+            z=Text(", model[0].weight frozen", "，model[0].weight 已冻结")
+            if case["frozen"]
+            else "",
         )
-        results = []
-        for name, p in model.named_parameters():
-            found = Seen(case["returned_params"].get(name, {"kind": "none"}))
-            shown = _at(f"model.{name}", where)
-            results += [
-                c.dtype(found, wanted, shown),
-                c.on_device(found, target, shown),
-                c.values(found, p.detach().to(wanted), shown, rtol=eps, atol=0),
-            ]
-        require(ex, results)
+
+    def build(self, case: dict, device) -> World:
+        start = torch.device(device if case["from"] == "course" else "cpu")
+        target = torch.device(device if case["to"] == "course" else "cpu")
+        dtype = getattr(torch, case["from_dtype"])
+        if case["layout"] == "transposed":
+            batch = uniform(self.seed, 4, 3, device=start, dtype=dtype).t()
+        else:
+            batch = uniform(self.seed, 3, 4, device=start, dtype=dtype)
+        model = make_mlp(self.seed, 2, dtype, start)
+        _arrive(model, case["mode"], case["frozen"])
+        world = World(
+            (batch, model, target, getattr(torch, case["to_dtype"])),
+            {"batch": batch, "model": model},
+            start,
+        )
+        world.target = concrete(target)
+        return world
+
+    def compared(self, base: str, fields: dict) -> dict:
+        return {k: v for k, v in fields.items() if k != "device"}  # see the probes
+
+    def calling(self, world: World, case: dict, fn):
+        world.spy = _Conversions(world.args[0])
+        return world.spy
+
+    def reference(self, world: World, case: dict):
+        batch, model, device, dtype = world.args
+        return batch.to(device, dtype), model.to(device, dtype)
+
+    def probe(self, world: World, value, again) -> dict:
+        def where(t: torch.Tensor) -> str:
+            return "target" if t.device == world.target else "start"
+
+        batch = world.args[0]
+        pair = trusted.type_(value) is tuple and trusted.len_(value) == 2
+        moved = value[0] if pair else None
+        found = {"dropped_copy": any(r is not batch and r is not moved for r in world.spy.results)}
+        if trusted.type_(moved) in _TENSORS:
+            found["batch_device"] = where(moved)
+        model = value[1] if pair else None
+        if not trusted.isinstance_(model, trusted.module_type):
+            return found
+        tensors = [*model.named_parameters(), *model.named_buffers()]
+        for name, t in tensors:
+            found[f"model.{name}"] = _copy(t)
+            found[f"model.{name} dtype"] = str(t.dtype)
+            found[f"model.{name} requires_grad"] = bool(t.requires_grad)
+        found["model devices"] = ", ".join(sorted({where(t) for _, t in tensors}))
+        found["model modes"] = [bool(m.training) for m in model.modules()]
+        return found
+
+    def probe_text(self, name: str) -> Text:
+        if name == "dropped_copy":
+            return Text(
+                "a converted copy of the batch was made and dropped", "转换后的批次副本被丢弃了"
+            )
+        if name == "batch_device":
+            return Text("the returned batch's device", "返回的批次所在的设备")
+        return Text("the returned model: {n}", "返回的模型：{n}").format(n=name)
 
 
 def check_to_device(fn, seed: int = 0, dtype=torch.float64, device=None) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(ToDevice(seed, name, None if device is None else str(device)), fn)
+    verdict(ToDevice(seed, name, _device(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

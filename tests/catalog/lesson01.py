@@ -103,6 +103,60 @@ def product_grads(a, b):
 """,
             devices=("cuda",),
         ),
+        Wrong(
+            "turns requires_grad on the caller's tensors and off again, their .grad left filled",
+            None,
+            """
+def product_grads(a, b):
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    c = a * b
+    c.retain_grad()
+    (c ** 2).sum().backward()
+    a.requires_grad_(False)
+    b.requires_grad_(False)
+    return a.grad, b.grad, c.grad
+""",
+        ),
+        Wrong(
+            "requires_grad_() on the non-leaf c instead of retain_grad",
+            "RG-1",
+            """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.requires_grad_()
+    (c ** 2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+        ),
+        Wrong(
+            "copies through NumPy (no bfloat16, no GPU)",
+            None,
+            """
+def product_grads(a, b):
+    a = torch.from_numpy(a.numpy().copy()).requires_grad_()
+    b = torch.from_numpy(b.numpy().copy()).requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c ** 2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+        ),
+        Wrong(
+            "squeezes the gradients (a single element loses its dimension)",
+            None,
+            """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c ** 2).sum().backward()
+    return a.grad.squeeze(), b.grad.squeeze(), c.grad.squeeze()
+""",
+        ),
     ],
     "ex2_output_requires_grad": [
         Wrong(
@@ -162,6 +216,30 @@ def output_requires_grad(*inputs):
 def output_requires_grad(*inputs):
     flags = torch.tensor([t.requires_grad for t in inputs])
     return flags.any()
+""",
+        ),
+        Wrong(
+            "only leaves that require grad count",
+            None,
+            """
+def output_requires_grad(*inputs):
+    return any(t.requires_grad and t.is_leaf for t in inputs)
+""",
+        ),
+        Wrong(
+            "a Parameter among the inputs decides",
+            None,
+            """
+def output_requires_grad(*inputs):
+    return any(isinstance(t, torch.nn.Parameter) for t in inputs)
+""",
+        ),
+        Wrong(
+            "floating-point inputs decide",
+            None,
+            """
+def output_requires_grad(*inputs):
+    return any(t.is_floating_point() for t in inputs)
 """,
         ),
     ],
@@ -241,6 +319,33 @@ def make_trainable(values, device):
     return torch.tensor(values, dtype=torch.float32, device=DEVICE, requires_grad=True)
 """,
             devices=("cuda",),
+        ),
+        Wrong(
+            "squeezes away dimensions of size 1",
+            None,
+            """
+def make_trainable(values, device):
+    t = torch.tensor(values, dtype=torch.float32, device=device).squeeze()
+    return t.requires_grad_()
+""",
+        ),
+        Wrong(
+            "stores the integers as int8 first",
+            None,
+            """
+def make_trainable(values, device):
+    small = torch.tensor(values, dtype=torch.int8, device=device)
+    return small.float().requires_grad_()
+""",
+        ),
+        Wrong(
+            "goes through float16",
+            None,
+            """
+def make_trainable(values, device):
+    half = torch.tensor(values, dtype=torch.float16, device=device)
+    return half.float().requires_grad_()
+""",
         ),
     ],
     "ex4_per_batch_grads": [
@@ -328,6 +433,58 @@ def per_batch_grads(w, batches):
     return grads
 """,
         ),
+        Wrong(
+            "a hook on w captures each gradient and is never removed",
+            None,
+            """
+def per_batch_grads(w, batches):
+    grads = []
+    w.register_hook(lambda g: grads.append(g.clone()))
+    for x in batches:
+        ((x @ w) ** 2).mean().backward()
+    return grads
+""",
+        ),
+        Wrong(
+            "backward(create_graph=True): the copies carry a graph",
+            None,
+            """
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        w.grad = None
+        ((x @ w) ** 2).mean().backward(create_graph=True)
+        grads.append(w.grad.clone())
+    return grads
+""",
+        ),
+        Wrong(
+            "zeroes w.grad once, before the loop",
+            "RG-4",
+            """
+def per_batch_grads(w, batches):
+    w.grad = torch.zeros_like(w)
+    grads = []
+    for x in batches:
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+        ),
+        Wrong(
+            "divides by the width d instead of the number of rows",
+            None,
+            """
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        w.grad = None
+        loss = ((x @ w) ** 2).sum() / len(w)
+        loss.backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+        ),
     ],
     "ex5_backward_seed": [
         Wrong(
@@ -379,6 +536,46 @@ def backward_seed(loss):
 def backward_seed(loss):
     torch.set_default_dtype(loss.dtype)
     return torch.ones(())
+""",
+        ),
+        Wrong(
+            "loss / loss (not a number when the loss is 0)",
+            None,
+            """
+def backward_seed(loss):
+    return loss.detach() / loss.detach()
+""",
+        ),
+        Wrong(
+            "fills the caller's loss with ones (detach shares its storage)",
+            None,
+            """
+def backward_seed(loss):
+    return loss.detach().fill_(1.0)
+""",
+        ),
+        Wrong(
+            "loss.new_ones(1)",
+            "RG-5",
+            """
+def backward_seed(loss):
+    return loss.new_ones(1)
+""",
+        ),
+        Wrong(
+            "a 1x1 identity matrix",
+            "RG-5",
+            """
+def backward_seed(loss):
+    return torch.eye(1, dtype=loss.dtype, device=loss.device)
+""",
+        ),
+        Wrong(
+            "the Python float 1.0",
+            None,
+            """
+def backward_seed(loss):
+    return 1.0
 """,
         ),
     ],
@@ -484,6 +681,69 @@ def finetune_last_layer(model, x, target, lr):
     return loss
 """,
         ),
+        Wrong(
+            "hard-codes the learning rate 0.1",
+            None,
+            """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=0.1)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "unfreezes the other layers after the step",
+            None,
+            """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    model.requires_grad_(True)
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "train() for the step, then model.train(was): submodules' own modes lost",
+            None,
+            """
+def finetune_last_layer(model, x, target, lr):
+    was_training = model.training
+    model.train()
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    model.train(was_training)
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "a second forward pass to print the new loss",
+            None,
+            """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        after = torch.nn.functional.mse_loss(model(x), target)
+    print(f"loss {loss.item():.4f} -> {after.item():.4f}")
+    return loss.item()
+""",
+        ),
     ],
     "ex7_to_device": [
         Wrong(
@@ -568,6 +828,35 @@ def to_device(batch, model, device, dtype):
 """,
             devices=("cuda",),
         ),
+        Wrong(
+            "moves parameters through .data (buffers stay behind)",
+            None,
+            """
+def to_device(batch, model, device, dtype):
+    for p in model.parameters():
+        p.data = p.data.to(device, dtype)
+    return batch.to(device, dtype), model
+""",
+        ),
+        Wrong(
+            "moves every parameter and buffer through .data (integer buffers too)",
+            None,
+            """
+def to_device(batch, model, device, dtype):
+    for t in list(model.parameters()) + list(model.buffers()):
+        t.data = t.data.to(device, dtype)
+    return batch.to(device, dtype), model
+""",
+        ),
+        Wrong(
+            "puts the model in eval mode while moving it",
+            None,
+            """
+def to_device(batch, model, device, dtype):
+    model = model.eval().to(device=device, dtype=dtype)
+    return batch.to(device=device, dtype=dtype), model
+""",
+        ),
     ],
 }
 
@@ -608,6 +897,38 @@ def product_grads(a, b):
     y = torch.sum(torch.pow(c, 2))
     y.backward()
     return (a_leaf.grad, b_leaf.grad, c.grad)
+""",
+        ),
+        Right(
+            "a class with __call__, an instance as the function",
+            """
+class ProductGrads:
+    def __call__(self, a, b):
+        a = a.detach().clone().requires_grad_()
+        b = b.detach().clone().requires_grad_()
+        c = a * b
+        c.retain_grad()
+        torch.dot(c, c).backward()
+        return a.grad, b.grad, c.grad
+
+
+product_grads = ProductGrads()
+""",
+        ),
+        Right(
+            "a helper under another name, aliased",
+            """
+def grads_of_product(a, b):
+    a2 = torch.tensor(a.tolist(), dtype=a.dtype, device=a.device, requires_grad=True)
+    b2 = torch.tensor(b.tolist(), dtype=b.dtype, device=b.device, requires_grad=True)
+    c = a2 * b2
+    c.retain_grad()
+    y = (c * c).sum()
+    y.backward()
+    return a2.grad, b2.grad, c.grad
+
+
+product_grads = grads_of_product
 """,
         ),
     ],
@@ -655,6 +976,12 @@ def output_requires_grad(*inputs):
     return count > 0
 """,
         ),
+        Right(
+            "a lambda bound at module level",
+            """
+output_requires_grad = lambda *inputs: any(t.requires_grad for t in inputs)  # noqa: E731
+""",
+        ),
     ],
     "ex3_make_trainable": [
         Right(
@@ -687,6 +1014,25 @@ def make_trainable(values, device):
 def make_trainable(values, device):
     t = torch.tensor(values).to(device, torch.float32)
     return t.requires_grad_(True)
+""",
+        ),
+        Right(
+            "a module-level dtype constant, nn.Parameter(..., requires_grad=True)",
+            """
+FLOAT = torch.float32
+
+
+def make_trainable(values, device):
+    return torch.nn.Parameter(torch.tensor(values, device=device).to(FLOAT), requires_grad=True)
+""",
+        ),
+        Right(
+            "torch.FloatTensor, moved before requires_grad_",
+            """
+def make_trainable(values, device):
+    t = torch.FloatTensor(values).to(device)
+    t.requires_grad_(True)
+    return t
 """,
         ),
     ],
@@ -738,6 +1084,35 @@ def per_batch_grads(w, batches):
     return grads
 """,
         ),
+        Right(
+            "a hook captures each gradient, removed in finally",
+            """
+def per_batch_grads(w, batches):
+    grads = []
+    handle = w.register_hook(lambda g: grads.append(g.detach().clone()))
+    try:
+        for x in batches:
+            ((x @ w) ** 2).mean().backward()
+    finally:
+        handle.remove()
+    return grads
+""",
+        ),
+        Right(
+            "a while loop over indices, w.grad = None",
+            """
+def per_batch_grads(w, batches):
+    grads = []
+    i = 0
+    while i < len(batches):
+        w.grad = None
+        x = batches[i]
+        torch.mean(torch.square(torch.matmul(x, w))).backward()
+        grads.append(torch.clone(w.grad))
+        i += 1
+    return grads
+""",
+        ),
     ],
     "ex5_backward_seed": [
         Right(
@@ -766,6 +1141,30 @@ def backward_seed(loss):
             """
 def backward_seed(loss):
     return loss.new_tensor(1.0)
+""",
+        ),
+        Right(
+            "torch.ones(loss.shape)",
+            """
+def backward_seed(loss):
+    return torch.ones(loss.shape)
+""",
+        ),
+        Right(
+            "ones_like that requires grad",
+            """
+def backward_seed(loss):
+    return torch.ones_like(loss, requires_grad=True)
+""",
+        ),
+        Right(
+            "an integer 0-dim tensor, bound at module level",
+            """
+ONE = torch.tensor(1)
+
+
+def backward_seed(loss):
+    return ONE
 """,
         ),
     ],
@@ -834,6 +1233,41 @@ def finetune_last_layer(model, x, target, lr):
     return loss.detach().item()
 """,
         ),
+        Right(
+            "criterion = nn.MSELoss() at module level, a for loop over the first layers",
+            """
+criterion = torch.nn.MSELoss()
+
+
+def finetune_last_layer(model, x, target, lr):
+    for layer in model[:-1]:
+        layer.requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr)
+    optimizer.zero_grad()
+    loss = criterion(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "a class with __call__, the step by hand under no_grad",
+            """
+class LastLayerStep:
+    def __call__(self, model, x, target, lr):
+        model[:-1].requires_grad_(False)
+        head = list(model[-1].parameters())
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        grads = torch.autograd.grad(loss, head)
+        with torch.no_grad():
+            for p, g in zip(head, grads):
+                p -= lr * g
+        return loss.item()
+
+
+finetune_last_layer = LastLayerStep()
+""",
+        ),
     ],
     "ex7_to_device": [
         Right(
@@ -870,6 +1304,24 @@ def to_device(batch, model, device, dtype):
     model.to(device=torch.device(device), dtype=dtype)
     batch = batch.to(device=torch.device(device), dtype=dtype)
     return (batch, model)
+""",
+        ),
+        Right(
+            "a helper aliased, dtype before device",
+            """
+def move(batch, model, device, dtype):
+    return batch.to(dtype=dtype).to(device), model.to(dtype=dtype).to(device)
+
+
+to_device = move
+""",
+        ),
+        Right(
+            "model.to then batch via torch.as_tensor",
+            """
+def to_device(batch, model, device, dtype):
+    model.to(device, dtype)
+    return torch.as_tensor(batch, dtype=dtype, device=device), model
 """,
         ),
     ],
