@@ -72,7 +72,7 @@ class World:
     def __init__(self, args: tuple, objects: dict[str, Any], device) -> None:
         self.args, self.objects, self.device = args, objects, concrete(device)
         self.logged: dict[str, dict] = {}
-        self.versions = {name: t._version for name, t in self.tensors()}
+        self.versions = {name: _version(t) for name, t in self.tensors()}
 
     def tensors(self) -> list[tuple[str, torch.Tensor]]:
         """Every caller tensor by name: the objects' tensors and modules' parameters."""
@@ -88,6 +88,11 @@ class World:
     def record(self, base: str, value: Any) -> None:
         """Log what a value is now (e.g. every .grad when step() runs), by a label."""
         _fields(value, self, base, self.logged, relations=False)
+
+
+def _version(t: torch.Tensor) -> int:
+    """A tensor's version counter; -1 for an inference tensor, which keeps none."""
+    return -1 if t.is_inference() else t._version
 
 
 def _label(root: str, dotted: str) -> str:
@@ -154,7 +159,7 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
     _fields(value, world, "result", out)
     for name, t in world.tensors():
         _fields(t, world, name, out, relations=False)
-        out[name]["changed_in_place"] = t._version != world.versions[name]
+        out[name]["changed_in_place"] = _version(t) != world.versions[name]
         out[name]["hooks"] = trusted.len_(t._backward_hooks or {}) + trusted.len_(
             getattr(t, "_post_accumulate_grad_hooks", None) or {}
         )
@@ -285,6 +290,9 @@ class Spec(Check):
     allow: ClassVar[tuple[Rule, ...]] = ()  # differences the exercise permits
     blame: ClassVar[tuple[Rule, ...]] = ()  # which misconception a difference means
     names: ClassVar[dict[str, str]] = {}  # base -> what feedback calls it ("result[0]" -> "p")
+    # True: the differences of the calls that returned are reported before an exception
+    # another case raised (they say more about the misconception than the exception does)
+    differences_first: ClassVar[bool] = False
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -371,8 +379,13 @@ class Spec(Check):
     def judge(self, obs: dict) -> None:
         ex = self.heading
         results: list[CheckResult] = []
-        for case, rec in zip(self.cases(), obs["cases"], strict=True):
+        pairs = list(zip(self.cases(), obs["cases"], strict=True))
+        if self.differences_first:  # the calls that returned first, then those that raised
+            pairs.sort(key=lambda p: bool(p[1]["call"].get("raised")) and not p[0].get("raises"))
+        for case, rec in pairs:
             if not case.get("raises") or rec["call"].get("not_implemented"):
+                if self.differences_first and results and rec["call"].get("raised"):
+                    require(ex, _chosen(results))
                 returned(ex, rec["call"], self.function, self._blame(case), self.explain)
             ref = self._observe_case(None, case, "cpu")
             results += self._differences(case, ref["state"], rec["state"])
