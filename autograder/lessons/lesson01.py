@@ -421,7 +421,7 @@ class BackwardSeed(Spec):
     dtype: str = "float32"
     device: str | None = None
 
-    names = {"result": "backward_seed(loss)"}
+    names = {"result": "backward_seed(loss)", "probe:grad": "x.grad"}
     probes = {
         "grad": Text(
             "x's gradient from loss.backward(gradient=seed)",
