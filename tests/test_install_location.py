@@ -63,12 +63,12 @@ def test_grading_works_with_the_environment_and_the_package_under_tmp(demo, tmp_
     clone = tmp_path / "clone"  # tmp_path lies under /tmp
     clone.mkdir()
     prefix = Path(sys.prefix)
-    mounts = f"mount --bind {REPO} {clone}; "
+    mounts = f"mount --rbind {REPO} {clone}; "
     if prefix.is_relative_to(REPO):
         python = clone / Path(sys.executable).relative_to(REPO)
     else:  # an environment outside the repository goes under /tmp too
         (tmp_path / "env").mkdir()
-        mounts += f"mount --bind {prefix} {tmp_path / 'env'}; "
+        mounts += f"mount --rbind {prefix} {tmp_path / 'env'}; "
         python = tmp_path / "env" / Path(sys.executable).relative_to(prefix)
     script = f'set -e; {mounts}cd {clone}; exec "$@"'
     wrapper = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
