@@ -81,8 +81,9 @@ build: setup
 gpu-check: setup
 	bash scripts/gpu_check.sh
 
-# Not Python packages: the grading sandbox needs bubblewrap, the browser test Debian's Chromium.
-SYSTEM_PACKAGES := bubblewrap chromium
+# Not Python packages: the grading sandbox needs bubblewrap and libseccomp, the browser test
+# Debian's Chromium.
+SYSTEM_PACKAGES := bubblewrap libseccomp2 chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 system-packages:

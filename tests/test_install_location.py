@@ -132,3 +132,15 @@ def test_the_sandbox_shows_its_read_only_folders_where_they_were_named(tmp_path)
         (str(real), str(real)),
         (str(real), str(tmp_path / "link")),
     ]
+
+
+def test_a_machine_without_libseccomp_is_named_before_grading(monkeypatch, tmp_path):
+    from autograder.grader import seccomp_filter
+
+    def unavailable():
+        raise RuntimeError("Unable to find libseccomp")
+
+    assert "seccomp" not in sandbox.missing_protections(tmp_path)
+    monkeypatch.setattr(seccomp_filter, "build", unavailable)
+    reason = sandbox.missing_protections(tmp_path)["seccomp"]
+    assert "libseccomp" in reason and "apt-get install libseccomp2" in reason

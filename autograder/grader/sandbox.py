@@ -216,6 +216,12 @@ def missing_protections(course_root: Path) -> dict[str, str]:
                 "(sysctl user.max_user_namespaces > 0; on Ubuntu 24.04 also "
                 "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)."
             )
+    failure = _seccomp_failure()
+    if failure:
+        problems["seccomp"] = (
+            f"the system-call filter of kernels and observers cannot be built ({failure}): "
+            "install libseccomp (`apt-get install libseccomp2`, `dnf install libseccomp`)."
+        )
     if _landlock_abi() < 1:
         problems["landlock"] = (
             "the kernel has no Landlock (Linux >= 5.13 with `landlock` in its `lsm=` list), "
@@ -251,6 +257,17 @@ _ZYGOTE_PROBE = (
     " == 0, 'unshare'; "
     "assert libc.mount(b'tmpfs', b'/tmp', b'tmpfs', 0, None) == 0, 'mount'"
 )
+
+
+def _seccomp_failure() -> str | None:
+    """Why the zygote could not build its seccomp filter here, or None when it can."""
+    try:
+        from autograder.grader import seccomp_filter
+
+        seccomp_filter.build()
+    except Exception as error:  # libseccomp missing or unusable: the reason is the answer
+        return f"{type(error).__name__}: {error}"
+    return None
 
 
 def _bubblewrap_failure() -> str | None:
