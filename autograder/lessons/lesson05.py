@@ -22,7 +22,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw
+from autograder.common.oracle import Rule, Spec, World, close, draw, state
 from autograder.common.protocol import call, verdict
 from autograder.kernel.measure import AliveSavedBytes
 from autograder.kernel.selfcheck import run_self_check
@@ -133,6 +133,16 @@ _LAYOUTS = {
 }
 
 
+_MASKS = {
+    "binary": Text("mask of shape (6,)", "形状为 (6,) 的 mask"),
+    "row": Text("mask of shape (1, 6)", "形状为 (1, 6) 的 mask"),
+    "view": Text(
+        "mask a column of a larger tensor (not contiguous)", "mask 是更大张量的一列（不连续）"
+    ),
+    "zeros": Text("mask all zeros", "mask 全为零"),
+}
+
+
 def make_input(seed: int, rows: int, layout: str, device, dtype, width: int = 4):
     if layout == "transposed":
         return uniform(seed, width, rows, device=device, dtype=dtype).t()
@@ -168,15 +178,9 @@ def _remove(handles) -> None:
             h.remove()
 
 
-def _hooks_left(model: nn.Module) -> int:
-    total = 0
-    for m in model.modules():
-        total += sum(trusted.len_(d) for d in (m._forward_hooks, m._forward_pre_hooks))
-        total += sum(trusted.len_(d) for d in (m._backward_hooks, m._backward_pre_hooks))
-    for p in model.parameters():
-        total += trusted.len_(p._backward_hooks or {})
-        total += trusted.len_(p._post_accumulate_grad_hooks or {})
-    return total
+def _hooks_left(world: World) -> int:
+    """Hooks on every caller module and tensor, as the oracle's state counts them."""
+    return sum(fields.get("hooks", 0) for fields in state(world, None).values())
 
 
 def _more_hooks(e: dict, f: dict, ctx) -> bool:
@@ -212,19 +216,29 @@ def _probe_equals(other: str):
     return when
 
 
-def _case_text(case: dict, extra: Text | None = None) -> Text:
-    """The caller's state in a case, in both languages."""
-    parts = [_MODES[case["mode"]], _GRADS[case["grads"]], _FROZEN[case["frozen"]]]
-    parts += [_LAYOUTS[case["x"]]] if "x" in case else []
-    parts += [extra] if extra is not None else []
-    return Text(
-        ", ".join([*(p.en for p in parts), case["dtype"]]),
-        "，".join([*(p.zh for p in parts), "数据类型 " + case["dtype"]]),
-    )
+_FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=value'
+    "mode": _MODES,
+    "grads": _GRADS,
+    "frozen": _FROZEN,
+    "x": _LAYOUTS,
+    "mask": _MASKS,
+    "raises": {True: Text("the model raises during the call", "调用过程中模型会抛出异常")},
+    "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+}
 
 
 class _HookSpec(Spec):
     """A spec whose probes are named 'kind|key'; ``probes`` says what each kind means."""
+
+    def describe(self, case: dict) -> Text:
+        en, zh = [], []
+        for name, value in case.items():
+            if name not in _FACTS:
+                shown = f"{name}={value:g}" if trusted.type_(value) is float else f"{name}={value}"
+                en, zh = [*en, shown], [*zh, shown]
+            elif value in _FACTS[name]:
+                en, zh = [*en, _FACTS[name][value].en], [*zh, _FACTS[name][value].zh]
+        return Text(", ".join(en), "，".join(zh))
 
     def probe_text(self, name: str) -> Text:
         kind, _, key = name.partition("|")
@@ -233,25 +247,20 @@ class _HookSpec(Spec):
 
 # Exercise 1 (HK-1, HK-2, HK-3) ---------------------------------------------------------------
 
-_PICKS = {
-    "linears": Text("hidden Linear layers and the head", "隐藏的 Linear 层和输出层"),
-    "norm+act": Text(
-        "a BatchNorm, an in-place ReLU and the head", "一个 BatchNorm、一个原地 ReLU 和输出层"
-    ),
-    "one": Text("one hidden Linear layer", "一个隐藏的 Linear 层"),
+_PICKS = {  # names passed to extract_features, by what they name
+    "linears": ["linear", "last linear", "head"],
+    "norm+act": ["last norm", "relu", "head"],
+    "one": ["last linear"],
 }
 
 
-def feature_names(depth: int, nested: bool, pick: str) -> list[str]:
-    """Submodule names as named_modules() gives them, for a model from make_model(norm=True)."""
-    prefix = "body." if nested else ""
-    head = "head" if nested else str(3 * depth)
+def module_name(depth: int, nested: bool, which: str) -> str:
+    """A submodule's name as named_modules() gives it, in a model from make_model(norm=True)."""
+    if which == "head":
+        return "head" if nested else str(3 * depth)
     last = 3 * (depth - 1)
-    if pick == "norm+act":
-        return [f"{prefix}{last + 1}", f"{prefix}2", head]
-    if pick == "one":
-        return [f"{prefix}{last}"]
-    return sorted({f"{prefix}0", f"{prefix}{last}"}) + [head]
+    index = {"linear": 0, "norm": 1, "relu": 2, "last linear": last, "last norm": last + 1}
+    return ("body." if nested else "") + str(index.get(which, last + 2))  # else: last activation
 
 
 @dataclass(frozen=True)
@@ -300,18 +309,12 @@ class ExtractFeatures(_HookSpec):
             "dtype": _dtypes(self.dtype)[:2],  # features may go through NumPy: no bfloat16
             "x": list(_LAYOUTS),
             "nested": [self.nested, not self.nested],
-            "pick": list(_PICKS),
+            "names": list(_PICKS),
         }
         cases = draw(self.seed, axes, 4)
         for case in cases:  # BatchNorm in training mode needs more than one row
             case["mode"] = "eval" if case["x"] == "row" else case["mode"]
         return cases
-
-    def describe(self, case: dict) -> Text:
-        extra = Text("names: {n}", "要提取的层：{n}").format(n=_PICKS[case["pick"]])
-        if case["raises"]:
-            extra = Text("{n}, a layer that raises", "{n}，有一层会抛出异常").format(n=extra)
-        return _case_text(case, extra)
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -320,7 +323,8 @@ class ExtractFeatures(_HookSpec):
         ).to(device)
         arrive(model, case, self.seed)
         x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
-        names = feature_names(self.depth, case["nested"], case["pick"])
+        names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
+        names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
         return World((model, names, x), {"model": model, "x": x}, device)
 
     def calling(self, world: World, case: dict, fn):
@@ -453,20 +457,13 @@ class ClipGradients(_HookSpec):
             "mode": list(_MODES),
             "grads": list(_GRADS),
             "frozen": ["none"],  # a hook cannot be registered on a frozen parameter
-            "dtype": _dtypes(self.dtype),
+            "dtype": _dtypes(self.dtype)[:2],  # bfloat16 sums of large gradients differ by device
             "max_abs": [m, m / 2, m * 3],
             "set_to_none": [True, False],
             "nested": [False, True],
-            "scale": [4.0, 1e4],
+            "loss_scale": [4.0, 1e4],
         }
         return draw(self.seed, axes, 3)
-
-    def describe(self, case: dict) -> Text:
-        extra = Text(
-            "max_abs={m:g}, loss × {s:g}, zero_grad(set_to_none={n})",
-            "max_abs={m:g}，损失 × {s:g}，zero_grad(set_to_none={n})",
-        ).format(m=case["max_abs"], s=case["scale"], n=case["set_to_none"])
-        return _case_text(case, extra)
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -489,10 +486,10 @@ class ClipGradients(_HookSpec):
             if moment == "after":
                 _remove(value)
             model.zero_grad(set_to_none=world.case["set_to_none"])
-            backward = call(lambda: ((model(x) ** 2).sum() * world.case["scale"]).backward())
+            backward = call(lambda: ((model(x) ** 2).sum() * world.case["loss_scale"]).backward())
             found[f"raises|{moment}"] = not backward.ok
             found.update(_grads(model, moment) if backward.ok else {})
-        found["hooks"] = _hooks_left(model)
+        found["hooks"] = _hooks_left(world)
         return found
 
 
@@ -511,14 +508,6 @@ _LAYERS = {
     "relu": nn.ReLU,
     "linear": lambda dtype: nn.Linear(6, 6, dtype=dtype),
     "norm": lambda dtype: nn.BatchNorm1d(6, dtype=dtype),
-}
-_MASKS = {
-    "binary": Text("mask of shape (6,)", "形状为 (6,) 的 mask"),
-    "row": Text("mask of shape (1, 6)", "形状为 (1, 6) 的 mask"),
-    "view": Text(
-        "mask a column of a larger tensor (not contiguous)", "mask 是更大张量的一列（不连续）"
-    ),
-    "zeros": Text("mask all zeros", "mask 全为零"),
 }
 
 
@@ -573,40 +562,28 @@ class MaskOutput(_HookSpec):
 
     def cases(self) -> list[dict]:
         axes = {
-            "layer": [self.layer, *(k for k in _LAYERS if k != self.layer)],
+            "model[1]": [self.layer, *(k for k in _LAYERS if k != self.layer)],
             "mask": list(_MASKS),
             "dtype": _dtypes(self.dtype),
-            "rows": [5, 1],
+            "x_rows": [5, 1],
             "mode": ["train", "eval"],
         }
         cases = draw(self.seed, axes, 4)
         for case in cases:  # BatchNorm in training mode needs more than one row
-            case["mode"] = "eval" if case["rows"] == 1 else case["mode"]
+            case["mode"] = "eval" if case["x_rows"] == 1 else case["mode"]
         return cases
-
-    def describe(self, case: dict) -> Text:
-        return Text(
-            "model[1] = {l} in {m}, {k}, x of {r} row(s), {t}",
-            "model[1] = {l}，{m}，{k}，x 有 {r} 行，数据类型 {t}",
-        ).format(
-            l=case["layer"],
-            m=_MODES[case["mode"]],
-            k=_MASKS[case["mask"]],
-            r=case["rows"],
-            t=case["dtype"],
-        )
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
         g = trusted.generator().manual_seed(self.seed)
-        layer = _LAYERS[case["layer"]]
-        middle = layer(dtype) if case["layer"] in ("linear", "norm") else layer()
+        layer = _LAYERS[case["model[1]"]]
+        middle = layer(dtype) if case["model[1]"] in ("linear", "norm") else layer()
         model = nn.Sequential(nn.Linear(4, 6, dtype=dtype), middle, nn.Linear(6, 2, dtype=dtype))
         with trusted.no_grad():
             for p in model.parameters():
                 p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) * 2 - 1)
         model.to(device).train(case["mode"] == "train")
-        x = make_input(self.seed + 1, case["rows"], "plain", device, dtype).requires_grad_()
+        x = make_input(self.seed + 1, case["x_rows"], "plain", device, dtype).requires_grad_()
         mask = _mask(self.seed + 2, case["mask"], device, dtype)
         return World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
 
@@ -626,7 +603,7 @@ class MaskOutput(_HookSpec):
             found["inplace"] = not grads.ok and "inplace operation" in str(grads.error)
         _remove(value)
         found["y_after"] = _copy(model(x))
-        found["hooks"] = _hooks_left(model)
+        found["hooks"] = _hooks_left(world)
         return found
 
 
@@ -636,20 +613,6 @@ def check_mask_output(fn, seed: int = 0, layer: str = "tanh", dtype=torch.float3
 
 
 # Exercise 4 (HK-3) -------------------------------------------------------------------------
-
-_LOGGED = {
-    "act": Text("the last Tanh", "最后一个 Tanh"),
-    "norm": Text("the first BatchNorm", "第一个 BatchNorm"),
-    "linear": Text("the first Linear", "第一个 Linear"),
-    "head": Text("the head", "输出层"),
-}
-
-
-def _layer_name(depth: int, nested: bool, which: str) -> str:
-    prefix = "body." if nested else ""
-    if which == "head":
-        return "head" if nested else str(3 * depth)
-    return prefix + str({"act": 3 * depth - 1, "norm": 1, "linear": 0}[which])
 
 
 def _triangular(e: dict, f: dict, ctx) -> bool:
@@ -690,28 +653,12 @@ class TrainAndLog(_HookSpec):
             "frozen": list(_FROZEN),
             "dtype": ["float32", "float64"],
             "nested": [False, True],
-            "layer": list(_LOGGED),
+            "layer_name": ["act", "norm", "linear", "head"],
             "steps": [self.steps, 2, self.steps + 1],
             "lr": [self.lr, self.lr / 2, self.lr * 1.7],
             "ragged": [False, True],
         }
         return draw(self.seed, axes, 4)
-
-    def describe(self, case: dict) -> Text:
-        extra = Text(
-            "layer_name: {l}, {n} batches{r}, lr={lr:g}",
-            "layer_name：{l}，{n} 个批次{r}，lr={lr:g}",
-        ).format(
-            l=_LOGGED[case["layer"]],
-            n=case["steps"],
-            lr=case["lr"],
-            r=Text(" (the last smaller)", "（最后一个较小）") if case["ragged"] else "",
-        )
-        if case["raises"]:
-            extra = Text(
-                "{e}; the last batch makes the model raise", "{e}；最后一个批次会让模型抛出异常"
-            ).format(e=extra)
-        return _case_text(case, extra)
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -725,7 +672,7 @@ class TrainAndLog(_HookSpec):
             y = uniform(self.seed + 50 + k, rows, 3, device=device, dtype=dtype)
             batches.append((x, y))
             objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})
-        layer = _layer_name(self.depth, case["nested"], case["layer"])
+        layer = module_name(self.depth, case["nested"], case["layer_name"])
         return World((model, layer, batches, case["lr"]), objects, device)
 
     def reference(self, world: World, case: dict):
@@ -783,21 +730,17 @@ class ForwardCountingSaved(_HookSpec):
             "frozen": list(_FROZEN),
             "dtype": _dtypes(self.dtype),
             "x": list(_LAYOUTS),
-            "x_grad": [False, True],
-            "act": list(_ACTS),
+            "x.requires_grad": [False, True],
+            "activation": list(_ACTS),
         }
         return draw(self.seed, axes, 4)
 
-    def describe(self, case: dict) -> Text:
-        extra = Text("x.requires_grad={r}, activation {a}", "x.requires_grad={r}，激活函数 {a}")
-        return _case_text(case, extra.format(r=case["x_grad"], a=case["act"]))
-
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_model(self.seed, self.depth, dtype, case["act"], norm=False).to(device)
+        model = make_model(self.seed, self.depth, dtype, case["activation"], norm=False).to(device)
         arrive(model, case, self.seed)
         x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
-        x.requires_grad_(case["x_grad"])
+        x.requires_grad_(case["x.requires_grad"])
         return World((model, x), {"model": model, "x": x}, device)
 
     def reference(self, world: World, case: dict):
