@@ -290,8 +290,8 @@ class Spec(Check):
     allow: ClassVar[tuple[Rule, ...]] = ()  # differences the exercise permits
     blame: ClassVar[tuple[Rule, ...]] = ()  # which misconception a difference means
     names: ClassVar[dict[str, str]] = {}  # base -> what feedback calls it ("result[0]" -> "p")
-    # True: the differences of the calls that returned are reported before an exception
-    # another case raised (they say more about the misconception than the exception does)
+    # True: an exception one case raised is reported beside the differences the calls that
+    # returned showed, not instead of them (they say more about the misconception)
     differences_first: ClassVar[bool] = False
 
     def cases(self) -> list[dict]:
@@ -384,8 +384,12 @@ class Spec(Check):
             pairs.sort(key=lambda p: bool(p[1]["call"].get("raised")) and not p[0].get("raises"))
         for case, rec in pairs:
             if not case.get("raises") or rec["call"].get("not_implemented"):
-                if self.differences_first and results and rec["call"].get("raised"):
-                    require(ex, _chosen(results))
+                raised = rec["call"].get("raised") and not rec["call"].get("not_implemented")
+                if self.differences_first and raised:  # the exception beside the differences
+                    blame = self._blame(case)
+                    failed = call(returned, ex, rec["call"], self.function, blame, self.explain)
+                    results += failed.error.failures
+                    continue
                 returned(ex, rec["call"], self.function, self._blame(case), self.explain)
             ref = self._observe_case(None, case, "cpu")
             results += self._differences(case, ref["state"], rec["state"])

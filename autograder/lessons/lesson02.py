@@ -588,7 +588,7 @@ class CountSavedBytes(_Lesson02):
             counts = _counts(self, case)
             if trusted.type_(counted) is int and counted != counts["exact"]:
                 wrong.append(counted in counts["gradients"])
-        return 2 * sum(wrong) >= len(wrong)
+        return 2 * sum(wrong) > len(wrong)
 
 
 def check_count_saved_bytes(fn, seed: int = 0, device=None) -> None:
@@ -653,8 +653,8 @@ class RunStep(_Lesson02):
         return draw(self.seed, axes, 6)
 
     def describe(self, case: dict) -> Text:
-        step = f"train={case['train']}, {case['optimizer']}(lr={case['lr']:g})"
-        return _case_text(case, step)
+        step = Text("train={t}, {o}(lr={lr:g})", "train={t}，优化器 {o}(lr={lr:g})")
+        return _case_text(case, step.format(t=case["train"], o=case["optimizer"], lr=case["lr"]))
 
     def compared(self, base: str, fields: dict) -> dict:
         """The model's mode is not part of the task (model.train(train) is fine)."""
@@ -779,6 +779,11 @@ def check_frozen_features(fn, seed: int = 0, device=None) -> None:
 # Exercise 5 (NG-5, NG-4) -------------------------------------------------------------------
 
 
+def _same_but_history(e: dict, f: dict) -> bool:
+    keys = (set(e) | set(f)) - {"requires_grad", "grad_fn"}
+    return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
+
+
 @dataclass(frozen=True)
 class InputSaliency(_Lesson02):
     """d(model(x).sum())/dx, also when the caller runs under inference_mode on inference tensors."""
@@ -788,6 +793,9 @@ class InputSaliency(_Lesson02):
     device: str | None = None
 
     names = _named(result="saliency", x="x")
+    # the prompt asks for the gradient's values: one that keeps history (torch.func.grad
+    # with grad mode on) is not wrong
+    allow = (Rule("result", lambda e, f, ctx: _same_but_history(e, f)),)
 
     def cases(self) -> list[dict]:
         axes = {

@@ -159,6 +159,53 @@ def evaluate(model, batches):
     return torch.stack(losses).mean(), torch.stack(hits).mean()
 """,
         ),
+        Wrong(
+            "freezes every parameter, then requires_grad back to True (unfreezes a frozen layer)",
+            None,
+            """
+def evaluate(model, batches):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    total_loss, total_accuracy = 0.0, 0.0
+    for inputs, labels in batches:
+        logits = model(inputs)
+        total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+        total_accuracy += (logits.argmax(dim=1) == labels).float().mean().item()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return total_loss / len(batches), total_accuracy / len(batches)
+""",
+        ),
+        Wrong(
+            "model.zero_grad() at the end to leave nothing behind (erases the caller's .grad)",
+            None,
+            """
+@torch.no_grad()
+def evaluate(model, batches):
+    total_loss, total_accuracy = 0.0, 0.0
+    for inputs, labels in batches:
+        logits = model(inputs)
+        total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+        total_accuracy += (logits.argmax(dim=1) == labels).float().mean().item()
+    model.zero_grad()
+    return total_loss / len(batches), total_accuracy / len(batches)
+""",
+        ),
+        Wrong(
+            "set_grad_enabled(False), then set_grad_enabled(True) (assumes the caller had grad on)",
+            None,
+            """
+def evaluate(model, batches):
+    torch.set_grad_enabled(False)
+    total_loss, total_accuracy = 0.0, 0.0
+    for inputs, labels in batches:
+        logits = model(inputs)
+        total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+        total_accuracy += (logits.argmax(dim=1) == labels).float().mean().item()
+    torch.set_grad_enabled(True)
+    return total_loss / len(batches), total_accuracy / len(batches)
+""",
+        ),
     ],
     "ex2_count_saved_bytes": [
         Wrong(
@@ -303,6 +350,41 @@ def count_saved_bytes(fn, *args):
     return result, total
 """,
         ),
+        Wrong(
+            "size as len(saved) * saved[0].numel() (breaks on a 0-d tensor)",
+            None,
+            """
+def count_saved_bytes(fn, *args):
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        total += len(saved) * saved[0].numel() * saved.element_size()
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+        result = fn(*args)
+    return result, total
+""",
+        ),
+        Wrong(
+            "counts only saved tensors that require grad",
+            None,
+            """
+def count_saved_bytes(fn, *args):
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        if saved.requires_grad:
+            total += saved.element_size() * saved.nelement()
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+        result = fn(*args)
+    return result, total
+""",
+        ),
     ],
     "ex3_run_step": [
         Wrong(
@@ -431,6 +513,57 @@ def run_step(model, inputs, labels, optimizer, train):
     return loss.detach()
 """,
         ),
+        Wrong(
+            "requires_grad off for eval, back on for every parameter (unfreezes a frozen layer)",
+            None,
+            """
+def run_step(model, inputs, labels, optimizer, train):
+    for p in model.parameters():
+        p.requires_grad_(train)
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "a new SGD with the optimizer's learning rate (ignores momentum, Adam and its state)",
+            None,
+            """
+def run_step(model, inputs, labels, optimizer, train):
+    lr = optimizer.param_groups[0]["lr"]
+    sgd = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            sgd.zero_grad()
+            loss.backward()
+            sgd.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "manual update with a hard-coded learning rate",
+            None,
+            """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    if p.grad is not None:
+                        p -= 0.1 * p.grad
+    return loss.item()
+""",
+        ),
     ],
     "ex4_frozen_features": [
         Wrong(
@@ -505,6 +638,29 @@ def frozen_features(backbone, x):
 def frozen_features(backbone, x):
     with torch.no_grad():
         return backbone[1](backbone[0](x))
+""",
+        ),
+        Wrong(
+            "backbone.zero_grad() before extracting (erases the caller's .grad)",
+            None,
+            """
+def frozen_features(backbone, x):
+    backbone.zero_grad()
+    with torch.no_grad():
+        return backbone(x)
+""",
+        ),
+        Wrong(
+            "freezes the backbone, then sets requires_grad back to True (unfreezes a frozen layer)",
+            None,
+            """
+def frozen_features(backbone, x):
+    for p in backbone.parameters():
+        p.requires_grad_(False)
+    features = backbone(x)
+    for p in backbone.parameters():
+        p.requires_grad_(True)
+    return features
 """,
         ),
     ],
@@ -599,6 +755,45 @@ def input_saliency(model, x):
     return saliency
 """,
         ),
+        Wrong(
+            "backward(), then model.zero_grad() to clean up (erases the caller's .grad)",
+            None,
+            """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf = x.clone().requires_grad_()
+        model(leaf).sum().backward()
+    model.zero_grad()
+    return leaf.grad
+""",
+        ),
+        Wrong(
+            "freezes the model for the saliency, then unfreezes every parameter",
+            None,
+            """
+def input_saliency(model, x):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf = x.clone().requires_grad_()
+        (saliency,) = torch.autograd.grad(model(leaf).sum(), leaf)
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return saliency
+""",
+        ),
+        Wrong(
+            "clones x inside the caller's inference mode, then leaves it",
+            "NG-4",
+            """
+def input_saliency(model, x):
+    leaf = x.clone()
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf.requires_grad_()
+        (saliency,) = torch.autograd.grad(model(leaf).sum(), leaf)
+    return saliency
+""",
+        ),
     ],
 }
 
@@ -645,6 +840,40 @@ def evaluate(model, batches):
             accuracies.append(correct / len(labels))
     model.train(was_training)
     return sum(losses) / len(losses), sum(accuracies) / len(accuracies)
+""",
+        ),
+        Right(
+            "a module-level criterion, inference_mode as a decorator, statistics.fmean",
+            """
+import statistics
+
+criterion = torch.nn.CrossEntropyLoss()
+
+
+@torch.inference_mode()
+def evaluate(model, batches):
+    losses = [criterion(model(x), y).item() for x, y in batches]
+    hits = [(model(x).argmax(1) == y).float().mean().item() for x, y in batches]
+    return statistics.fmean(losses), statistics.fmean(hits)
+""",
+        ),
+        Right(
+            "a class with __call__, a while loop and an index",
+            """
+class Evaluator:
+    def __call__(self, model, batches):
+        loss_sum, acc_sum, k = 0.0, 0.0, 0
+        with torch.no_grad():
+            while k < len(batches):
+                inputs, labels = batches[k]
+                logits = model(inputs)
+                loss_sum += float(torch.nn.functional.cross_entropy(logits, labels))
+                acc_sum += float((logits.argmax(-1) == labels).sum()) / labels.numel()
+                k += 1
+        return loss_sum / k, acc_sum / k
+
+
+evaluate = Evaluator()
 """,
         ),
     ],
@@ -707,6 +936,46 @@ def count_saved_bytes(fn, *args):
     return result, count["bytes"]
 """,
         ),
+        Right(
+            "a class with __call__; offloads saved tensors to the CPU and brings them back",
+            """
+class SavedBytes:
+    def __call__(self, fn, *args):
+        total = 0
+
+        def pack(saved):
+            nonlocal total
+            total += saved.element_size() * saved.numel()
+            return saved.device, saved.detach().cpu()
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            result = fn(*args)
+        return result, total
+
+
+count_saved_bytes = SavedBytes()
+""",
+        ),
+        Right(
+            "an alias of the hooks, sizes summed by a generator",
+            """
+from torch.autograd import graph
+
+hooks = graph.saved_tensors_hooks
+
+
+def count_saved_bytes(fn, *args):
+    saved_list = []
+    with hooks(lambda t: saved_list.append(t.detach()) or t.detach(), lambda t: t):
+        result = fn(*args)
+    nbytes = sum(t.element_size() * t.numel() for t in saved_list)
+    return result, nbytes
+""",
+        ),
     ],
     "ex3_run_step": [
         Right(
@@ -751,6 +1020,42 @@ def run_step(model, inputs, labels, optimizer, train):
     return loss.detach().item()
 """,
         ),
+        Right(
+            "a module-level criterion, two branches: enable_grad to train, no_grad to evaluate",
+            """
+criterion = torch.nn.CrossEntropyLoss()
+
+
+def run_step(model, inputs, labels, optimizer, train):
+    if train:
+        with torch.enable_grad():
+            optimizer.zero_grad()
+            loss = criterion(model(inputs), labels)
+            loss.backward()
+            optimizer.step()
+        return loss.item()
+    with torch.no_grad():
+        return criterion(model(inputs), labels).item()
+""",
+        ),
+        Right(
+            "a class with __call__, model.zero_grad(), the value read before the step",
+            """
+class Stepper:
+    def __call__(self, model, inputs, labels, optimizer, train):
+        with torch.set_grad_enabled(train):
+            loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+            value = loss.item()
+            if train:
+                model.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return value
+
+
+run_step = Stepper()
+""",
+        ),
     ],
     "ex4_frozen_features": [
         Right(
@@ -779,6 +1084,28 @@ def frozen_features(backbone, x):
     with torch.inference_mode():
         features = backbone(x)
     return features.clone()
+""",
+        ),
+        Right(
+            "torch.no_grad() applied to a module-level function",
+            """
+def run_backbone(backbone, x):
+    return backbone(x)
+
+
+frozen_features = torch.no_grad()(run_backbone)
+""",
+        ),
+        Right(
+            "a class with __call__, set_grad_enabled(False) as a context",
+            """
+class FeatureExtractor:
+    def __call__(self, backbone, x):
+        with torch.set_grad_enabled(False):
+            return backbone(x)
+
+
+frozen_features = FeatureExtractor()
 """,
         ),
     ],
@@ -813,6 +1140,32 @@ def input_saliency(model, x):
         leaf = x.clone().requires_grad_()
         twin(leaf).sum().backward()
         return leaf.grad.detach()
+""",
+        ),
+        Right(
+            "nested with blocks, detach().clone(), the mode keyword",
+            """
+def input_saliency(model, x):
+    with torch.inference_mode(mode=False):
+        with torch.enable_grad():
+            leaf = x.detach().clone().requires_grad_(True)
+            out = model(leaf)
+            grads = torch.autograd.grad(out.sum(), [leaf])
+    return grads[0]
+""",
+        ),
+        Right(
+            "a class with __call__; set_grad_enabled(True) outside inference mode",
+            """
+class Saliency:
+    def __call__(self, model, x):
+        with torch.inference_mode(False), torch.set_grad_enabled(True):
+            inputs = x.clone().requires_grad_()
+            total = model(inputs).sum()
+        return torch.autograd.grad(total, inputs)[0]
+
+
+input_saliency = Saliency()
 """,
         ),
     ],
