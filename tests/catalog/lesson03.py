@@ -106,6 +106,49 @@ def dropout_by_hand(x, p, u, training):
     return x.float() * mask / (1 - p)
 """,
         ),
+        Wrong(
+            "drops where u <= p: ties dropped",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return torch.where(u <= p, torch.zeros_like(x), x / (1 - p))
+""",
+        ),
+        Wrong(
+            "hard-codes p = 0.2",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return torch.where(u < 0.2, torch.zeros_like(x), x / 0.8)
+""",
+        ),
+        Wrong(
+            "flattens with view(-1), which needs a contiguous x",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    flat = x.view(-1)
+    keep = u.reshape(-1) >= p
+    return (flat * keep / (1 - p)).view(x.shape)
+""",
+        ),
+        Wrong(
+            "divides the caller's x in place",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    x /= 1 - p
+    return x * (u >= p)
+""",
+        ),
     ],
     "ex2_eval_grads": [
         Wrong(
@@ -193,6 +236,48 @@ def eval_grads(model, x, target):
     evaluated.zero_grad()
     torch.nn.functional.mse_loss(evaluated(x), target).backward()
     return {name: p.grad.clone() for name, p in evaluated.named_parameters()}
+""",
+        ),
+        Wrong(
+            "switches only the Dropout layers to evaluation mode",
+            None,
+            """
+def eval_grads(model, x, target):
+    drops = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    modes = [m.training for m in drops]
+    for m in drops:
+        m.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    for m, mode in zip(drops, modes):
+        m.train(mode)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "sums the squared errors instead of taking their mean",
+            None,
+            """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target, reduction="sum").backward()
+    model.train(was_training)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+        ),
+        Wrong(
+            "restores with model.train(model.training) after eval()",
+            None,
+            """
+def eval_grads(model, x, target):
+    model.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    grads = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.train(model.training)
+    return grads
 """,
         ),
     ],
@@ -306,6 +391,34 @@ def validate(model, batches):
     evaluated.eval()
     with torch.no_grad():
         losses = [torch.nn.functional.mse_loss(evaluated(x), y).item() for x, y in batches]
+    return sum(losses) / len(losses)
+""",
+        ),
+        Wrong(
+            "freezes the parameters, then sets requires_grad back to True",
+            None,
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    model.requires_grad_(False)
+    losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    model.requires_grad_(True)
+    model.train(was_training)
+    return sum(losses) / len(losses)
+""",
+        ),
+        Wrong(
+            "clears the caller's gradients with zero_grad",
+            None,
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    model.zero_grad()
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    model.train(was_training)
     return sum(losses) / len(losses)
 """,
         ),
@@ -428,6 +541,92 @@ def finetune_head(backbone, head, x, target, lr):
     return loss.item()
 """,
         ),
+        Wrong(
+            "hard-codes the learning rate 0.1",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "freezes the backbone with requires_grad_(False) and leaves it frozen",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    backbone.requires_grad_(False)
+    head.train()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(backbone(x)), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "freezes the backbone, then sets requires_grad back to True",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    backbone.requires_grad_(False)
+    head.train()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(backbone(x)), target)
+    loss.backward()
+    optimizer.step()
+    backbone.requires_grad_(True)
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "zeroes each .grad in place, which fails where .grad is None",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    for p in head.parameters():
+        p.grad.zero_()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    with torch.no_grad():
+        for p in head.parameters():
+            p -= lr * p.grad
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "SGD with weight decay",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr, weight_decay=0.01)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
     ],
     "ex5_mc_dropout_predict": [
         Wrong(
@@ -539,6 +738,56 @@ def mc_dropout_predict(model, x, samples):
     return preds.mean(dim=0), preds.std(dim=0, unbiased=False)
 """,
         ),
+        Wrong(
+            "hard-codes 20 samples",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(20)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
+            "detaches each output instead of no_grad",
+            "EV-6",
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    preds = torch.stack([model(x).detach() for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
+            "puts the whole model in evaluation mode at the end",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    try:
+        with torch.no_grad():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        model.eval()
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
     ],
 }
 
@@ -580,6 +829,30 @@ def dropout_by_hand(x, p, u, training):
         out[u < p] = 0
         out /= 1 - p
     return out
+""",
+        ),
+        Right(
+            "a class with __call__, its instance bound to the name",
+            """
+class HandDropout:
+    def __call__(self, x, p, u, training):
+        if not training:
+            return x
+        return x * (u >= p).to(x.dtype) / (1 - p)
+
+
+dropout_by_hand = HandDropout()
+""",
+        ),
+        Right(
+            "an alias of a helper, a precomputed scale",
+            """
+def inverted_dropout(x, p, u, training):
+    keep = (u >= p).to(x.dtype)
+    return x * keep * (1.0 / (1.0 - p)) if training else x
+
+
+dropout_by_hand = inverted_dropout
 """,
         ),
     ],
@@ -645,6 +918,40 @@ def eval_grads(model, x, target):
     grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
     model.train(was_training)
     return grads
+""",
+        ),
+        Right(
+            "a module-level MSELoss, try/finally restoring each submodule",
+            """
+criterion = torch.nn.MSELoss()
+
+
+def eval_grads(model, x, target):
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        model.zero_grad(set_to_none=True)
+        criterion(model(x), target).backward()
+        return {name: p.grad.detach().clone() for name, p in model.named_parameters()}
+    finally:
+        for m, mode in modes.items():
+            m.train(mode)
+""",
+        ),
+        Right(
+            "enable_grad, autograd.grad, a dict filled in a loop",
+            """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.train(False)
+    with torch.enable_grad():
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        grads = torch.autograd.grad(loss, [p for _, p in model.named_parameters()])
+    model.train(was_training)
+    result = {}
+    for (name, _), g in zip(model.named_parameters(), grads):
+        result[name] = g
+    return result
 """,
         ),
     ],
@@ -721,6 +1028,25 @@ def validate(model, batches):
     return sum(losses) / len(losses)
 """,
         ),
+        Right(
+            "each parameter frozen and its flag restored, instead of no_grad",
+            """
+def validate(model, batches):
+    flags = [(p, p.requires_grad) for p in model.parameters()]
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    for p, _ in flags:
+        p.requires_grad_(False)
+    total = 0.0
+    for x, y in batches:
+        total += torch.nn.functional.mse_loss(model(x), y).item()
+    for p, flag in flags:
+        p.requires_grad_(flag)
+    for m, mode in modes:
+        m.train(mode)
+    return total / len(batches)
+""",
+        ),
     ],
     "ex4_finetune_head": [
         Right(
@@ -791,6 +1117,45 @@ def finetune_head(backbone, head, x, target, lr):
     return loss.item()
 """,
         ),
+        Right(
+            "a module-level MSELoss; momentum (one step from a fresh SGD is plain SGD)",
+            """
+criterion = torch.nn.MSELoss()
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr, momentum=0.9)
+    optimizer.zero_grad()
+    loss = criterion(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "the backbone's parameters frozen and each flag restored",
+            """
+def finetune_head(backbone, head, x, target, lr):
+    flags = [p.requires_grad for p in backbone.parameters()]
+    backbone.requires_grad_(False)
+    backbone.eval()
+    head.train()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    try:
+        loss = torch.nn.functional.mse_loss(head(backbone(x)), target)
+        loss.backward()
+        optimizer.step()
+    finally:
+        for p, flag in zip(backbone.parameters(), flags):
+            p.requires_grad_(flag)
+    return loss.item()
+""",
+        ),
     ],
     "ex5_mc_dropout_predict": [
         Right(
@@ -847,6 +1212,52 @@ def mc_dropout_predict(model, x, samples):
             preds[k] = model(x)
     for m, mode in before:
         m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Right(
+            "a sampler class with __call__",
+            """
+class MCSampler:
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, x, samples):
+        with torch.no_grad():
+            return torch.stack([self.model(x) for _ in range(samples)])
+
+
+def mc_dropout_predict(model, x, samples):
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    try:
+        preds = MCSampler(model)(x, samples)
+    finally:
+        for m, mode in modes:
+            m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Right(
+            "modes by name from named_modules, a list of unsqueezed outputs and cat",
+            """
+def mc_dropout_predict(model, x, samples):
+    before = dict(model.named_modules())
+    modes = {name: m.training for name, m in before.items()}
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train(True)
+    preds = []
+    with torch.no_grad():
+        for _ in range(samples):
+            preds.append(model(x).unsqueeze(0))
+    preds = torch.cat(preds)
+    for name, m in before.items():
+        m.train(modes[name])
     return preds.mean(dim=0), preds.std(dim=0)
 """,
         ),
