@@ -52,7 +52,8 @@ ALLOWED_BUILTINS = frozenset(
     """abs all any bool callable complex dict divmod enumerate filter float frozenset id int
     isinstance issubclass iter len list map max min next object pow print range repr reversed
     round set slice sorted str sum super tuple zip NotImplemented Ellipsis
-    ArithmeticError AssertionError AttributeError Exception IndexError KeyError LookupError
+    ArithmeticError AssertionError AttributeError Exception IndexError KeyError KeyboardInterrupt
+    LookupError
     NotImplementedError OverflowError RuntimeError StopIteration TypeError ValueError
     ZeroDivisionError Warning UserWarning""".split()
 )
@@ -205,17 +206,17 @@ def resolve(path: str) -> tuple[object, str | None]:
     return current, None
 
 
-GRAD_MODE_CLASSES = ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled")
-
-
 def _is_value_kind(obj: object) -> str | None:
-    """'module' or 'class' when an object of an allowed module may only be used by its
-    attributes or called (patching it would change what the checks see)."""
+    """'module' or 'class' when an object may only be used by its attributes, called,
+    subclassed or tested: modules, and the classes every check's tensors, models and
+    optimizers are made of (patching them through an alias would change what the checks
+    read). Other classes (``saved_tensors_hooks``, ``nn.ReLU``) may be aliased and passed."""
     import torch
 
     if isinstance(obj, types.ModuleType):
         return "module"
-    if isinstance(obj, type) and not any(obj is getattr(torch, n) for n in GRAD_MODE_CLASSES):
+    core = (torch.nn.Module, torch.optim.Optimizer, torch.autograd.Function)
+    if isinstance(obj, type) and (issubclass(obj, torch.Tensor) or obj in core):
         return "class"
     return None
 
