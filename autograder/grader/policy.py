@@ -49,11 +49,12 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
 }
 ALLOWED_BUILTINS = frozenset(
-    """abs all any bool callable complex dict divmod enumerate filter float frozenset id int
+    """abs all any ascii bin bool bytearray bytes callable chr complex dict divmod enumerate
+    filter float format frozenset hash hex id int oct ord
     isinstance issubclass iter len list map max min next object pow print range repr reversed
     round set slice sorted str sum super tuple zip NotImplemented Ellipsis
     ArithmeticError AssertionError AttributeError Exception IndexError KeyError KeyboardInterrupt
-    LookupError
+    LookupError MemoryError
     NotImplementedError OverflowError RuntimeError StopIteration TypeError ValueError
     ZeroDivisionError Warning UserWarning""".split()
 )
