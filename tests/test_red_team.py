@@ -315,41 +315,42 @@ def graded(request, make_course):
         and not (shutil.which("useradd") and shutil.which("setpriv"))
     ):
         pytest.skip("skipped: useradd and setpriv are needed to grade as another user")
+    user = AsUser() if request.param == "user" and IS_ROOT else None  # may skip
     base = Path(tempfile.mkdtemp(prefix="course-redteam-", dir="/tmp"))
-    os.chmod(base, 0o755)
-    root = make_course(base / "course")
-    blank = _blank(root)
-    for name, (code, _) in {**VERDICT_CHANNEL, **CHECK_PROCESS}.items():
-        _submit(root, name, _insert(blank, code))
-    for name, (grade_id, code) in IMPOSTORS.items():
-        _submit(root, name, _answer(blank, {grade_id: code}))
-    for name, (code, _, _) in DEFINITION_TIME.items():
-        _submit(root, name, _answer(blank, {"ex1_product_grads": code}))
-    _submit(root, "module_level", _answer(blank, MODULE_LEVEL))
-    solved = _solved(root)
-    first = next(c for c in solved.cells if c.metadata.get("nbgrader", {}).get("solution"))
-    _submit(root, "regraded", _answer(solved, {"ex1_product_grads": first.source + "\nimport sys"}))
-    forged = _insert(blank, "print('a test cell of my own')")
-    forged.cells[next(i for i, c in enumerate(forged.cells) if c.get("id") == "red-team")].metadata[
-        "nbgrader"
-    ] = {
-        "grade": True,
-        "solution": False,
-        "locked": True,
-        "points": 5,
-        "grade_id": "mine",
-        "schema_version": 3,
-    }
-    _submit(root, "forged_test_cell", forged)
-    for bad in ("*", "=cmd"):
-        _submit(root, bad, solved)
-    user = None
-    graded = Graded(root, [], venv_env(PYTHONPATH=str(REPO)))
-    if request.param == "user" and IS_ROOT:
-        user = AsUser()
-        subprocess.run(["chown", "-R", user.name, str(base)], check=True)
-        graded = Graded(root, user.wrapper(), dict(graded.env, HOME=str(base)))
     try:
+        os.chmod(base, 0o755)
+        root = make_course(base / "course")
+        blank = _blank(root)
+        for name, (code, _) in {**VERDICT_CHANNEL, **CHECK_PROCESS}.items():
+            _submit(root, name, _insert(blank, code))
+        for name, (grade_id, code) in IMPOSTORS.items():
+            _submit(root, name, _answer(blank, {grade_id: code}))
+        for name, (code, _, _) in DEFINITION_TIME.items():
+            _submit(root, name, _answer(blank, {"ex1_product_grads": code}))
+        _submit(root, "module_level", _answer(blank, MODULE_LEVEL))
+        solved = _solved(root)
+        first = next(c for c in solved.cells if c.metadata.get("nbgrader", {}).get("solution"))
+        _submit(
+            root, "regraded", _answer(solved, {"ex1_product_grads": first.source + "\nimport sys"})
+        )
+        forged = _insert(blank, "print('a test cell of my own')")
+        forged.cells[
+            next(i for i, c in enumerate(forged.cells) if c.get("id") == "red-team")
+        ].metadata["nbgrader"] = {
+            "grade": True,
+            "solution": False,
+            "locked": True,
+            "points": 5,
+            "grade_id": "mine",
+            "schema_version": 3,
+        }
+        _submit(root, "forged_test_cell", forged)
+        for bad in ("*", "=cmd"):
+            _submit(root, bad, solved)
+        graded = Graded(root, [], venv_env(PYTHONPATH=str(REPO)))
+        if user:
+            subprocess.run(["chown", "-R", user.name, str(base)], check=True)
+            graded = Graded(root, user.wrapper(), dict(graded.env, HOME=str(base)))
         result = graded.run("grade", str(root), LESSON, "--cell-timeout", "20", "--workers", "2")
         # grade exits 1 naming the submissions that end in error: only the forged test cell
         errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
