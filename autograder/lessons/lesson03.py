@@ -24,7 +24,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw
+from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, pick
 from autograder.common.protocol import verdict
 from autograder.kernel.selfcheck import run_self_check
 
@@ -367,6 +367,9 @@ _EDGES = {
 }
 
 
+_EXACT = (0.25, 0.375, 0.625, 0.75)  # drop probabilities that float32 holds exactly
+
+
 def _laid_out(base: torch.Tensor, layout: str) -> torch.Tensor:
     if layout == "transposed":
         return base.t()
@@ -406,11 +409,15 @@ class DropoutByHand(_Lesson03):
         axes = {
             "training": [True, True, False],
             "layout": list(_LAYOUTS),
-            "dtype": ["float32", "float64", "bfloat16"],
-            "p": [self.p, round((self.p + 0.5) % 0.9 + 0.05, 2)],
+            "dtype": ["float32", "float64"],  # the exercises' inputs (bfloat16 is not one)
+            "p": [self.p, pick(self.seed, _EXACT)],
             "edge": list(_EDGES),
         }
-        return draw(self.seed, axes, 8)
+        cases = draw(self.seed, axes, 8)
+        for case in cases:  # a tie is u == p exactly: p must be a float32 number
+            if case["edge"] == "ties":
+                case["p"] = pick(self.seed + 1, _EXACT)
+        return cases
 
     def describe(self, case: dict) -> Text:
         return Text(

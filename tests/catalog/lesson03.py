@@ -855,6 +855,28 @@ def inverted_dropout(x, p, u, training):
 dropout_by_hand = inverted_dropout
 """,
         ),
+        Right(
+            "a float32 mask from .float(), kept in x's dtype by type promotion",
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    mask = (u >= p).float()
+    return mask * x / (1 - p)
+""",
+        ),
+        Right(
+            "compares in float64 and writes into zeros_like",
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    out = torch.zeros_like(x)
+    keep = u.double() >= p
+    out[keep] = x[keep] / (1 - p)
+    return out
+""",
+        ),
     ],
     "ex2_eval_grads": [
         Right(
