@@ -111,6 +111,64 @@ def train_epoch(model, optimizer, batches):
     return losses
 """,
         ),
+        Wrong(
+            "ignores the optimizer: a hand-written step with a hard-coded lr",
+            None,
+            """
+import torch
+import torch.nn.functional as F
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        model.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.grad is not None:
+                    p -= 0.1 * p.grad
+        losses.append(loss.item())
+    return losses
+""",
+        ),
+        Wrong(
+            "zeroes every other batch only",
+            "RG-4",
+            """
+import torch.nn.functional as F
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for i, (x, y) in enumerate(batches):
+        if i % 2 == 0:
+            optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+        ),
+        Wrong(
+            "unfreezes every parameter 'so that all of them train'",
+            None,
+            """
+import torch.nn.functional as F
+
+def train_epoch(model, optimizer, batches):
+    for p in model.parameters():
+        p.requires_grad_(True)
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+        ),
     ],
     "ex2_validate": [
         Wrong(
@@ -206,6 +264,41 @@ def validate(model, batches):
     return total / len(batches)
 """,
         ),
+        Wrong(
+            "restores with model.train() whatever the mode was",
+            "EV-4",
+            """
+import torch
+import torch.nn.functional as F
+
+def validate(model, batches):
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for x, y in batches:
+            total += F.cross_entropy(model(x), y).item()
+    model.train()
+    return total / len(batches)
+""",
+        ),
+        Wrong(
+            "a hard-coded number of batches",
+            None,
+            """
+import torch
+import torch.nn.functional as F
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for x, y in batches:
+            total += F.cross_entropy(model(x), y).item()
+    model.train(was_training)
+    return total / 4
+""",
+        ),
     ],
     "ex3_accuracy": [
         Wrong(
@@ -278,6 +371,35 @@ def accuracy(model, images, labels):
         predicted = model(images).argmax(dim=1)
     model.train(was_training)
     return float((predicted == labels).sum().item())
+""",
+        ),
+        Wrong(
+            "restores with model.train() whatever the mode was",
+            "EV-4",
+            """
+import torch
+
+def accuracy(model, images, labels):
+    model.eval()
+    with torch.no_grad():
+        predicted = model(images).argmax(dim=1)
+    model.train()
+    return (predicted == labels).float().mean().item()
+""",
+        ),
+        Wrong(
+            "returns a tensor, not a float",
+            None,
+            """
+import torch
+
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        predicted = model(images).argmax(dim=1)
+    model.train(was_training)
+    return (predicted == labels).float().mean()
 """,
         ),
     ],
@@ -391,6 +513,45 @@ def discriminator_step(G, D, opt_d, real, noise):
     return loss.item()
 """,
         ),
+        Wrong(
+            "freezes G for the step and never unfreezes it",
+            None,
+            """
+import torch
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    for p in G.parameters():
+        p.requires_grad_(False)
+    fake = G(noise)
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "detaches, but D's .grad is never zeroed",
+            "DT-6",
+            """
+import torch
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    fake = G(noise).detach()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
     ],
     "ex5_log_features": [
         Wrong(
@@ -477,6 +638,38 @@ def log_features(model, layer, batches):
     return features
 """,
         ),
+        Wrong(
+            "removes the hook only when the loop succeeds (no try/finally)",
+            "HK-3",
+            """
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(
+        lambda module, inputs, output: features.append(output.detach())
+    )
+    for x, _ in batches:
+        model(x)
+    handle.remove()
+    return features
+""",
+        ),
+        Wrong(
+            "clones the output instead of detaching it",
+            "HK-1",
+            """
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(
+        lambda module, inputs, output: features.append(output.clone())
+    )
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+    return features
+""",
+        ),
     ],
     "ex6_time_step": [
         Wrong(
@@ -552,6 +745,32 @@ def time_step(step, synchronize, clock, repeats):
         step()
     synchronize()
     return (clock() - start) / repeats
+""",
+        ),
+        Wrong(
+            "a hard-coded number of steps",
+            None,
+            """
+def time_step(step, synchronize, clock, repeats):
+    synchronize()
+    start = clock()
+    for _ in range(5):
+        step()
+    synchronize()
+    return (clock() - start) / repeats
+""",
+        ),
+        Wrong(
+            "divides by repeats + 1",
+            None,
+            """
+def time_step(step, synchronize, clock, repeats):
+    synchronize()
+    start = clock()
+    for _ in range(repeats):
+        step()
+    synchronize()
+    return (clock() - start) / (repeats + 1)
 """,
         ),
     ],
@@ -686,6 +905,54 @@ def swish(x, beta):
     return Swish.apply(x, beta)
 """,
         ),
+        Wrong(
+            "backward forgets the beta * x * s * (1 - s) term",
+            None,
+            """
+import torch
+
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * s, None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+        ),
+        Wrong(
+            "keeps x on ctx instead of save_for_backward",
+            "CF-4",
+            """
+import torch
+
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        ctx.x = x
+        ctx.beta = beta
+        return x * torch.sigmoid(beta * x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, beta = ctx.x, ctx.beta
+        s = torch.sigmoid(beta * x)
+        return grad_output * (s + beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+        ),
     ],
 }
 
@@ -753,6 +1020,41 @@ def train_epoch(model, optimizer, batches):
             p.grad = g
         optimizer.step()
         losses.append(loss.item())
+    return losses
+""",
+        ),
+        Right(
+            "a module-level criterion, an index loop and model.zero_grad()",
+            """
+import torch.nn as nn
+
+criterion = nn.CrossEntropyLoss()
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for i in range(len(batches)):
+        x, y = batches[i]
+        model.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+        ),
+        Right(
+            "zero_grad(set_to_none=False), losses read with float()",
+            """
+import torch.nn.functional as F
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad(set_to_none=False)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
     return losses
 """,
         ),
@@ -824,6 +1126,40 @@ def validate(model, batches):
     return float(total) / len(batches)
 """,
         ),
+        Right(
+            "a module-level criterion, inference_mode, a list of losses",
+            """
+import torch
+import torch.nn as nn
+
+criterion = nn.CrossEntropyLoss()
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        losses = [criterion(model(x), y).item() for x, y in batches]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+""",
+        ),
+        Right(
+            "try/finally around the loop, .item() without no_grad",
+            """
+import torch.nn.functional as F
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    try:
+        total = 0.0
+        for x, y in batches:
+            total = total + F.cross_entropy(model(x), y).item()
+    finally:
+        model.train(was_training)
+    return total / len(batches)
+""",
+        ),
     ],
     "ex3_accuracy": [
         Right(
@@ -860,6 +1196,39 @@ def accuracy(model, images, labels):
     predicted = model(images).argmax(dim=1)
     model.train(was_training)
     return torch.eq(predicted, labels).float().mean().item()
+""",
+        ),
+        Right(
+            "inference_mode, sum over len, train(mode=...)",
+            """
+import torch
+
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        logits = model(images)
+    model.train(mode=was_training)
+    return (logits.argmax(-1) == labels).sum().item() / len(labels)
+""",
+        ),
+        Right(
+            "a class with __call__ that measures it",
+            """
+import torch
+
+class Scorer:
+    def __call__(self, model, images, labels):
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                hits = model(images).argmax(1).eq(labels)
+        finally:
+            model.train(was_training)
+        return hits.double().mean().item()
+
+accuracy = Scorer()
 """,
         ),
     ],
@@ -914,6 +1283,47 @@ def discriminator_step(G, D, opt_d, real, noise):
     params = list(D.parameters())
     for p, g in zip(params, torch.autograd.grad(loss, params)):
         p.grad = g
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "G under no_grad, a module-level criterion",
+            """
+import torch
+import torch.nn as nn
+
+bce = nn.BCEWithLogitsLoss()
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    with torch.no_grad():
+        fake = G(noise)
+    real_logits = D(real)
+    fake_logits = D(fake)
+    loss = bce(real_logits, torch.ones_like(real_logits)) + bce(
+        fake_logits, torch.zeros_like(fake_logits)
+    )
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "one batch through D: real and fake concatenated",
+            """
+import torch
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise).detach()
+    logits = D(torch.cat([real, fake]))
+    n = len(real)
+    loss = F.binary_cross_entropy_with_logits(
+        logits[:n], torch.ones_like(logits[:n])
+    ) + F.binary_cross_entropy_with_logits(logits[n:], torch.zeros_like(logits[n:]))
+    loss.backward()
     opt_d.step()
     return loss.item()
 """,
@@ -975,6 +1385,46 @@ def log_features(model, layer, batches):
     return collector.features
 """,
         ),
+        Right(
+            "a class with __call__ as the hook",
+            """
+class Recorder:
+    def __init__(self):
+        self.outputs = []
+
+    def __call__(self, module, inputs, output):
+        self.outputs.append(output.detach())
+
+
+def log_features(model, layer, batches):
+    recorder = Recorder()
+    handle = layer.register_forward_hook(recorder)
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+    return recorder.outputs
+""",
+        ),
+        Right(
+            "a named hook function, an index loop",
+            """
+def log_features(model, layer, batches):
+    features = []
+
+    def keep(module, inputs, output):
+        features.append(output.detach())
+
+    handle = layer.register_forward_hook(keep)
+    try:
+        for i in range(len(batches)):
+            model(batches[i][0])
+    finally:
+        handle.remove()
+    return features
+""",
+        ),
     ],
     "ex6_time_step": [
         Right(
@@ -1020,6 +1470,36 @@ def time_step(step, synchronize, clock, repeats):
     synchronize()
     end = clock()
     return float(end - begin) / done
+""",
+        ),
+        Right(
+            "a while loop, the end time in its own variable",
+            """
+def time_step(step, synchronize, clock, repeats):
+    synchronize()
+    start = clock()
+    done = 0
+    while done < repeats:
+        step()
+        done += 1
+    synchronize()
+    end = clock()
+    return (end - start) / repeats
+""",
+        ),
+        Right(
+            "a class with __call__",
+            """
+class Timer:
+    def __call__(self, step, synchronize, clock, repeats):
+        synchronize()
+        t0 = clock()
+        for _ in range(repeats):
+            step()
+        synchronize()
+        return (clock() - t0) / repeats
+
+time_step = Timer()
 """,
         ),
     ],
@@ -1089,6 +1569,55 @@ class Swish(torch.autograd.Function):
         (x,) = ctx.saved_tensors
         s = torch.sigmoid(ctx.beta * x)
         return grad_output * (s + ctx.beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+        ),
+        Right(
+            "saves x only, swish = Swish.apply (the docs' alias)",
+            """
+import torch
+
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        ctx.save_for_backward(x)
+        ctx.beta = beta
+        return x * torch.sigmoid(beta * x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(ctx.beta * x)
+        return grad_output * s * (1 + ctx.beta * x * (1 - s)), None
+
+
+swish = Swish.apply
+""",
+        ),
+        Right(
+            "setup_context and the output saved",
+            """
+import torch
+
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(x, beta):
+        return x * torch.sigmoid(beta * x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, beta = inputs
+        ctx.save_for_backward(x, output)
+        ctx.beta = beta
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        s = torch.sigmoid(ctx.beta * x)
+        return grad_output * (s + ctx.beta * y * (1 - s)), None
 
 
 def swish(x, beta):
