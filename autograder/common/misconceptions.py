@@ -217,7 +217,7 @@ CATALOGUE: dict[str, Misconception] = {
                 ".cpu() 总会复制一份数据",
             ),
             Text(
-                "§5 .cpu().numpy() can be the live tensor", "§5 .cpu().numpy() 可能就是那个活张量"
+                "§5 .cpu().numpy() can be the live tensor", "§5 .cpu().numpy() 可能就是原张量本身"
             ),
         ),
         _hk(
@@ -392,6 +392,17 @@ CATALOGUE: dict[str, Misconception] = {
             Text(
                 "§4 What to keep for backward: ctx.save_for_backward",
                 "§4 为 backward 保存什么：ctx.save_for_backward",
+            ),
+        ),
+        _cf(
+            5,
+            Text(
+                "the forward(ctx, ...) style is all there is (torch.func needs setup_context)",
+                "forward(ctx, ...) 就是唯一的写法（torch.func 需要 setup_context）",
+            ),
+            Text(
+                "§7 The style current PyTorch recommends: setup_context, and torch.func",
+                "§7 现行 PyTorch 推荐的写法：setup_context 与 torch.func",
             ),
         ),
     )

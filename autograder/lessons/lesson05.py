@@ -279,7 +279,7 @@ class ExtractFeatures(_HookSpec):
     probes = {
         "later": Text(
             "{k} after the caller changes the layers' live outputs in place",
-            "调用者原地修改各层的活输出之后的 {k}",
+            "调用者对各层的输出做了原地修改之后的 {k}",
         ),
         "device": Text("the device of {k}", "{k} 所在的设备"),
         "names": Text("the caller's list names after the call", "调用之后调用者的 names 列表"),
