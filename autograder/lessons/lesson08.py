@@ -266,8 +266,8 @@ class Validate(_Lesson03):
     seed: int = 0
     device: str | None = None
 
-    counted = ("Dropout train", "BatchNorm train")
-    names = {"result": "validate(model, batches)", "loop": "validate"}
+    counted = ("Dropout train", "BatchNorm train", "graphs kept")
+    names = {"result": "validate(model, batches)"}
     probes = {
         "graphs kept": Text(
             "every batch's graph still alive when the loop ends (tensors saved for backward)",

@@ -169,6 +169,24 @@ def train_epoch(model, optimizer, batches):
     return losses
 """,
         ),
+        Wrong(
+            "torch.autograd.grad, written into .grad",
+            None,
+            """
+import torch.nn.functional as F
+
+def train_epoch(model, optimizer, batches):
+    params = list(model.parameters())
+    losses = []
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        for p, g in zip(params, torch.autograd.grad(loss, params)):
+            p.grad = g
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+        ),
     ],
     "ex2_validate": [
         Wrong(
@@ -423,25 +441,6 @@ def discriminator_step(G, D, opt_d, real, noise):
 """,
         ),
         Wrong(
-            "no detach, then G's gradients wiped to tidy up",
-            "DT-4",
-            """
-import torch.nn.functional as F
-
-def discriminator_step(G, D, opt_d, real, noise):
-    opt_d.zero_grad()
-    fake = G(noise)
-    real_logits, fake_logits = D(real), D(fake)
-    loss = F.binary_cross_entropy_with_logits(
-        real_logits, torch.ones_like(real_logits)
-    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
-    loss.backward()
-    opt_d.step()
-    G.zero_grad()
-    return loss.item()
-""",
-        ),
-        Wrong(
             "detaches D's output instead of the fake samples",
             None,
             """
@@ -552,6 +551,44 @@ def discriminator_step(G, D, opt_d, real, noise):
     return loss.item()
 """,
         ),
+        Wrong(
+            "G frozen for the step, then unfrozen",
+            None,
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    G.requires_grad_(False)
+    try:
+        opt_d.zero_grad(set_to_none=True)
+        real_logits, fake_logits = D(real), D(G(noise))
+        loss = F.binary_cross_entropy_with_logits(
+            real_logits, torch.ones_like(real_logits)
+        ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+        loss.backward()
+        opt_d.step()
+    finally:
+        G.requires_grad_(True)
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "torch.autograd.grad with respect to D's parameters only",
+            None,
+            """
+def discriminator_step(G, D, opt_d, real, noise):
+    bce = torch.nn.BCEWithLogitsLoss()
+    real_logits, fake_logits = D(real), D(G(noise))
+    loss = bce(real_logits, torch.ones_like(real_logits)) + bce(
+        fake_logits, torch.zeros_like(fake_logits)
+    )
+    params = list(D.parameters())
+    for p, g in zip(params, torch.autograd.grad(loss, params)):
+        p.grad = g
+    opt_d.step()
+    return loss.item()
+""",
+        ),
     ],
     "ex5_log_features": [
         Wrong(
@@ -610,7 +647,7 @@ def log_features(model, layer, batches):
         ),
         Wrong(
             "hooks model[1] instead of the layer it was given",
-            None,
+            "HK-3",
             """
 def log_features(model, layer, batches):
     features = []
@@ -625,7 +662,7 @@ def log_features(model, layer, batches):
         ),
         Wrong(
             "a pre-hook: logs the layer's input, not its output",
-            None,
+            "HK-3",
             """
 def log_features(model, layer, batches):
     features = []
@@ -667,6 +704,23 @@ def log_features(model, layer, batches):
             model(x)
     finally:
         handle.remove()
+    return features
+""",
+        ),
+        Wrong(
+            "one hook, removed after the loop",
+            "HK-3",
+            """
+def log_features(model, layer, batches):
+    features = []
+
+    def keep(module, inputs, output):
+        features.append(output.detach().clone())
+
+    handle = layer.register_forward_hook(keep)
+    for inputs, _ in batches:
+        model(inputs)
+    handle.remove()
     return features
 """,
         ),
@@ -1007,23 +1061,6 @@ def train_epoch(model, optimizer, batches):
 """,
         ),
         Right(
-            "torch.autograd.grad, written into .grad",
-            """
-import torch.nn.functional as F
-
-def train_epoch(model, optimizer, batches):
-    params = list(model.parameters())
-    losses = []
-    for x, y in batches:
-        loss = F.cross_entropy(model(x), y)
-        for p, g in zip(params, torch.autograd.grad(loss, params)):
-            p.grad = g
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-""",
-        ),
-        Right(
             "a module-level criterion, an index loop and model.zero_grad()",
             """
 import torch.nn as nn
@@ -1252,42 +1289,6 @@ def discriminator_step(G, D, opt_d, real, noise):
 """,
         ),
         Right(
-            "G frozen for the step, then unfrozen",
-            """
-import torch.nn.functional as F
-
-def discriminator_step(G, D, opt_d, real, noise):
-    G.requires_grad_(False)
-    try:
-        opt_d.zero_grad(set_to_none=True)
-        real_logits, fake_logits = D(real), D(G(noise))
-        loss = F.binary_cross_entropy_with_logits(
-            real_logits, torch.ones_like(real_logits)
-        ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
-        loss.backward()
-        opt_d.step()
-    finally:
-        G.requires_grad_(True)
-    return loss.item()
-""",
-        ),
-        Right(
-            "torch.autograd.grad with respect to D's parameters only",
-            """
-def discriminator_step(G, D, opt_d, real, noise):
-    bce = torch.nn.BCEWithLogitsLoss()
-    real_logits, fake_logits = D(real), D(G(noise))
-    loss = bce(real_logits, torch.ones_like(real_logits)) + bce(
-        fake_logits, torch.zeros_like(fake_logits)
-    )
-    params = list(D.parameters())
-    for p, g in zip(params, torch.autograd.grad(loss, params)):
-        p.grad = g
-    opt_d.step()
-    return loss.item()
-""",
-        ),
-        Right(
             "G under no_grad, a module-level criterion",
             """
 import torch
@@ -1328,24 +1329,43 @@ def discriminator_step(G, D, opt_d, real, noise):
     return loss.item()
 """,
         ),
-    ],
-    "ex5_log_features": [
         Right(
-            "one hook, removed after the loop",
+            "no detach, then G's .grad emptied (allowed, as in lesson 04)",
             """
-def log_features(model, layer, batches):
-    features = []
+import torch.nn.functional as F
 
-    def keep(module, inputs, output):
-        features.append(output.detach().clone())
-
-    handle = layer.register_forward_hook(keep)
-    for inputs, _ in batches:
-        model(inputs)
-    handle.remove()
-    return features
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise)
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    G.zero_grad()
+    return loss.item()
 """,
         ),
+        Right(
+            "D(G(noise).detach()) inline, zero_grad(set_to_none=False)",
+            """
+import torch
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad(set_to_none=False)
+    real_logits = D(real)
+    fake_logits = D(G(noise).detach())
+    loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+    ],
+    "ex5_log_features": [
         Right(
             "a hook per batch, each removed at once",
             """
@@ -1420,6 +1440,23 @@ def log_features(model, layer, batches):
     try:
         for i in range(len(batches)):
             model(batches[i][0])
+    finally:
+        handle.remove()
+    return features
+""",
+        ),
+        Right(
+            "the loop under no_grad, try/finally",
+            """
+import torch
+
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(lambda m, i, o: features.append(o))
+    try:
+        with torch.no_grad():
+            for x, _ in batches:
+                model(x)
     finally:
         handle.remove()
     return features
