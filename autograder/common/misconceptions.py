@@ -291,8 +291,8 @@ CATALOGUE: dict[str, Misconception] = {
         _cs(
             6,
             Text(
-                "non_blocking=True speeds up copies from pageable memory",
-                "non_blocking=True 能加快从可分页内存出发的拷贝",
+                "non_blocking=True or pin_memory() makes a host-to-device copy faster",
+                "non_blocking=True 或 pin_memory() 能让主机到设备的拷贝更快",
             ),
             Text(
                 "§7 Host-to-device copies and pinned memory",

@@ -137,8 +137,9 @@ class _ModelGPU(TorchFunctionMode):
     ``float()``, ``print``, ``.tolist()``, ``torch.tensor([...])``) and blocking copies
     to the host wait for the device; a ``non_blocking`` copy to the host returns a
     buffer that holds stale values (zeros) until the device is waited for; copies to
-    the device are logged with whether their source was pinned. With ``real``, nothing
-    is played: copies to a real GPU are only logged.
+    the device are logged with whether their source was pinned, and placed on the
+    model's timeline (:meth:`_timeline`). With ``real``, nothing is played: copies to a
+    real GPU are only logged.
     """
 
     def __init__(self, real: bool = False):
@@ -148,6 +149,7 @@ class _ModelGPU(TorchFunctionMode):
         self.pinned: dict[int, weakref.ref] = {}
         self.pending: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.log: list[str] = []
+        self.host_us = self.copy_engine_us = self.ready_us = 0.0
 
     def place(self, t: torch.Tensor, device="cuda") -> torch.Tensor:
         self.where[id(t)] = (weakref.ref(t), _cuda(device))
@@ -186,8 +188,25 @@ class _ModelGPU(TorchFunctionMode):
         self.log.append("to host, non_blocking" if non_blocking else "to host, blocking")
 
     def _to_device(self, source: torch.Tensor, non_blocking: bool) -> None:
-        memory = "pinned" if self.is_pinned(source) else "pageable"
+        pinned = self.is_pinned(source)
+        memory = "pinned" if pinned else "pageable"
         self.log.append(f"to device, {memory}, {'non_blocking' if non_blocking else 'blocking'}")
+        self._timeline(source, pinned, non_blocking)
+
+    def _timeline(self, source: torch.Tensor, pinned: bool, non_blocking: bool) -> None:
+        """A copy to the device on the model's clocks (model µs, not a measurement).
+
+        The copy engine moves ``_US_PER_BYTE`` per byte, one copy after another. From
+        pinned memory it is a DMA the host only queues (and waits for when blocking);
+        from pageable memory the driver stages the data through a pinned buffer chunk
+        by chunk, its host copy overlapping the DMA, and the host waits for all of it.
+        """
+        cost = _bytes(source) * _US_PER_BYTE
+        start = max(self.host_us, self.copy_engine_us)
+        self.copy_engine_us = start + cost
+        self.ready_us = max(self.ready_us, self.copy_engine_us)
+        if not (pinned and non_blocking):
+            self.host_us = self.copy_engine_us
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -210,7 +229,10 @@ class _ModelGPU(TorchFunctionMode):
             self.log.append("pin")
             if where is not None:
                 raise RuntimeError("cannot pin 'torch.cuda.FloatTensor': only dense CPU tensors")
-            out = first if self.is_pinned(first) else first.clone()
+            if self.is_pinned(first):
+                return first  # as in PyTorch: a pinned tensor pins to itself, at no cost
+            self.host_us += _bytes(first) * _US_PER_BYTE  # a host copy into pinned memory
+            out = first.clone()
             self.pinned[id(out)] = weakref.ref(out)
             return out
         if first is not None and name in ("to", "cuda", "cpu"):
@@ -262,6 +284,13 @@ class _ModelGPU(TorchFunctionMode):
         if where is None:
             self._to_device(source, non_blocking)
         return self.place(source.to(dtype=dtype, copy=True), device)
+
+
+_US_PER_BYTE = 0.01  # the model's copy speed (host memcpy and DMA alike): 100 MB/s
+
+
+def _bytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
 
 
 def _on_model(world: World, value) -> list:
@@ -737,12 +766,51 @@ def check_pick_device(fn, seed: int = 0, device=None) -> None:
 # Exercise 4 (CS-6) -------------------------------------------------------------------------
 
 
+def _no_later(e: dict, f: dict, ctx) -> bool:
+    """A model time no later than the reference's (the answer is at least as fast)."""
+    found, expected = f.get("value"), e.get("value")
+    return trusted.type_(found) is float and found <= expected + 1e-6
+
+
+def _later(e: dict, f: dict, ctx) -> bool:
+    return not _no_later(e, f, ctx)
+
+
+def _seconds_of(run, repeats: int = 5) -> tuple[float, float]:
+    """Median host time of ``run()`` and median time until its copies are done (s)."""
+    host, done = [], []
+    for _ in range(repeats + 1):  # the first is a warm-up
+        _CUDA_SYNCHRONIZE()
+        start = _perf_counter()
+        run()
+        host.append(_perf_counter() - start)
+        _CUDA_SYNCHRONIZE()
+        done.append(_perf_counter() - start)
+    return float(_median(host[1:])), float(_median(done[1:]))
+
+
+def _same_on(out, batch, device: torch.device) -> bool:
+    """``out`` holds the batch's values on ``device``, dtypes unchanged."""
+    if trusted.type_(out) not in (list, tuple) or len(out) != len(batch):
+        return False
+    for got, want in zip(out, batch, strict=True):
+        if not _is_tensor(got) or got.device != device or got.dtype != want.dtype:
+            return False
+        if not torch.equal(got.detach().to("cpu"), want):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class LoadBatch(_Modelled):
-    """Pin and copy with non_blocking for a CUDA target; leave a CPU target alone.
+    """Bring a batch to the device no later than a plain ``.to(device, non_blocking=True)``.
 
-    CUDA targets (``cuda``, ``cuda:1``) are played on the CPU by the model on every
-    machine; where a GPU exists, a real copy to it is watched as well.
+    Judged by behaviour, not by a recipe: on every machine the model places each copy
+    on its timeline (a pin is a host copy; a pageable copy makes the host wait for the
+    staged copy; a pinned non_blocking copy only queues a DMA), and the answer's host
+    time and the time its data is on the device must be no later than the reference's.
+    The batch arrives pageable or already pinned (as from ``DataLoader(pin_memory=True)``).
+    Where a GPU exists, both are timed on a 72 MB batch, pageable and pinned.
     """
 
     number = 4
@@ -751,35 +819,47 @@ class LoadBatch(_Modelled):
     device: str | None = None
 
     names = {"result": "load_batch(batch, device)", "result[0]": "inputs", "result[1]": "targets"}
-    real = Text("a real pinned copy", "真实的锁页内存拷贝")
+    real = Text("timing the copies on a real GPU", "在真实 GPU 上给拷贝计时")
     probes = {
         "where": Text("the devices the returned tensors are on", "返回的张量所在的设备"),
-        "pageable non_blocking": Text(
-            "non_blocking copies to the device from pageable (unpinned) memory",
-            "从可分页（未锁页）内存发出的非阻塞拷贝",
+        "host busy": Text(
+            "model µs the host was held up by copies and pinning (MODEL, not a measurement)",
+            "主机被拷贝和锁页拖住的模型微秒数（模型，不是实测）",
         ),
-        "blocking copies": Text("blocking copies to the device", "到设备的阻塞拷贝"),
-        "pinned for the CPU": Text(
-            "pin_memory() calls for a batch that stays on the CPU",
-            "批次留在 CPU 上时调用 pin_memory() 的次数",
+        "on the device": Text(
+            "model µs until the batch was on the device (MODEL, not a measurement)",
+            "批次到达设备所用的模型微秒数（模型，不是实测）",
         ),
     }
-    allow = (Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),)
-    blame = (Rule("probe:pageable non_blocking", None, "CS-6"),)
+    allow = (
+        Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),
+        Rule("probe:host busy", _no_later),
+        Rule("probe:on the device", _no_later),
+    )
+    blame = (Rule("probe:host busy", _later, "CS-6"), Rule("probe:on the device", _later, "CS-6"))
 
     def cases(self) -> list[dict]:
         axes = {
             "target": ["cuda", "cpu", "cuda:1"],
+            "memory": ["pageable", "pinned"],
             "rows": [self.rows, 1, self.rows + 3],
             "dtype": ["float32", "float64", "bfloat16"],
             "layout": ["plain", "transposed"],
         }
-        return draw(self.seed, axes, 4)
+        return draw(self.seed, axes, 6)
 
     def describe(self, case: dict) -> Text:
+        memory = {"pageable": Text("pageable", "可分页"), "pinned": Text("pinned", "锁页")}
         return Text(
-            "device {t}, {n} rows of {d}, inputs {l}", "设备 {t}，{n} 行 {d}，inputs {l}"
-        ).format(t=case["target"], n=case["rows"], d=case["dtype"], l=_LAYOUTS[case["layout"]])
+            "device {t}, a {m} batch, {n} rows of {d}, inputs {l}",
+            "设备 {t}，{m}内存中的批次，{n} 行 {d}，inputs {l}",
+        ).format(
+            t=case["target"],
+            m=memory[case["memory"]],
+            n=case["rows"],
+            d=case["dtype"],
+            l=_LAYOUTS[case["layout"]],
+        )
 
     def build(self, case: dict, device) -> World:
         inputs = _made(self.seed, case["layout"], case["dtype"], case["rows"])
@@ -788,50 +868,63 @@ class LoadBatch(_Modelled):
         objects = {"inputs": inputs, "targets": targets}
         world = World(((inputs, targets), torch.device(case["target"])), objects, "cpu")
         world.gpu = _ModelGPU()
+        if case["memory"] == "pinned":
+            for t in (inputs, targets):
+                world.gpu.pinned[id(t)] = weakref.ref(t)
         return world
 
     def reference(self, world: World, case: dict):
         batch, device = world.args
-        if device.type != "cuda":
-            return tuple(t.to(device) for t in batch)
-        return tuple(t.pin_memory().to(device, non_blocking=True) for t in batch)
+        return tuple(t.to(device, non_blocking=True) for t in batch)
 
     def probe(self, world: World, value, again) -> dict:
-        log = world.gpu.log
-        found = {
+        gpu = world.gpu
+        return {
             "where": ", ".join(str(w) for w in _on_model(world, value)),
-            "pageable non_blocking": log.count("to device, pageable, non_blocking"),
-            "blocking copies": sum(e.endswith(", blocking") for e in log if "device" in e),
+            "host busy": round(float(gpu.host_us), 6),
+            "on the device": round(float(gpu.ready_us), 6),
         }
-        if world.args[1].type == "cpu":
-            found["pinned for the CPU"] = log.count("pin")
-        return found
 
     def on_gpu(self, fn, device: str) -> dict:
-        """load_batch to the real GPU, its copies watched (pinned? non_blocking?)."""
-        inputs = _made(self.seed, "plain", "float32", self.rows)
+        """The answer and the reference timed on a real GPU, from pageable and pinned memory."""
+        target = _cuda(device)
         g = trusted.generator().manual_seed(self.seed)
-        batch, watch = (inputs, trusted.randint(0, 3, (self.rows,), generator=g)), _ModelGPU(True)
-        with watch:
-            out = call(fn, batch, torch.device(device))
-        return {"call": out.record(), "log": watch.log[:20], "device": str(_cuda(device))}
+        pageable = (trusted.rand(1 << 20, 16, generator=g), trusted.randint(0, 3, (1 << 20,)))
+        found = {"device": str(target)}
+        for memory in ("pageable", "pinned"):
+            batch = pageable if memory == "pageable" else tuple(t.pin_memory() for t in pageable)
+            first = call(fn, batch, target)
+            _CUDA_SYNCHRONIZE()
+            if first.error is not None:
+                return {**found, "call": first.record()}
+            right = _same_on(first.value, batch, target)
+            del first
+            mine = _seconds_of(lambda b=batch: call(fn, b, target))
+            plain = _seconds_of(lambda b=batch: tuple(t.to(target, non_blocking=True) for t in b))
+            found[memory] = {"right": right, "mine": mine, "reference": plain}
+        return found
 
     def judge_gpu(self, gpu: dict) -> CheckResult:
-        found = returned(self.heading, gpu["call"], "load_batch")
-        items = found.items if found.kind == "tuple" else []
-        ok = (
-            len(items) == 2
-            and all(i.device == torch.device(gpu["device"]) for i in items)
-            and bool(gpu["log"])
-        )
-        ok = ok and all(entry == "to device, pinned, non_blocking" for entry in gpu["log"])
         what = Text(
-            "on the GPU: pinned, non_blocking copies to {d}", "在 GPU 上：锁页、非阻塞地拷到 {d}"
+            "on the GPU ({d}): a 72 MB batch, your load_batch against "
+            ".to(device, non_blocking=True) (host time, time until on the device; +25 %)",
+            "在 GPU（{d}）上：72 MB 的批次，你的 load_batch 与 "
+            ".to(device, non_blocking=True) 相比（主机时间、到达设备的时间；+25 %）",
         ).format(d=gpu["device"])
-        right = "pin_memory().to(device, non_blocking=True)"
-        pageable = "to device, pageable, non_blocking" in gpu["log"]
-        shown = Text("copies: {c}", "拷贝：{c}").format(c="; ".join(gpu["log"][:4]) or "—")
-        return CheckResult(what, ok, right, shown, "CS-6" if pageable else None)
+        if "call" in gpu:
+            returned(self.heading, gpu["call"], "load_batch")
+        ok, slow, shown, wanted = True, False, [], []
+        for memory in ("pageable", "pinned"):
+            seen = gpu[memory]
+            fast = all(
+                m <= 1.25 * r + 5e-4 for m, r in zip(seen["mine"], seen["reference"], strict=True)
+            )
+            ok, slow = ok and seen["right"] and fast, slow or not fast
+            shown.append(f"{memory}: " + " / ".join(f"{s * 1000:.2f} ms" for s in seen["mine"]))
+            wanted.append(
+                f"{memory}: " + " / ".join(f"{s * 1000:.2f} ms" for s in seen["reference"])
+            )
+        return CheckResult(what, ok, "; ".join(wanted), "; ".join(shown), "CS-6" if slow else None)
 
 
 def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:

@@ -471,11 +471,30 @@ def pick_device():
     ],
     "ex4_load_batch": [
         Wrong(
-            "non_blocking from pageable memory",
+            "pins every batch, then copies non_blocking (the pin is an extra host copy)",
             "CS-6",
             """
 def load_batch(batch, device):
-    return tuple(t.to(device, non_blocking=True) for t in batch)
+    device = torch.device(device)
+    if device.type != "cuda":
+        return tuple(t.to(device) for t in batch)
+    return tuple(t.pin_memory().to(device, non_blocking=True) for t in batch)
+""",
+        ),
+        Wrong(
+            "pins what is not pinned yet, then copies non_blocking",
+            "CS-6",
+            """
+def load_batch(batch, device):
+    device = torch.device(device)
+    if device.type != "cuda":
+        return tuple(batch)
+    moved = []
+    for t in batch:
+        if not t.is_pinned():
+            t = t.pin_memory()
+        moved.append(t.to(device=device, non_blocking=True))
+    return tuple(moved)
 """,
         ),
         Wrong(
@@ -495,21 +514,18 @@ def load_batch(batch, device):
         ),
         Wrong(
             "pins even for the CPU",
-            None,
+            "CS-6",
             """
 def load_batch(batch, device):
     return tuple(t.pin_memory().to(device, non_blocking=True) for t in batch)
 """,
         ),
         Wrong(
-            "pins but copies blocking",
-            None,
+            "a blocking copy, even of a batch that arrives pinned",
+            "CS-6",
             """
 def load_batch(batch, device):
-    device = torch.device(device)
-    if device.type != "cuda":
-        return tuple(batch)
-    return tuple(t.pin_memory().to(device) for t in batch)
+    return tuple(t.to(device) for t in batch)
 """,
         ),
         Wrong(
@@ -517,9 +533,6 @@ def load_batch(batch, device):
             None,
             """
 def load_batch(batch, device):
-    if torch.device(device).type == "cuda":
-        for t in batch:
-            t.pin_memory().to(device, non_blocking=True)
     return tuple(batch)
 """,
         ),
@@ -528,22 +541,11 @@ def load_batch(batch, device):
             None,
             """
 def load_batch(batch, device):
-    device = torch.device(device)
     inputs, targets = batch
-    if device.type == "cuda":
-        inputs, targets = inputs.pin_memory(), targets.pin_memory()
     return (
-        inputs.to(device, torch.float32, non_blocking=True),
+        inputs.to(device, non_blocking=True),
         targets.to(device, torch.float32, non_blocking=True),
     )
-""",
-        ),
-        Wrong(
-            "always .cuda(), whatever the device",
-            "CS-6",
-            """
-def load_batch(batch, device):
-    return tuple(t.cuda(non_blocking=True) for t in batch)
 """,
         ),
         Wrong(
@@ -553,7 +555,7 @@ def load_batch(batch, device):
 def load_batch(batch, device):
     if torch.device(device).type != "cuda":
         return tuple(batch)
-    return tuple(t.pin_memory().cuda(non_blocking=True) for t in batch)
+    return tuple(t.cuda(non_blocking=True) for t in batch)
 """,
         ),
         Wrong(
@@ -562,7 +564,7 @@ def load_batch(batch, device):
             """
 def load_batch(batch, device):
     if device == torch.device("cuda"):
-        return tuple(t.pin_memory().to(device, non_blocking=True) for t in batch)
+        return tuple(t.to(device, non_blocking=True) for t in batch)
     return tuple(batch)
 """,
         ),
@@ -572,13 +574,8 @@ def load_batch(batch, device):
             """
 def load_batch(batch, device):
     inputs, targets = batch
-    if torch.device(device).type == "cuda":
-        inputs, targets = inputs.pin_memory(), targets.pin_memory()
-        return (
-            inputs.to(device, torch.float32, non_blocking=True),
-            targets.to(device, non_blocking=True),
-        )
-    return inputs.float(), targets
+    inputs = inputs.to(device, torch.float32, non_blocking=True)
+    return inputs, targets.to(device, non_blocking=True)
 """,
         ),
     ],
@@ -946,67 +943,67 @@ def pick_device():
     ],
     "ex4_load_batch": [
         Right(
-            "checks is_pinned first, .to with keywords",
+            "a loop, .to with keywords",
             """
 def load_batch(batch, device):
-    device = torch.device(device)
-    if device.type != "cuda":
-        return tuple(batch)
     moved = []
     for t in batch:
-        if not t.is_pinned():
-            t = t.pin_memory()
         moved.append(t.to(device=device, non_blocking=True))
     return tuple(moved)
 """,
         ),
         Right(
-            ".cuda(device, non_blocking=True) on pinned tensors",
+            "non_blocking only where the batch is pinned (a pageable copy waits either way)",
+            """
+def load_batch(batch, device):
+    return tuple(t.to(device, non_blocking=t.is_pinned()) for t in batch)
+""",
+        ),
+        Right(
+            ".cuda(device, non_blocking=True) for CUDA, the batch as it is for the CPU",
             """
 def load_batch(batch, device):
     inputs, targets = batch
     if str(device).startswith("cuda"):
-        inputs = inputs.pin_memory().cuda(device, non_blocking=True)
-        targets = targets.pin_memory().cuda(device, non_blocking=True)
+        inputs = inputs.cuda(device, non_blocking=True)
+        targets = targets.cuda(device, non_blocking=True)
     return inputs, targets
-""",
-        ),
-        Right(
-            "non_blocking only when pinned; a plain .to for the CPU",
-            """
-def load_batch(batch, device):
-    on_gpu = torch.device(device).type == "cuda"
-    if on_gpu:
-        batch = [t.pin_memory() for t in batch]
-    return tuple(t.to(device, non_blocking=on_gpu) for t in batch)
 """,
         ),
         Right(
             "a class with __call__ and a helper for one tensor",
             """
-def pinned_copy(t, device):
-    return t.pin_memory().to(device, non_blocking=True)
+def moved(t, device):
+    return t.to(device, non_blocking=True)
 
 
 class Loader:
     def __call__(self, batch, device):
-        if torch.device(device).type == "cuda":
-            return tuple(pinned_copy(t, device) for t in batch)
-        return tuple(batch)
+        return tuple(moved(t, device) for t in batch)
 
 
 load_batch = Loader()
 """,
         ),
         Right(
-            "unpacks the pair, keyword arguments",
+            "copy_ into a buffer made on the device",
             """
 def load_batch(batch, device):
-    inputs, targets = batch
-    if device.type == "cuda":
-        inputs = inputs.pin_memory().to(device=device, non_blocking=True)
-        targets = targets.pin_memory().to(device=device, non_blocking=True)
-    return inputs, targets
+    out = []
+    for t in batch:
+        buffer = torch.empty(t.shape, dtype=t.dtype, device=device)
+        buffer.copy_(t, non_blocking=True)
+        out.append(buffer)
+    return tuple(out)
+""",
+        ),
+        Right(
+            "pin_memory() only on what is pinned already (it returns the same tensor)",
+            """
+def load_batch(batch, device):
+    return tuple(
+        (t.pin_memory() if t.is_pinned() else t).to(device, non_blocking=True) for t in batch
+    )
 """,
         ),
     ],
