@@ -130,3 +130,58 @@ def test_pinning_is_host_time_and_the_copy_after_it_queues_behind_it():
     gate.set()
     gpu.synchronize()
     assert y.value.tolist() == [1.0] * 3
+
+
+def test_a_second_stream_runs_while_the_default_one_is_busy():
+    gpu, gate = ModelGPU(), threading.Event()
+    gpu.launch(_gated(gate), torch.ones(1), ms=1, name="compute")
+    side = gpu.stream()
+    with gpu.use(side):
+        copied = gpu.to_device(torch.ones(2), pinned=True, non_blocking=True, ms=1)
+    assert gpu.current is gpu.default  # the context restored the current stream
+    side.synchronize()  # back although the default stream is still held by the gate
+    assert copied.value.tolist() == [1.0, 1.0] and math.isnan(gpu.spans[0].end)
+    assert [s.stream for s in gpu.spans] == ["default", "side 1"]
+    gate.set()
+    gpu.synchronize()
+
+
+def test_wait_stream_orders_later_work_after_the_other_stream():
+    gpu, gate = ModelGPU(), threading.Event()
+    side = gpu.stream()
+    with gpu.use(side):
+        filled = gpu.launch(_gated(gate), torch.ones(1), ms=1, name="copy")
+    gpu.default.wait_stream(side)
+    used = gpu.launch(lambda t: t + 1, filled, ms=1, name="use")
+    assert math.isnan(gpu.spans[-1].start)  # waits for the gated work on the side stream
+    gate.set()
+    gpu.synchronize()
+    assert used.value.tolist() == [3.0]
+
+
+def test_without_a_wait_a_kernel_can_read_what_the_other_stream_has_not_filled():
+    gpu, gate = ModelGPU(), threading.Event()
+    side = gpu.stream()
+    with gpu.use(side):
+        filled = gpu.launch(_gated(gate), torch.ones(1), ms=1, name="copy")
+    gpu.launch(lambda t: t + 1, filled, ms=1, name="use")  # no wait_stream: a race
+    gpu.default.synchronize()
+    gate.set()
+    with pytest.raises(RuntimeError, match="race between"):
+        gpu.synchronize()
+
+
+def test_an_event_recorded_on_one_stream_orders_another():
+    gpu, gate = ModelGPU(), threading.Event()
+    side = gpu.stream()
+    done = gpu.event()
+    with gpu.use(side):
+        filled = gpu.launch(_gated(gate), torch.ones(1), ms=1, name="copy")
+        done.record()
+    gpu.default.wait_event(done)
+    used = gpu.launch(lambda t: t * 5, filled, ms=1, name="use")
+    gate.set()
+    gpu.synchronize()
+    assert used.value.tolist() == [10.0] and done.query()
+    gpu.default.wait_event(gpu.event())  # an event never recorded: nothing to wait for
+    gpu.synchronize()

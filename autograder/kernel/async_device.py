@@ -6,16 +6,21 @@ exactly that with a worker thread: ``launch`` returns at once, the worker runs e
 piece of work in order and takes at least the modelled time for it, ``synchronize``
 waits until the queue is empty, events stamp the time at which the worker reaches
 them, and a ``non_blocking`` device-to-host copy hands back a host buffer that holds
-stale values (zeros here) until the worker gets to the copy. Every figure it gives
+stale values (zeros here) until the worker gets to the copy. A second queue
+(``gpu.stream()``, like ``torch.cuda.Stream``) has its own worker, so work on two
+queues runs side by side; ``wait_stream`` and ``wait_event`` order one queue after a
+point of another, and a kernel that reads a tensor no queued work has filled yet
+fails (on a GPU it would read stale memory without a word). Every figure it gives
 is the model's, chosen by the lesson; none is a GPU's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -32,6 +37,7 @@ class Span:
     launched: float
     start: float = float("nan")
     end: float = float("nan")
+    stream: str = "default"
 
 
 class ModelTensor:
@@ -62,12 +68,14 @@ class ModelEvent:
     def __init__(self, gpu: ModelGPU):
         self.gpu = gpu
         self.time: float | None = None
+        self.recorded = False
         self._done = threading.Event()
 
-    def record(self) -> None:
-        """Put the marker on the queue; the worker stamps the time when it reaches it."""
+    def record(self, stream: ModelStream | None = None) -> None:
+        """Put the marker on a queue (the current one by default); its worker stamps it."""
         self._done.clear()
-        self.gpu._put(self._stamp, None)
+        self.recorded = True
+        (stream or self.gpu.current)._put(self._stamp, None)
 
     def _stamp(self) -> None:
         self.time = time.perf_counter()
@@ -88,17 +96,11 @@ class ModelEvent:
         return (end.time - self.time) * 1000.0
 
 
-class ModelGPU:
-    """The queue and its worker. ``first_call_ms`` models a one-time cost per kernel name."""
+class ModelStream:
+    """One queue of the model device and its worker thread, like a ``torch.cuda.Stream``."""
 
-    def __init__(self, launch_us: float = 20.0, first_call_ms: float = 0.0, blocking=False):
-        self.launch_s = launch_us / 1e6
-        self.blocking = blocking  # like CUDA_LAUNCH_BLOCKING=1: each launch waits for its work
-        self.error: Exception | None = None
-        self.first_call_s = first_call_ms / 1000.0
-        self.spans: list[Span] = []
-        self.host_calls: list[Span] = []
-        self._seen: set[str] = set()
+    def __init__(self, gpu: ModelGPU, name: str):
+        self.gpu, self.name = gpu, name
         self._queue: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
@@ -119,7 +121,7 @@ class ModelGPU:
             try:
                 job()
             except Exception as error:  # reported at the next synchronization, as on a GPU
-                self.error = self.error or error
+                self.gpu.error = self.gpu.error or error
             if span is not None:
                 span.end = time.perf_counter()
             self._queue.task_done()
@@ -131,6 +133,65 @@ class ModelGPU:
                 self._worker = threading.Thread(target=self._work, daemon=True)
                 self._worker.start()
 
+    def wait_event(self, event: ModelEvent) -> None:
+        """Later work on this queue waits until ``event`` is reached (no-op if never recorded)."""
+        if event.recorded:
+            self._put(event.synchronize, None)
+
+    def wait_stream(self, other: ModelStream) -> None:
+        """Later work on this queue waits for everything queued on ``other`` so far."""
+        marker = self.gpu.event()
+        marker.record(other)
+        self.wait_event(marker)
+
+    def synchronize(self) -> None:
+        """The host waits until this queue is empty (other queues may still be busy)."""
+        self._queue.join()
+
+
+class ModelGPU:
+    """The model device: its default queue, any side queues, and the host's calls.
+
+    ``first_call_ms`` models a one-time cost per kernel name.
+    """
+
+    def __init__(self, launch_us: float = 20.0, first_call_ms: float = 0.0, blocking=False):
+        self.launch_s = launch_us / 1e6
+        self.blocking = blocking  # like CUDA_LAUNCH_BLOCKING=1: each launch waits for its work
+        self.error: Exception | None = None
+        self.first_call_s = first_call_ms / 1000.0
+        self.spans: list[Span] = []
+        self.host_calls: list[Span] = []
+        self._seen: set[str] = set()
+        self.default = ModelStream(self, "default")
+        self.current = self.default
+        self.streams = [self.default]
+
+    @property
+    def _worker(self) -> threading.Thread | None:
+        return self.default._worker
+
+    def _put(self, job: Callable[[], None], span: Span | None) -> None:
+        self.current._put(job, span)
+
+    def stream(self) -> ModelStream:
+        """A new queue with its own worker, like ``torch.cuda.Stream()``."""
+        made = ModelStream(self, f"side {len(self.streams)}")
+        self.streams.append(made)
+        return made
+
+    @contextlib.contextmanager
+    def use(self, stream: ModelStream) -> Iterator[ModelStream]:
+        """Launches inside go on ``stream``, like ``with torch.cuda.stream(stream):``."""
+        before, self.current = self.current, stream
+        try:
+            yield stream
+        finally:
+            self.current = before
+
+    def current_stream(self) -> ModelStream:
+        return self.current
+
     def _host(self, name: str, started: float) -> None:
         self.host_calls.append(Span(name, started, started, time.perf_counter()))
 
@@ -141,10 +202,15 @@ class ModelGPU:
         self._seen.add(name)
         cost = ms / 1000.0 + (self.first_call_s if first else 0.0)
         out = ModelTensor(shape if shape is not None else inputs[0].shape, self)
-        span = Span(name, started)
+        span = Span(name, started, stream=self.current.name)
 
         def job() -> None:
             begin = time.perf_counter()
+            if any(isinstance(x, ModelTensor) and x.value is None for x in inputs):
+                raise RuntimeError(
+                    f"{name} read a tensor that no work had filled yet (a race between "
+                    "queues; a GPU would read stale memory without an error)"
+                )
             values = [x.value if isinstance(x, ModelTensor) else x for x in inputs]
             out.value = fn(*values)
             time.sleep(max(0.0, cost - (time.perf_counter() - begin)))
@@ -174,7 +240,7 @@ class ModelGPU:
         """
         out = self.launch(torch.clone, host, ms=ms, name="copy H2D")
         if not (pinned and non_blocking):
-            self.synchronize()
+            self.current.synchronize()
         return out
 
     def pin(self, host: torch.Tensor, ms: float) -> torch.Tensor:
@@ -192,7 +258,7 @@ class ModelGPU:
         """A device-to-host copy. With ``non_blocking`` the buffer is stale until the copy runs."""
         started = time.perf_counter()
         buffer = torch.zeros(x.shape)
-        span = Span("copy D2H", started)
+        span = Span("copy D2H", started, stream=self.current.name)
         self._put(lambda: buffer.copy_(x.value), span)
         self.spans.append(span)
         if not non_blocking:
@@ -206,7 +272,8 @@ class ModelGPU:
     def synchronize(self) -> None:
         """Wait until every queued piece of work has run, as ``torch.cuda.synchronize()``."""
         started = time.perf_counter()
-        self._queue.join()
+        for stream in list(self.streams):
+            stream.synchronize()
         self._host("synchronize", started)
         if self.error is not None:
             error, self.error = self.error, None
