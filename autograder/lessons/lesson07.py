@@ -30,12 +30,15 @@ from autograder.kernel.selfcheck import run_self_check
 
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _LEGACY = ("Legacy autograd function", "Backward' object has no attribute")
+_NO_TRANSFORMS = ("must override the setup_context staticmethod", "does not have vmap support")
 
 
 def classify(message: str) -> str | None:
     """The misconception a PyTorch error message is evidence of."""
     if any(sign in message for sign in _LEGACY):
         return "CF-1"
+    if any(sign in message for sign in _NO_TRANSFORMS):  # the ctx style under torch.func
+        return "CF-5"
     counts = re.search(r"incorrect number of gradients \(expected (\d+), got (\d+)\)", message)
     if counts and int(counts[2]) < int(counts[1]):  # fewer than the inputs: one per output
         return "CF-2"
@@ -51,6 +54,13 @@ def explain(message: str) -> Text | None:
             " and backward @staticmethod and call YourFunction.apply(...)",
             "旧式写法（创建实例、非静态的 forward）已经不能运行：把 forward 和 backward 写成"
             " @staticmethod，并调用 YourFunction.apply(...)",
+        )
+    if kind == "CF-5":
+        return Text(
+            "torch.func transforms need forward without ctx plus setup_context(ctx, inputs,"
+            " output), and vmap needs generate_vmap_rule = True (or a vmap staticmethod)",
+            "torch.func 的变换需要不带 ctx 的 forward 加上 setup_context(ctx, inputs, output)；"
+            "vmap 还需要 generate_vmap_rule = True（或者一个 vmap 静态方法）",
         )
     if "Jacobian mismatch" in message:
         return Text(
@@ -197,7 +207,7 @@ def _error_ids() -> tuple[Rule, ...]:
 
         return Rule("probe:*", when, kind)
 
-    return (rule("CF-1"), rule("CF-2"))
+    return (rule("CF-1"), rule("CF-2"), rule("CF-5"))
 
 
 def _custom(out) -> bool:
@@ -644,6 +654,114 @@ def check_soft_clip(
     verdict(SoftClip(seed, size, float(limit), _name(dtype), _device(device)), fn)
 
 
+# Exercise 6 (CF-5, CF-4): softplus in the setup_context style, under torch.func ----------
+
+
+class _SoftplusReference(torch.autograd.Function):
+    """softplus(x) in the setup_context style, so that torch.func may transform it."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return F.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+_vmap, _grad = torch.func.vmap, torch.func.grad  # taken before any learner code runs
+
+
+def _summed(f):
+    return lambda t: f(t).sum()
+
+
+_TRANSFORMS = {  # name: (description, how the function is transformed)
+    "vmap": (Text("under torch.func.vmap(softplus)", "在 torch.func.vmap(softplus) 下"), _vmap),
+    "grad": (
+        Text(
+            "under torch.func.grad(lambda t: softplus(t).sum())",
+            "在 torch.func.grad(lambda t: softplus(t).sum()) 下",
+        ),
+        lambda f: _grad(_summed(f)),
+    ),
+    "vmap_grad": (
+        Text(
+            "per-row gradients: torch.func.vmap(torch.func.grad(lambda t: softplus(t).sum()))",
+            "逐行的梯度：torch.func.vmap(torch.func.grad(lambda t: softplus(t).sum()))",
+        ),
+        lambda f: _vmap(_grad(_summed(f))),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class SoftplusTransformable(_FunctionSpec):
+    """softplus(x) through a Function that torch.func.vmap and torch.func.grad can transform.
+
+    Plain calls are judged like the other exercises; in the transformed cases the learner's
+    function and the reference run under the same transform, and what comes out is compared.
+    """
+
+    number = 6
+    seed: int = 0
+    size: int = 4
+    dtype: str = "float64"
+    device: str | None = None
+
+    changes = ("x",)
+    names = {"result": "softplus(x)", "probe:grads": "∂L/∂x"}
+    allow = (Rule("probe:x", _safe_after_change),)
+    blame = (*_error_ids(), Rule("probe:x", None, "CF-4"))
+
+    def cases(self) -> list[dict]:
+        plain = {
+            "layout": list(_LAYOUTS),
+            "dtype": self._dtypes(),
+            "grad": ["stale", "nonleaf", "fresh", "frozen"],
+            "scale": [3.0, 1000.0],
+        }
+        batched = {  # vmap maps over the first dimension: at least one row
+            "layout": ["matrix", "transposed", "slice", "row"],
+            "dtype": self._dtypes(),
+            "scale": [3.0, 1000.0],
+            "grad": ["fresh", "nonleaf", "stale"],
+        }
+        transformed = [
+            {**case, "transform": name, **({} if name == "vmap" else {"grad": "frozen"})}
+            for case, name in zip(draw(self.seed + 1, batched, 3), _TRANSFORMS, strict=True)
+        ]
+        return draw(self.seed, plain, 6) + transformed
+
+    def _run(self, fn, case: dict, device):
+        transform = _TRANSFORMS.get(case.get("transform"), (None, None))[1]
+        if fn is not None and transform is not None:
+            fn = transform(fn)
+        return super()._run(fn, case, device)
+
+    def reference(self, world: World, case: dict):
+        transform = _TRANSFORMS.get(case.get("transform"), (None, lambda f: f))[1]
+        return transform(_SoftplusReference.apply)(*world.args)
+
+    def describe(self, case: dict) -> Text:
+        text = super().describe(case)
+        if "transform" not in case:
+            return text
+        how = _TRANSFORMS[case["transform"]][0]
+        return Text(f"{how.en}, {text.en}", f"{how.zh}，{text.zh}")
+
+
+def check_softplus(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
+    verdict(SoftplusTransformable(seed, size, _name(dtype), _device(device)), fn)
+
+
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         1,
@@ -679,6 +797,16 @@ EXERCISES: tuple[Exercise, ...] = (
         Text("soft clipping with a float limit", "带浮点上限的软截断"),
         check_soft_clip,
         ("CF-2", "CF-4"),
+    ),
+    Exercise(
+        6,
+        "softplus",
+        Text(
+            "softplus in the setup_context style, under torch.func",
+            "setup_context 写法的 softplus，经得起 torch.func 变换",
+        ),
+        check_softplus,
+        ("CF-5", "CF-4"),
     ),
 )
 

@@ -886,6 +886,233 @@ def soft_clip(x, limit):
 """,
         ),
     ],
+    "ex6_softplus": [
+        Wrong(
+            "the ctx style: forward(ctx, x), no setup_context",
+            "CF-5",
+            """
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "setup_context without generate_vmap_rule: vmap refuses",
+            "CF-5",
+            """
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "x kept as an attribute in setup_context",
+            "CF-4",
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.x = inputs[0]
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * torch.sigmoid(ctx.x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "backward ignores grad_out",
+            None,
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return torch.sigmoid(x) + 0 * grad_out
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "backward uses the derivative of the sigmoid, not the sigmoid",
+            None,
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 - s)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "no Function at all: autograd's own softplus",
+            None,
+            """
+def softplus(x):
+    return torch.nn.functional.softplus(x)
+""",
+        ),
+        Wrong(
+            "log(1 + exp(x)) overflows to inf for large x in float32",
+            None,
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.log(1 + torch.exp(x))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "computed and returned in float32 whatever the input's dtype",
+            None,
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x.float())
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return (grad_out * torch.sigmoid(x.float())).to(x.dtype)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "ctx style with a hand-written vmap staticmethod: grad still refuses",
+            "CF-5",
+            """
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return Softplus.apply(x), in_dims[0]
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Wrong(
+            "backward returns a tensor for a second, non-existent input",
+            None,
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x), grad_out
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+    ],
 }
 
 RIGHT: dict[str, list[Right]] = {
@@ -1392,6 +1619,160 @@ class SoftClip(torch.autograd.Function):
 
 
 soft_clip = SoftClip.apply
+""",
+        ),
+    ],
+    "ex6_softplus": [
+        Right(
+            "the stable formula written out: relu(x) + log1p(exp(-|x|))",
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.clamp(x, min=0) + torch.log1p(torch.exp(-x.abs()))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Right(
+            "saves the output: the derivative is 1 - exp(-y)",
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        return grad_out * -torch.expm1(-y)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Right(
+            "needs_input_grad checked, None when no gradient is needed",
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        if not ctx.needs_input_grad[0]:
+            return None
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.special.expit(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Right(
+            "a hand-written vmap staticmethod instead of generate_vmap_rule",
+            """
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return Softplus.apply(x), in_dims[0]
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+        ),
+        Right(
+            "torch.where keeps large x as they are; softplus = Softplus.apply",
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.where(x > 20, x, torch.log1p(torch.exp(torch.clamp(x, max=20))))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out / (1 + torch.exp(-x))
+
+
+softplus = Softplus.apply
+""",
+        ),
+        Right(
+            "once_differentiable backward",
+            """
+from torch.autograd.function import once_differentiable
+
+
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
 """,
         ),
     ],
