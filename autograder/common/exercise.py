@@ -25,7 +25,7 @@ class Exercise:
         """'Exercise 3 — title' in both languages, as feedback headers show it."""
         return Text(
             f"Exercise {self.number} — {self.title.en} ({self.function})",
-            f"练习 {self.number} — {self.title.zh}（{self.function}）",
+            f"练习 {self.number} —— {self.title.zh}（{self.function}）",
         )
 
 
