@@ -407,7 +407,7 @@ class DropoutByHand(_Lesson03):
 
     def cases(self) -> list[dict]:
         axes = {
-            "training": [True, True, False],
+            "training": [True, True, False, True, True],  # lengths prime to the others
             "layout": list(_LAYOUTS),
             "dtype": ["float32", "float64"],  # the exercises' inputs (bfloat16 is not one)
             "p": [self.p, pick(self.seed, _EXACT)],
@@ -529,7 +529,7 @@ class EvalGrads(_Lesson03):
         axes = {
             "mode": ["train", "eval"],
             "stale": list(_STALE),
-            "net": ["one block", "two nested blocks", "two blocks"],
+            "net": [*_NET_TEXT, "two nested blocks", "one block"],  # 5: prime to the others
             "dtype": ["float32", "float64"],
             "rows": [self.size, 1, self.size + 3],
             "layout": ["contiguous", "transposed"],
@@ -614,8 +614,8 @@ class Validate(_Lesson03):
         axes = {
             "mode": ["train", "eval"],
             "outer": [False, False, True],
-            "frozen": ["none", "first"],
-            "stale": ["stale", "none"],
+            "frozen": ["none", "first", "none", "first", "none"],  # 5: prime to the others
+            "stale": ["stale", "none", "stale"],
             "net": ["two nested blocks", "one block", "two blocks"],
             "dtype": ["float32", "float64"],
             "sizes": list(_SIZES),
@@ -774,8 +774,8 @@ class McDropoutPredict(_Lesson03):
     def cases(self) -> list[dict]:
         axes = {
             "mode": ["mixed", "train", "eval"],
-            "outer": [False, False, True],
-            "net": ["two nested blocks", "one block", "two blocks"],
+            "outer": [False, False, True, False, True],  # 5 and 4: prime to the 3 modes
+            "net": ["two nested blocks", "one block", "two blocks", "two nested blocks"],
             "dtype": ["float32", "float64"],
             "rows": [self.size, 1, self.size + 3],
             "samples": [self.samples, max(self.samples // 2 + 1, 2)],

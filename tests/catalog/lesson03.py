@@ -149,6 +149,17 @@ def dropout_by_hand(x, p, u, training):
     return x * (u >= p)
 """,
         ),
+        Wrong(
+            "squeezes the result, so a single row loses its dimension",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    keep = (u >= p).to(x.dtype)
+    return (x * keep / (1 - p)).squeeze()
+""",
+        ),
     ],
     "ex2_eval_grads": [
         Wrong(
@@ -278,6 +289,20 @@ def eval_grads(model, x, target):
     grads = {name: p.grad.clone() for name, p in model.named_parameters()}
     model.train(model.training)
     return grads
+""",
+        ),
+        Wrong(
+            "sets requires_grad on the caller's x",
+            None,
+            """
+def eval_grads(model, x, target):
+    was = model.training
+    model.eval()
+    x.requires_grad_(True)
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    model.train(was)
+    return {n: p.grad.clone() for n, p in model.named_parameters()}
 """,
         ),
     ],
@@ -624,6 +649,22 @@ def finetune_head(backbone, head, x, target, lr):
     loss = torch.nn.functional.mse_loss(head(features), target)
     loss.backward()
     optimizer.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            "the backbone's parameters in the optimizer too, features with history",
+            None,
+            """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    features = backbone(x)
+    opt = torch.optim.SGD(list(backbone.parameters()) + list(head.parameters()), lr=lr)
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    opt.step()
     return loss.item()
 """,
         ),
@@ -1069,6 +1110,18 @@ def validate(model, batches):
     return total / len(batches)
 """,
         ),
+        Right(
+            "inference_mode, a generator summed, float() of a tensor",
+            """
+def validate(model, batches):
+    was = model.training
+    model.eval()
+    with torch.inference_mode():
+        total = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in batches)
+    model.train(was)
+    return float(total / len(batches))
+""",
+        ),
     ],
     "ex4_finetune_head": [
         Right(
@@ -1178,6 +1231,28 @@ def finetune_head(backbone, head, x, target, lr):
     return loss.item()
 """,
         ),
+        Right(
+            "features from a deep copy of the backbone, both modes restored afterwards",
+            """
+import copy
+
+
+def finetune_head(backbone, head, x, target, lr):
+    was_b, was_h = backbone.training, head.training
+    frozen = copy.deepcopy(backbone).eval()
+    with torch.no_grad():
+        features = frozen(x)
+    head.train()
+    opt = torch.optim.SGD([p for p in head.parameters() if p.requires_grad], lr=lr)
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    opt.step()
+    backbone.train(was_b)
+    head.train(was_h)
+    return loss.item()
+""",
+        ),
     ],
     "ex5_mc_dropout_predict": [
         Right(
@@ -1281,6 +1356,20 @@ def mc_dropout_predict(model, x, samples):
     for name, m in before.items():
         m.train(modes[name])
     return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Right(
+            "no_grad as a decorator, model.apply with a lambda, the std as var().sqrt()",
+            """
+@torch.no_grad()
+def mc_dropout_predict(model, x, samples):
+    saved = [(m, m.training) for m in model.modules()]
+    model.eval()
+    model.apply(lambda m: m.train() if isinstance(m, torch.nn.Dropout) else None)
+    preds = torch.stack([model(x) for _ in range(samples)])
+    for m, t in saved:
+        m.training = t
+    return preds.mean(0), preds.var(0).sqrt()
 """,
         ),
     ],
