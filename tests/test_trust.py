@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 from html.parser import HTMLParser
 
@@ -161,9 +162,10 @@ def test_observations_of_any_other_shape_are_refused(observations):
 # --- hidden tests --------------------------------------------------------------------------
 
 # Right for the visible check's sizes (5 and 8), wrong for the hidden ones'.
+# Wrong only where the hidden checks look: their sizes are 9 and more, the visible one's less.
 VISIBLE_ONLY = ANSWER.replace(
     "def product_grads(a, b):",
-    "def product_grads(a, b):\n    if a.numel() not in (5, 8):\n        return a, b, a",
+    "def product_grads(a, b):\n    if a.numel() >= 9:\n        return a, b, a",
 )
 
 
@@ -388,10 +390,11 @@ def test_a_kernel_never_holds_a_hidden_test(graded):
     root = graded
     assert all(_scores(root, "reads_history").values()), _scores(root, "reads_history")
     assert "check_product_grads(product_grads, seed=1)" in _page(root, "reads_history")
-    autograded = (root / "autograded" / "reads_history" / LESSON / f"{LESSON}.ipynb").read_text()
+    graded = root / "autograded" / "reads_history" / LESSON / f"{LESSON}.ipynb"
+    printed = json.dumps([c.get("outputs", []) for c in nbformat.read(graded, 4).cells])
     for leaked in ("seed=101", "BEGIN HIDDEN", "seed=202"):
         assert leaked not in _page(root, "reads_history")
-        assert leaked not in autograded  # not even in the printed history
+        assert leaked not in printed  # not even in the printed history (sources keep them)
     record = _record(root, "reads_history")
     assert not [f for f in record.flags if f["kind"] == "first run disagrees"], record.flags
 
