@@ -263,9 +263,10 @@ CATALOGUE: dict[str, Misconception] = {
         _cs(
             3,
             Text(
-                "non_blocking=True is always safe (a device-to-host copy needs a "
-                "synchronization before the host reads it)",
-                "non_blocking=True 总是安全的（设备到主机的拷贝在主机读取之前必须先同步）",
+                "non_blocking=True is always safe (a copy must be waited for — by the host, "
+                "or by the stream that reads it — before its result is read)",
+                "non_blocking=True 总是安全的（读取拷贝结果之前，必须先等拷贝完成——"
+                "由主机等，或者由读取它的那个流等）",
             ),
             Text(
                 "§6 Device-to-host copies with non_blocking",

@@ -2,12 +2,14 @@
 
 Each check is a :class:`~autograder.common.oracle.Spec`. On every machine the checks
 run on a MODEL of a GPU (not a measurement): exercise 1 hands the learner's function
-a virtual queue whose clock only moves when the host waits; exercises 2, 4 and 5 run
-under :class:`_ModelGPU`, which plays a CUDA device on the CPU (tensors it places
+a virtual queue whose clock only moves when the host waits; exercises 2, 4, 5 and 6
+run under :class:`_ModelGPU`, which plays a CUDA device on the CPU (tensors it places
 answer ``.device`` with ``cuda:N``; host reads and blocking copies wait for it; a
-``non_blocking`` copy to the host holds stale values until ``synchronize()``);
-exercise 3 answers torch's probing functions as on several machines. The seed draws
-the caller's state (arguments, a busy device, dtypes, views, 0-d tensors, single rows,
+``non_blocking`` copy to the host holds stale values until ``synchronize()``; copies
+to the device go on a timeline where a pin is a host copy); exercise 6 also hands the
+function :class:`_VDevice`, a model of streams on virtual time, in place of
+``torch.cuda``; exercise 3 answers torch's probing functions as on several machines.
+The seed draws the caller's state (arguments, a busy device, dtypes, views, 0-d tensors, single rows,
 target devices), the learner's function and the reference run in identical worlds,
 and everything observable is compared. Where a GPU exists the real thing is checked
 as well; without one the judge says "skipped: no GPU" beside its pass.
@@ -150,6 +152,8 @@ class _ModelGPU(TorchFunctionMode):
         self.pending: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.log: list[str] = []
         self.host_us = self.copy_engine_us = self.ready_us = 0.0
+        self.streams: _VDevice | None = None  # exercise 6: streams on virtual time
+        self.copy_us = 0.0
 
     def place(self, t: torch.Tensor, device="cuda") -> torch.Tensor:
         self.where[id(t)] = (weakref.ref(t), _cuda(device))
@@ -187,11 +191,16 @@ class _ModelGPU(TorchFunctionMode):
             self._wait()
         self.log.append("to host, non_blocking" if non_blocking else "to host, blocking")
 
-    def _to_device(self, source: torch.Tensor, non_blocking: bool) -> None:
+    def _to_device(self, source: torch.Tensor, non_blocking: bool, out=None) -> None:
         pinned = self.is_pinned(source)
         memory = "pinned" if pinned else "pageable"
         self.log.append(f"to device, {memory}, {'non_blocking' if non_blocking else 'blocking'}")
         self._timeline(source, pinned, non_blocking)
+        if self.streams is not None and out is not None:
+            ready = self.streams.launch(self.copy_us)
+            if not (pinned and non_blocking):
+                self.streams.host_us = max(self.streams.host_us, ready)
+            self.streams.landed(out, ready)
 
     def _timeline(self, source: torch.Tensor, pinned: bool, non_blocking: bool) -> None:
         """A copy to the device on the model's clocks (model µs, not a measurement).
@@ -223,6 +232,9 @@ class _ModelGPU(TorchFunctionMode):
             prop = str(getattr(getattr(func, "__self__", None), "__name__", ""))
             if prop in ("device", "is_cuda", "is_cpu"):
                 return {"device": where, "is_cuda": True, "is_cpu": False}[prop]
+        if first is not None and name == "record_stream" and self.streams is not None:
+            self.streams.recorded.setdefault(id(first), []).append(getattr(args[1], "name", "?"))
+            return None
         if first is not None and name == "is_pinned":
             return self.is_pinned(first)
         if first is not None and name == "pin_memory":
@@ -246,7 +258,7 @@ class _ModelGPU(TorchFunctionMode):
             if source is not None and where is None:
                 self._to_host(first, non_blocking)
             elif where is not None and source is None:
-                self._to_device(args[1], non_blocking)
+                self._to_device(args[1], non_blocking, first)
             return out
         if where is not None and name in _READS:
             if name == "numpy":
@@ -264,7 +276,10 @@ class _ModelGPU(TorchFunctionMode):
             return func(*args, **kwargs)
         asked, pin = kwargs.get("device"), kwargs.get("pin_memory")
         if asked is not None and torch.device(asked).type == "cuda":
-            return self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
+            out = self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
+            if self.streams is not None and _is_tensor(out):
+                self.streams.landed(out, 0.0)  # allocated on the current stream
+            return out
         out = func(*args, **{k: v for k, v in kwargs.items() if k != "pin_memory"})
         if pin and _is_tensor(out):  # a pinned host buffer (empty(..., pin_memory=True))
             self.pinned[id(out)] = weakref.ref(out)
@@ -281,9 +296,10 @@ class _ModelGPU(TorchFunctionMode):
             return out
         if device == where and dtype == source.dtype:
             return source
+        out = self.place(source.to(dtype=dtype, copy=True), device)
         if where is None:
-            self._to_device(source, non_blocking)
-        return self.place(source.to(dtype=dtype, copy=True), device)
+            self._to_device(source, non_blocking, out)
+        return out
 
 
 _US_PER_BYTE = 0.01  # the model's copy speed (host memcpy and DMA alike): 100 MB/s
@@ -1010,12 +1026,312 @@ def check_epoch_mean_loss(fn, seed: int = 0, batches: int = 5, device=None) -> N
     verdict(EpochMeanLoss(seed, batches, None if device is None else str(device)), fn)
 
 
+# Exercise 6 (CS-6, CS-3) -------------------------------------------------------------------
+
+_USE_US = 5.0  # the check's own kernel that reads the copied batch after the call
+
+
+class _VStream(torch.Stream):
+    """A stream of the check's virtual device: the model µs at which its queued work ends.
+
+    A ``torch.Stream`` (of the CPU) only so that ``Tensor.record_stream`` accepts it.
+    """
+
+    def __new__(cls, device: _VDevice, name: str):
+        return super().__new__(cls, device="cpu")
+
+    def __init__(self, device: _VDevice, name: str):
+        self.model, self.name, self.free_at = device, name, 0.0
+
+    def wait_stream(self, other: _VStream) -> None:
+        self.model.log.append(f"{self.name}.wait_stream({other.name})")
+        self.free_at = max(self.free_at, other.free_at)
+
+    def wait_event(self, event: _VEvent) -> None:
+        self.model.log.append(f"{self.name}.wait_event")
+        if event.at is not None:
+            self.free_at = max(self.free_at, event.at)
+
+    def record_event(self, event: _VEvent | None = None) -> _VEvent:
+        event = event if event is not None else _VEvent(self.device)
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        return self.free_at <= self.model.host_us
+
+    def synchronize(self) -> None:
+        self.model.log.append(f"{self.name}.synchronize")
+        self.model.host_us = max(self.model.host_us, self.free_at)
+
+    def __repr__(self) -> str:
+        return f"<stream {self.name} (model)>"
+
+
+class _VEvent:
+    """An event of the virtual device: the model µs its stream reaches it."""
+
+    def __init__(self, device: _VDevice, enable_timing: bool = False, **_):
+        self.device, self.at = device, None
+
+    def record(self, stream: _VStream | None = None) -> None:
+        self.at = (stream or self.device.current).free_at
+
+    def wait(self, stream: _VStream | None = None) -> None:
+        (stream or self.device.current).wait_event(self)
+
+    def query(self) -> bool:
+        return self.at is None or self.at <= self.device.host_us
+
+    def synchronize(self) -> None:
+        self.device.log.append("event.synchronize")
+        if self.at is not None:
+            self.device.host_us = max(self.device.host_us, self.at)
+
+
+class _VDevice:
+    """The check's MODEL of a CUDA device with streams, on virtual time; not a measurement.
+
+    It stands in for ``torch.cuda`` in exercise 6 (``stream``, ``current_stream``,
+    ``Stream``, ``Event``, ``synchronize``). Work goes on the current stream after what
+    is queued there; a copy to the device from pinned memory with ``non_blocking`` costs
+    the host nothing, any other makes the host wait for it. Each tensor that lands on
+    the device remembers when it is ready and on which stream it was made.
+    """
+
+    def __init__(self, busy_us: float):
+        self.default = _VStream(self, "default")
+        self.default.free_at = busy_us
+        self.current, self.host_us, self.log = self.default, 0.0, []
+        self.made: dict[int, tuple[weakref.ref, float, _VStream]] = {}
+        self.recorded: dict[int, list[str]] = {}
+
+    def Stream(self, *args, **kwargs) -> _VStream:  # noqa: N802 - torch.cuda's spelling
+        return _VStream(self, "side")
+
+    def Event(self, *args, **kwargs) -> _VEvent:  # noqa: N802 - torch.cuda's spelling
+        return _VEvent(self, *args, **kwargs)
+
+    def current_stream(self, device=None) -> _VStream:
+        return self.current
+
+    def default_stream(self, device=None) -> _VStream:
+        return self.default
+
+    @contextlib.contextmanager
+    def stream(self, stream: _VStream | None):
+        before = self.current
+        self.current = stream if stream is not None else before
+        try:
+            yield
+        finally:
+            self.current = before
+
+    def synchronize(self, device=None) -> None:
+        self.log.append("synchronize")
+        self.host_us = max([self.host_us, self.default.free_at, *self._ends()])
+
+    def _ends(self) -> list[float]:
+        return [made[1] for made in self.made.values()]
+
+    def launch(self, us: float) -> float:
+        """Queue ``us`` of work on the current stream; the model µs it ends."""
+        start = max(self.current.free_at, self.host_us)
+        self.current.free_at = start + us
+        return self.current.free_at
+
+    def landed(self, t: torch.Tensor, ready: float) -> None:
+        self.made[id(t)] = (weakref.ref(t), ready, self.current)
+
+    def made_of(self, t) -> tuple[float, _VStream] | None:
+        entry = self.made.get(id(t))
+        return entry[1:] if entry is not None and entry[0]() is t else None
+
+
+@dataclass(frozen=True)
+class OverlapCopy(_Modelled):
+    """A pinned batch copied on a side stream while the computation runs on the current one.
+
+    On every machine: a virtual device with streams (``_VDevice``) stands in for
+    ``torch.cuda``; the check then reads the copied batch on the current stream with
+    a kernel of its own, and compares with the reference: the device time until both
+    are done (overlap), whether that kernel could start before the copy ended (a race),
+    whether memory made on the side stream is recorded for the current one, and how
+    long the host was held up. Where a GPU exists: real streams, timed by the check's
+    CUDA events against the computation and the copy alone.
+    """
+
+    number = 6
+    seed: int = 0
+    device: str | None = None
+
+    names = {"result": "overlap_copy(...)", "result[0]": "result", "result[1]": "moved"}
+    real = Text("timing real streams with CUDA events", "用 CUDA 事件给真实的流计时")
+    probes = {
+        "where": Text("the devices the returned tensors are on", "返回的张量所在的设备"),
+        "device time": Text(
+            "model µs until the computation, the copy and a read of the batch were done "
+            "(MODEL, not a measurement)",
+            "计算、拷贝以及随后对批次的一次读取全部完成所用的模型微秒数（模型，不是实测）",
+        ),
+        "race": Text(
+            "a kernel queued after the call could read the batch before the copy ended",
+            "调用之后排队的核函数可能在拷贝结束之前就读取批次",
+        ),
+        "memory unprotected": Text(
+            "memory made on the side stream and used on the current one without record_stream",
+            "在辅助流上分配、在当前流上使用，却没有调用 record_stream 的内存",
+        ),
+        "host waited": Text(
+            "model µs the host was held up (MODEL, not a measurement)",
+            "主机被拖住的模型微秒数（模型，不是实测）",
+        ),
+    }
+    allow = (
+        Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),
+        Rule("probe:device time", _no_later),
+        Rule("probe:host waited", _no_later),
+    )
+    blame = (
+        Rule("probe:race", None, "CS-3"),
+        Rule("probe:device time", _later, "CS-6"),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "compute": [60.0, 30.0, 45.0],
+            "copy": [40.0, 80.0],
+            "busy": [0.0, 50.0],
+            "dtype": ["float32", "float64", "bfloat16"],
+        }
+        return draw(self.seed, axes, 6)
+
+    def describe(self, case: dict) -> Text:
+        busy = Text(", the current stream busy on arrival", "，调用时当前流上仍有排队的工作")
+        return Text(
+            "computation {c} µs, copy {k} µs of {d}{b} (model)",
+            "计算 {c} µs，拷贝 {k} µs 的 {d}{b}（模型）",
+        ).format(
+            c=int(case["compute"]),
+            k=int(case["copy"]),
+            d=case["dtype"],
+            b=busy if case["busy"] else "",
+        )
+
+    def build(self, case: dict, device) -> World:
+        cuda, gpu = _VDevice(case["busy"]), _ModelGPU()
+        gpu.streams, gpu.copy_us = cuda, case["copy"]
+        batch = _made(self.seed, "plain", case["dtype"], 5)
+        gpu.pinned[id(batch)] = weakref.ref(batch)
+        weights = _made(self.seed + 1, "plain", "float32", 3)
+
+        def compute():
+            cuda.log.append(f"compute on {cuda.current.name}")
+            out = gpu.place(weights * 2)
+            cuda.landed(out, cuda.launch(case["compute"]))
+            return out
+
+        side = cuda.Stream()
+        world = World((compute, batch, side, cuda, torch.device("cuda")), {"batch": batch}, "cpu")
+        world.gpu, world.cuda = gpu, cuda
+        return world
+
+    def reference(self, world: World, case: dict):
+        compute, batch, side, cuda, device = world.args
+        with cuda.stream(side):
+            moved = batch.to(device, non_blocking=True)
+        result = compute()
+        cuda.current_stream().wait_stream(side)
+        moved.record_stream(cuda.current_stream())
+        return result, moved
+
+    def probe(self, world: World, value, again) -> dict:
+        cuda = world.cuda
+        items = list(value) if trusted.type_(value) in (list, tuple) else [value]
+        moved = items[1] if len(items) > 1 and _is_tensor(items[1]) else None
+        made = cuda.made_of(moved) if moved is not None else None
+        host = float(cuda.host_us)
+        use_start = max(cuda.default.free_at, cuda.host_us)
+        done = max([use_start + _USE_US, *cuda._ends(), cuda.default.free_at])
+        race = made is not None and use_start < made[0] - 1e-9
+        recorded = cuda.recorded.get(id(moved), []) if moved is not None else []
+        unprotected = made is not None and made[1] is not cuda.default and "default" not in recorded
+        return {
+            "where": ", ".join(str(w) for w in _on_model(world, value)),
+            "device time": round(float(done), 6),
+            "race": bool(race),
+            "memory unprotected": bool(unprotected),
+            "host waited": round(host, 6),
+        }
+
+    def on_gpu(self, fn, device: str) -> dict:
+        """Real streams: the check times the computation alone, the copy alone, and the call."""
+        target = _cuda(device)
+        a = uniform(13, 2048, 2048, device=target)
+        batch = trusted.rand(32, 1024, 1024).pin_memory()  # 128 MB
+
+        def compute():
+            x = a
+            for _ in range(8):
+                x = (x @ a).tanh()
+            return x
+
+        def timed(run) -> float:
+            begin, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
+            _CUDA_SYNCHRONIZE()
+            begin.record()
+            out = run()
+            end.record()
+            end.synchronize()
+            return begin.elapsed_time(end), out
+
+        timed(compute)
+        timed(lambda: batch.to(target, non_blocking=True))
+        alone = [timed(compute)[0], timed(lambda: batch.to(target, non_blocking=True))[0]]
+        side = torch.cuda.Stream(target)
+        first = call(fn, compute, batch, side, torch.cuda, target)  # a warm-up, checked too
+        _CUDA_SYNCHRONIZE()
+        if first.error is not None:
+            return {"call": first.record()}
+        value = first.value
+        moved = value[1:2] if trusted.type_(value) in (list, tuple) else None
+        found = {"right": _same_on(moved, (batch,), target), "alone_ms": alone}
+
+        def both():
+            out = call(fn, compute, batch, side, torch.cuda, target)
+            if out.ok and trusted.type_(out.value) in (list, tuple) and len(out.value) > 1:
+                call(lambda: out.value[1].sum())  # the check's own read, on the current stream
+            return out
+
+        found["both_ms"], _ = timed(both)
+        return found
+
+    def judge_gpu(self, gpu: dict) -> CheckResult:
+        if "call" in gpu:
+            returned(self.heading, gpu["call"], "overlap_copy")
+        compute, copy = gpu["alone_ms"]
+        limit = max(compute, copy) + 0.5 * min(compute, copy)
+        ok = gpu["right"] and gpu["both_ms"] <= limit
+        what = Text(
+            "on the GPU: computation and copy together, against each alone (CUDA events)",
+            "在 GPU 上：计算与拷贝一起运行，与各自单独运行相比（CUDA 事件）",
+        )
+        want = f"≤ {limit:.2f} ms (compute {compute:.2f} ms, copy {copy:.2f} ms)"
+        slow = gpu["both_ms"] > limit
+        return CheckResult(what, ok, want, f"{gpu['both_ms']:.2f} ms", "CS-6" if slow else None)
+
+
+def check_overlap_copy(fn, seed: int = 0, device=None) -> None:
+    verdict(OverlapCopy(seed, None if device is None else str(device)), fn)
+
+
 _TITLES = {
     "benchmark": Text("time device work honestly", "老老实实地给设备上的工作计时"),
     "to_host": Text("device-to-host copies, made safe", "安全的设备到主机拷贝"),
     "pick_device": Text("a device picker that checks", "会检查的设备选择器"),
     "load_batch": Text("a batch loader step", "批次加载的一步"),
     "epoch_mean_loss": Text("one host read per epoch", "每轮只读回主机一次"),
+    "overlap_copy": Text("a copy beside the computation", "让拷贝与计算并行"),
 }
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(1, "benchmark", _TITLES["benchmark"], check_benchmark, ("CS-1", "CS-2", "CS-4")),
@@ -1023,6 +1339,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(3, "pick_device", _TITLES["pick_device"], check_pick_device, ("CS-5",)),
     Exercise(4, "load_batch", _TITLES["load_batch"], check_load_batch, ("CS-6",)),
     Exercise(5, "epoch_mean_loss", _TITLES["epoch_mean_loss"], check_epoch_mean_loss, ("CS-1",)),
+    Exercise(6, "overlap_copy", _TITLES["overlap_copy"], check_overlap_copy, ("CS-6", "CS-3")),
 )
 
 

@@ -693,6 +693,131 @@ def epoch_mean_loss(step, batches):
 """,
         ),
     ],
+    "ex6_overlap_copy": [
+        Wrong(
+            "the copy on the current stream: it waits for the computation",
+            "CS-6",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    moved = batch.to(device, non_blocking=True)
+    return compute(), moved
+""",
+        ),
+        Wrong(
+            "the computation inside the side stream's block too",
+            "CS-6",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+        result = compute()
+    cuda.current_stream().wait_stream(side)
+    moved.record_stream(cuda.current_stream())
+    return result, moved
+""",
+        ),
+        Wrong(
+            "the side stream made to wait for the computation first",
+            "CS-6",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    main = cuda.current_stream()
+    result = compute()
+    side.wait_stream(main)
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    main.wait_stream(side)
+    moved.record_stream(main)
+    return result, moved
+""",
+        ),
+        Wrong(
+            "a blocking copy on the side stream: the host waits, the computation starts late",
+            "CS-6",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device)
+    result = compute()
+    cuda.current_stream().wait_stream(side)
+    moved.record_stream(cuda.current_stream())
+    return result, moved
+""",
+        ),
+        Wrong(
+            "no wait: the current stream may read the batch before the copy ends",
+            "CS-3",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    moved.record_stream(cuda.current_stream())
+    return result, moved
+""",
+        ),
+        Wrong(
+            "wait_stream the wrong way round",
+            "CS-3",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    main = cuda.current_stream()
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    side.wait_stream(main)
+    moved.record_stream(main)
+    return result, moved
+""",
+        ),
+        Wrong(
+            "the event waited for on the side stream, not on the current one",
+            "CS-3",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    done = cuda.Event()
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+        done.record()
+    result = compute()
+    side.wait_event(done)
+    moved.record_stream(cuda.current_stream())
+    return result, moved
+""",
+        ),
+        Wrong(
+            "no record_stream: the batch's memory may be reused while the current stream reads it",
+            None,
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    cuda.current_stream().wait_stream(side)
+    return result, moved
+""",
+        ),
+        Wrong(
+            "the host waits for the side stream instead of ordering the streams",
+            None,
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    side.synchronize()
+    return result, moved
+""",
+        ),
+        Wrong(
+            "returns the batch still on the CPU",
+            None,
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    return compute(), batch
+""",
+        ),
+    ],
 }
 
 RIGHT: dict[str, list[Right]] = {
@@ -1054,6 +1179,95 @@ class EpochMean:
 
 
 epoch_mean_loss = EpochMean()
+""",
+        ),
+    ],
+    "ex6_overlap_copy": [
+        Right(
+            "an event recorded after the copy, waited for on the current stream",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    main = cuda.current_stream()
+    done = cuda.Event()
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+        done.record()
+    result = compute()
+    main.wait_event(done)
+    moved.record_stream(main)
+    return result, moved
+""",
+        ),
+        Right(
+            "the computation first, then the copy on the side stream",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    result = compute()
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    main = cuda.current_stream()
+    main.wait_stream(side)
+    moved.record_stream(main)
+    return result, moved
+""",
+        ),
+        Right(
+            "copy_ into a buffer made on the side stream",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = torch.empty(batch.shape, dtype=batch.dtype, device=device)
+        moved.copy_(batch, non_blocking=True)
+    result = compute()
+    cuda.current_stream().wait_stream(side)
+    moved.record_stream(cuda.current_stream())
+    return result, moved
+""",
+        ),
+        Right(
+            "event.wait(stream) and side.record_event()",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device=device, non_blocking=True)
+    done = side.record_event()
+    result = compute()
+    done.wait(cuda.current_stream())
+    moved.record_stream(cuda.current_stream())
+    return (result, moved)
+""",
+        ),
+        Right(
+            "a class with __call__ and a helper",
+            """
+def copy_on(stream, batch, device, cuda):
+    with cuda.stream(stream):
+        return batch.to(device, non_blocking=True)
+
+
+class Overlap:
+    def __call__(self, compute, batch, side, cuda, device):
+        moved = copy_on(side, batch, device, cuda)
+        result = compute()
+        main = cuda.current_stream()
+        main.wait_stream(side)
+        moved.record_stream(main)
+        return result, moved
+
+
+overlap_copy = Overlap()
+""",
+        ),
+        Right(
+            "a list turned into a tuple, .cuda(device, non_blocking=True)",
+            """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.cuda(device, non_blocking=True)
+    out = [compute(), moved]
+    cuda.current_stream().wait_stream(side)
+    moved.record_stream(cuda.current_stream())
+    return tuple(out)
 """,
         ),
     ],
