@@ -9,10 +9,11 @@ answer ``.device`` with ``cuda:N``; host reads and blocking copies wait for it; 
 to the device go on a timeline where a pin is a host copy); exercise 6 also hands the
 function :class:`_VDevice`, a model of streams on virtual time, in place of
 ``torch.cuda``; exercise 3 answers torch's probing functions as on several machines.
-The seed draws the caller's state (arguments, a busy device, dtypes, views, 0-d tensors, single rows,
-target devices), the learner's function and the reference run in identical worlds,
-and everything observable is compared. Where a GPU exists the real thing is checked
-as well; without one the judge says "skipped: no GPU" beside its pass.
+The seed draws the caller's state (arguments, a busy device, dtypes, views, 0-d
+tensors, single rows, target devices), the learner's function and the reference run
+in identical worlds, and everything observable is compared. Where a GPU exists the
+real thing is checked as well; without one the judge says "skipped: no GPU" beside
+its pass.
 """
 
 from __future__ import annotations
