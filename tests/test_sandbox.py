@@ -234,16 +234,6 @@ SYSCALL_NAMES = (
     *("add_key", "keyctl", "request_key", "ptrace", "unshare", "mount", "bpf"),
     *("perf_event_open", "userfaultfd", "io_uring_setup"),
 )
-# The first exercise's answer makes the same calls when the observer calls it, and reports
-# them in what it raises, which the verdict quotes.
-OBSERVED = {
-    "att_syscalls": (
-        "ex1_product_grads",
-        SYSCALLS + "def product_grads(a, b):\n"
-        "    raise RuntimeError('SYSCALLS ' + ' '.join(probe_syscalls()))",
-    )
-}
-
 # Endless but idle: the replays' budget is what is tested (busy loops are the demo class's).
 # Every exercise cell hangs (7 x CELL_TIMEOUT > NOTEBOOK_TIMEOUT); the name sorts first, so the
 # batch grades it first and the other submissions while it waits out its budget.
@@ -311,12 +301,6 @@ def template(make_course):
     for student, code in attacks(course).items():
         (submitted / student / LESSON).mkdir(parents=True)
         nb = _insert_after_setup(learner, code)
-        if student in OBSERVED:
-            grade_id, answer = OBSERVED[student]
-            (cell,) = [
-                c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
-            ]
-            cell.source = answer
         nbformat.write(nb, str(submitted / student / LESSON / f"{LESSON}.ipynb"))
     replay = nbformat.v4.new_notebook(metadata=learner.metadata)
     replay.cells = [c for c in learner.cells]
@@ -547,17 +531,60 @@ def test_no_attack_escapes(graded):
             assert "ATTEMPTED" in text, (student, by_student[student].reason, text[:2000])
 
 
-def test_system_calls_outside_the_allow_list_are_refused_in_kernels_and_observers(graded):
+def test_system_calls_outside_the_allow_list_are_refused_in_kernels(graded):
     path = graded["course"] / "autograded" / "att_syscalls" / LESSON / f"{LESSON}.ipynb"
     nb = nbformat.read(str(path), as_version=4)
-    kernel = observer = ""
+    kernel = ""
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             kernel += output.get("text", "") if "ATTEMPTED" in output.get("text", "") else ""
-            observer += output.get("evalue", "") if "SYSCALLS" in output.get("evalue", "") else ""
     for name in SYSCALL_NAMES:
         assert f"SYSCALL {name}=EPERM" in kernel, (name, kernel)
-        assert f"{name}=EPERM" in observer, (name, observer)
+
+
+def test_system_calls_outside_the_allow_list_are_refused_in_observers(tmp_path):
+    """The observer runs no cell that breaks the learner-code policy (as the probe's ctypes
+    does), so the probe is handed to a real confined observer directly, as its statements."""
+    import json
+
+    from autograder.grader import forked
+    from autograder.grader.verdicts import Observation
+
+    if sandbox.missing_protections(tmp_path):
+        pytest.skip(
+            f"skipped: this machine lacks {', '.join(sandbox.missing_protections(tmp_path))}"
+        )
+    confinement = sandbox.Confinement()
+    zygote = forked.Zygote(confinement, threads=1, cgroups=False)
+    folder = zygote.workdir()
+    job = {
+        "statements": [SYSCALLS],
+        "tests": [
+            {
+                "grade_id": "probe",
+                "source": "raise RuntimeError('SYSCALLS ' + ' '.join(probe_syscalls()))",
+                "upto": 1,
+            }
+        ],
+        "timeout_s": 120,
+        "budget_s": 180,
+        "threads": 1,
+        "log": "probe.observer.log",
+    }
+    try:
+        child = zygote.fork(
+            "observer",
+            None,
+            sandbox.learner_environment(confinement, str(folder), 1),
+            cwd=sandbox.learner_scratch(confinement, str(folder)),
+            payload=json.dumps(job).encode(),
+        )
+        observed = Observation(child, [], time.monotonic() + 180).collect()["probe"]
+    finally:
+        zygote.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    for name in SYSCALL_NAMES:
+        assert f"{name}=EPERM" in observed.get("reason", ""), (name, observed)
 
 
 def test_learner_code_never_runs_as_root_on_the_host(graded):
