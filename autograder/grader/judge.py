@@ -39,8 +39,8 @@ OBSERVER_TROUBLE = {
         "检查时运行你代码的进程退出了（os._exit、崩溃或超出内存限制）",
     ),
     "error": Text(
-        "your definitions could not be run on their own: {reason}",
-        "你的定义无法单独运行：{reason}",
+        "your code could not be run on its own: {reason}",
+        "你的代码无法单独运行：{reason}",
     ),
 }
 
