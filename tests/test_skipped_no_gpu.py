@@ -13,7 +13,7 @@ from autograder.kernel.observer import observe_cell
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
 CELLS = graded_cells(SOLUTIONS / "06_cuda_async" / "06_cuda_async.ipynb")
-GPU_ONLY = ["ex1_benchmark", "ex2_to_host", "ex4_load_batch"]
+GPU_ONLY = ["ex1_benchmark", "ex2_to_host", "ex4_load_batch", "ex6_overlap_copy"]
 
 
 @pytest.mark.parametrize("grade_id", GPU_ONLY)

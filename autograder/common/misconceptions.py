@@ -300,6 +300,18 @@ CATALOGUE: dict[str, Misconception] = {
                 "§7 主机到设备的拷贝与锁页内存",
             ),
         ),
+        _cs(
+            7,
+            Text(
+                "a non-blocking copy overlaps with the kernels already queued on the same stream "
+                "(overlap needs a second stream)",
+                "非阻塞拷贝会与同一个流上已排队的内核并行（其实要并行必须用第二个流）",
+            ),
+            Text(
+                "§10 Streams: a copy beside the computation",
+                "§10 CUDA 流：让拷贝与计算并行",
+            ),
+        ),
         _dt(
             1,
             Text("detach() copies the data", "detach() 会复制数据"),

@@ -696,7 +696,7 @@ def epoch_mean_loss(step, batches):
     "ex6_overlap_copy": [
         Wrong(
             "the copy on the current stream: it waits for the computation",
-            "CS-6",
+            "CS-7",
             """
 def overlap_copy(compute, batch, side, cuda, device):
     moved = batch.to(device, non_blocking=True)
@@ -705,7 +705,7 @@ def overlap_copy(compute, batch, side, cuda, device):
         ),
         Wrong(
             "the computation inside the side stream's block too",
-            "CS-6",
+            "CS-7",
             """
 def overlap_copy(compute, batch, side, cuda, device):
     with cuda.stream(side):
@@ -718,7 +718,7 @@ def overlap_copy(compute, batch, side, cuda, device):
         ),
         Wrong(
             "the side stream made to wait for the computation first",
-            "CS-6",
+            "CS-7",
             """
 def overlap_copy(compute, batch, side, cuda, device):
     main = cuda.current_stream()
@@ -733,7 +733,7 @@ def overlap_copy(compute, batch, side, cuda, device):
         ),
         Wrong(
             "a blocking copy on the side stream: the host waits, the computation starts late",
-            "CS-6",
+            None,
             """
 def overlap_copy(compute, batch, side, cuda, device):
     with cuda.stream(side):
