@@ -25,8 +25,12 @@ from dataclasses import dataclass
 
 import torch
 
+from autograder.common.i18n import Text
+
 LABEL = "MODEL of a GPU queue (CPU stand-in), not a measurement"
 LABEL_ZH = "GPU 队列的模型（CPU 替身），不是实测"
+# How a model tensor prints, in the learner's language (it is a model, not a CUDA tensor).
+_MODEL_TENSOR = Text("model tensor({values})", "模型张量({values})")
 
 
 @dataclass
@@ -55,7 +59,7 @@ class ModelTensor:
     def __repr__(self) -> str:
         """Printing needs the values, so it waits for the queue too (an implicit sync)."""
         self.gpu.synchronize()
-        return f"model tensor({self.value.tolist()})"
+        return _MODEL_TENSOR.format(values=self.value.tolist())()
 
     def cpu(self) -> torch.Tensor:
         """Like CUDA's ``.cpu()``: a blocking copy, so it waits for the queue first."""

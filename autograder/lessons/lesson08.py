@@ -763,7 +763,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         4,
         "discriminator_step",
-        Text("lesson 04 bug: the discriminator step", "第 04 课的错误：判别器这一步"),
+        Text("lesson 04 bug: the discriminator step", "第 04 课的错误：判别器步"),
         check_discriminator_step,
         ("DT-4",),
     ),
