@@ -159,6 +159,13 @@ def test_correct_alternative_respects_the_learner_code_policy(lesson, grade_id, 
     assert not _policy_violations(right.code)
 
 
+@pytest.mark.parametrize(("lesson", "grade_id", "wrong"), WRONG)
+def test_wrong_answer_respects_the_learner_code_policy(lesson, grade_id, wrong):
+    """A catalogued mistake must lose its points to the checks, not to the policy (graded
+    through course-grade, a cell the policy refuses never reaches the checks)."""
+    assert not _policy_violations(wrong.code)
+
+
 @pytest.mark.parametrize(("lesson", "exercise"), EXERCISES)
 def test_reference_solution_respects_the_learner_code_policy(lesson, exercise):
     assert not _policy_violations(CELLS[lesson][_grade_id(exercise)].source)

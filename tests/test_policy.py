@@ -336,7 +336,8 @@ def test_the_official_notebooks_read_clean_and_keep_the_setup_learner_code_reads
         flags, statements, tests = verdicts.read_notebook(nb, verdicts.instructor_sources(nb))
         assert flags == []
         setup = any(s.startswith("DEVICE = autograder.setup(") for s in statements)
-        assert setup == (name != "07")  # lesson 07's cells never read DEVICE
+        readers = [s for s in statements if "DEVICE" in s and not s.startswith("DEVICE =")]
+        assert setup == bool(readers)  # kept where a statement the observer runs reads it
         assert [upto for _, upto in tests] == sorted(upto for _, upto in tests)
 
 
@@ -433,3 +434,27 @@ def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
         record = protocol.from_bytes(protocol.to_bytes(results[cell.metadata.nbgrader.grade_id]))
         verdict = judge_cell(cell.source, record, "en")
         assert verdict.passed, (cell.metadata.nbgrader.grade_id, verdict.feedback)
+
+
+class _Recorder:
+    """Stands in for the zygote: keeps the observer's job instead of starting it."""
+
+    def fork(self, kind, cgroup, env, *, cwd, payload):
+        import json
+
+        self.job = json.loads(payload)
+        return self
+
+    def kill(self):
+        pass
+
+
+def test_reading_a_notebook_is_counted_in_its_budget_and_bounds_the_observer():
+    nb = _lesson("01")
+    step = verdicts.ObserveTestCells(cell_timeout=60, notebook_timeout=40, zygote=_Recorder())
+    _, resources = step.preprocess(nb, {"unique_key": "01"})
+    verdicts.RUNNING.clear()
+    job = step.zygote.job
+    assert 0 < resources["reading_s"] < 40
+    assert job["budget_s"] <= 40 - resources["reading_s"]  # not 60 per test cell
+    assert resources["observation"].deadline - time.monotonic() < 40 + 60

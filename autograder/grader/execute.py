@@ -94,7 +94,8 @@ class SandboxedExecute(Execute):
         self._incidents = []
         self._completed = []
         budget = self.notebook_timeout
-        self._deadline = time.monotonic() + budget if budget > 0 else None
+        spent = (resources or {}).get("reading_s", 0.0)  # reading it for the policy counts
+        self._deadline = time.monotonic() + max(budget - spent, 0) if budget > 0 else None
         try:
             return super().preprocess(nb, resources, km)
         finally:

@@ -35,8 +35,9 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
         """torch torch.nn torch.nn.functional torch.nn.init torch.nn.utils torch.autograd
         torch.autograd.graph torch.autograd.function torch.autograd.functional torch.func
         torch.optim torch.optim.lr_scheduler torch.cuda torch.mps torch.backends
-        torch.backends.cudnn torch.backends.mps torch.accelerator torch.utils torch.utils.data
-        torch.linalg torch.fft torch.special torch.testing numpy numpy.random numpy.linalg
+        torch.backends.cuda torch.backends.cudnn torch.backends.mps torch.accelerator
+        torch.utils torch.utils.data torch.linalg torch.fft torch.special torch.testing
+        numpy numpy.random numpy.linalg
         math cmath statistics itertools random""".split(),
         ANY,
     ),

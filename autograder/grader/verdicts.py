@@ -80,6 +80,9 @@ class ObserveTestCells(NbGraderPreprocessor):
     threads = Integer(0, help="CPU threads the observer's torch may use (0: default).").tag(
         config=True
     )
+    notebook_timeout = Integer(
+        0, help="Seconds the whole notebook may take (0: no budget); reading it counts too."
+    ).tag(config=True)
     zygote = Any(help="The worker's autograder.grader.forked.Zygote.").tag(config=True)
     cgroup = Any(None, allow_none=True, help="The submission's Cgroup (None: --unsafe).").tag(
         config=True
@@ -90,6 +93,7 @@ class ObserveTestCells(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         import nbformat
 
+        started = time.monotonic()
         name = resources.get("unique_key", "notebook")
         exempt = set()
         for folder in self.source_dirs:
@@ -97,6 +101,10 @@ class ObserveTestCells(NbGraderPreprocessor):
             if source.is_file():
                 exempt |= instructor_sources(nbformat.read(str(source), as_version=4))
         flags, statements, tests = read_notebook(nb, exempt)
+        resources["reading_s"] = time.monotonic() - started  # the kernel's budget counts it
+        budget = self.cell_timeout * len(tests) + 60
+        if self.notebook_timeout > 0:  # the observer runs the same learner code: same budget
+            budget = min(budget, max(self.notebook_timeout - resources["reading_s"], 1))
         job = {
             "statements": statements,
             "tests": [
@@ -104,7 +112,7 @@ class ObserveTestCells(NbGraderPreprocessor):
                 for c, upto in tests
             ],
             "timeout_s": self.cell_timeout,
-            "budget_s": self.cell_timeout * len(tests) + 60,  # retries stop here, within ours
+            "budget_s": budget,  # no test cell starts, and no retry, after this
             "threads": self.threads,
             "log": f"{name}.observer.log",  # in the observer's working folder (its scratch)
         }
@@ -115,8 +123,7 @@ class ObserveTestCells(NbGraderPreprocessor):
                 "observer", self.cgroup, self.env, cwd=self.cwd, payload=payload
             )
             RUNNING.add(child)
-        budget = self.cell_timeout * len(tests) + 120
-        resources["observation"] = Observation(child, flags, time.monotonic() + budget)
+        resources["observation"] = Observation(child, flags, time.monotonic() + budget + 60)
         return nb, resources
 
 

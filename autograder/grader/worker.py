@@ -71,6 +71,7 @@ def _config(
     config.Autograde.autograde_preprocessors = steps
     config.SandboxedExecute.timeout = confinement.limits.cell_timeout_s
     config.SandboxedExecute.notebook_timeout = confinement.limits.notebook_timeout_s
+    config.ObserveTestCells.notebook_timeout = confinement.limits.notebook_timeout_s
     config.SandboxedExecute.confinement = confinement
     config.SandboxedExecute.zygote = zygote
     config.SandboxedExecute.workdir = str(workdir)

@@ -108,7 +108,9 @@ def _collect(pid: int, read_fd: int, timeout_s: float) -> dict:
         return {"status": "error", "reason": "observations were not plain data", "observations": []}
 
 
-def _observe_once(job: dict, test: dict, skipped: set[int], log_fd: int) -> tuple[dict, int]:
+def _observe_once(
+    job: dict, test: dict, skipped: set[int], log_fd: int, timeout_s: float
+) -> tuple[dict, int]:
     """One child for one test cell: its record, and the statement it was running at the end."""
     at = mmap.mmap(-1, 4)  # shared with the child: the statement it is running
     at[:4] = (2**32 - 1).to_bytes(4, "little")  # none yet
@@ -119,7 +121,7 @@ def _observe_once(job: dict, test: dict, skipped: set[int], log_fd: int) -> tupl
         os.close(read_fd)
         _child(write_fd, log_fd, statements, test["source"], skipped, at)
     os.close(write_fd)
-    record = _collect(pid, read_fd, float(job["timeout_s"]))
+    record = _collect(pid, read_fd, timeout_s)
     os.close(read_fd)
     running = int.from_bytes(at[:4], "little")
     at.close()
@@ -138,7 +140,12 @@ def run(job: dict, log_path: str) -> dict:
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for test in job["tests"]:
         while True:
-            record, running = _observe_once(job, test, skipped, log_fd)
+            left = deadline - time.monotonic()
+            if left <= 0:  # the notebook's budget is spent: as in the kernel, not run
+                record, running = {"status": "timed out", "observations": []}, -1
+                break
+            timeout_s = min(float(job["timeout_s"]), left)
+            record, running = _observe_once(job, test, skipped, log_fd, timeout_s)
             stuck = record["status"] in ("timed out", "crashed") and running < test["upto"]
             room = deadline - time.monotonic() > float(job["timeout_s"])
             if not (stuck and room and running not in skipped):

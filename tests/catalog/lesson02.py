@@ -214,7 +214,7 @@ def evaluate(model, batches):
             """
 def count_saved_bytes(fn, *args):
     result = fn(*args)
-    if getattr(result, "requires_grad", False):
+    if isinstance(result, torch.Tensor) and result.requires_grad:
         return result, result.element_size() * result.nelement()
     return result, 0
 """,

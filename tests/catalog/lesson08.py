@@ -238,7 +238,7 @@ def validate(model, batches):
         ),
         Wrong(
             "no_grad, but evaluation mode dropped",
-            None,
+            "EV-2",
             """
 import torch.nn.functional as F
 
