@@ -42,6 +42,16 @@ def stop_group(process: subprocess.Popen) -> None:
             continue
 
 
+def folder_others_cannot_enter() -> Path | None:
+    """The outermost folder above the environment or the repository that other users may not
+    enter (root's home, mode 0700), or None. A classroom's users must run the environment:
+    where they cannot, a test that starts a real classroom skips (course-classroom refuses).
+    The base interpreter is not asked for: the classroom tests give users a copy of it."""
+    needed = [Path(p).resolve() for p in (sys.prefix, REPO)]
+    blocked = [a for p in needed for a in p.parents if not a.stat().st_mode & stat.S_IXOTH]
+    return min(blocked, key=lambda a: len(a.parts)) if blocked else None
+
+
 def reach_for_others(extra: tuple[Path, ...] = ()) -> str | None:
     """Shell commands that make the environment, the repository and ``extra`` reachable by
     any user, to run as root in a private mount namespace; None when one of them is not
