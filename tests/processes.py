@@ -52,6 +52,19 @@ def folder_others_cannot_enter() -> Path | None:
     return min(blocked, key=lambda a: len(a.parts)) if blocked else None
 
 
+def skip_where_others_cannot_enter() -> None:
+    """Skip a test that starts a real classroom where its users could not run the environment."""
+    import pytest
+
+    blocked = folder_others_cannot_enter()
+    if blocked is not None:
+        pytest.skip(
+            f"skipped: the classroom's users must run the course's Python environment, but other "
+            f"users may not enter {blocked}; clone the course where they can (course-classroom "
+            "refuses such a set-up with the same reason)"
+        )
+
+
 def reach_for_others(extra: tuple[Path, ...] = ()) -> str | None:
     """Shell commands that make the environment, the repository and ``extra`` reachable by
     any user, to run as root in a private mount namespace; None when one of them is not

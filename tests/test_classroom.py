@@ -42,7 +42,7 @@ from classroom_hub import (
     throwaway_users,
 )
 from conftest import REPO
-from processes import folder_others_cannot_enter, free_port, venv_env
+from processes import free_port, skip_where_others_cannot_enter, venv_env
 
 from autograder.classroom import passwords
 
@@ -415,13 +415,7 @@ def _course_grade(*args: str) -> str:
 
 
 def test_a_term_in_the_classroom(browser, record_property):
-    blocked = folder_others_cannot_enter()
-    if blocked is not None:
-        pytest.skip(
-            f"skipped: the classroom's users must run the course's Python environment, but other "
-            f"users may not enter {blocked}; clone the course where they can (course-classroom "
-            "refuses such a set-up with the same reason)"
-        )
+    skip_where_others_cannot_enter()
     started = time.monotonic()
     prefix = f"ct{secrets.token_hex(3)}"
     teacher, alice, bob, chen = (f"{prefix}{role}" for role in ("t", "a", "b", "z"))

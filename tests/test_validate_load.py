@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from classroom_hub import classroom_command, python_for_users, running_hub, throwaway_users
 from conftest import REPO
-from processes import folder_others_cannot_enter, free_port, stop_group, venv_env
+from processes import free_port, skip_where_others_cannot_enter, stop_group, venv_env
 
 LEARNERS = int(os.environ.get("LOAD_VALIDATE_LEARNERS", "4"))
 DEADLINE_S = 300 + 60 * LEARNERS  # the whole load run, servers' start included
@@ -67,13 +67,7 @@ def test_learners_validating_at_once_all_get_their_result():
     if shutil.which("useradd") is None:
         pytest.skip("no useradd on this machine")
     pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
-    blocked = folder_others_cannot_enter()
-    if blocked is not None:
-        pytest.skip(
-            f"skipped: the classroom's users must run the course's Python environment, but other "
-            f"users may not enter {blocked}; clone the course where they can (course-classroom "
-            "refuses such a set-up with the same reason)"
-        )
+    skip_where_others_cannot_enter()
     prefix = f"lv{secrets.token_hex(3)}"
     teacher = f"{prefix}t"
     learners = [f"{prefix}l{k:02d}" for k in range(LEARNERS)]
