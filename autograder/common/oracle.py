@@ -235,6 +235,16 @@ def _tolerance(fields: dict) -> tuple[float, float]:
     return TOLERANCE.get(dtype, (0.0, 0.0))
 
 
+def differs_only_in(*fields: str):
+    """A rule's condition: expected and found agree on every field except ``fields``."""
+
+    def when(e: dict, f: dict, ctx) -> bool:
+        keys = (set(e) | set(f)) - set(fields)
+        return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
+
+    return when
+
+
 def is_zero_or_none(fields: dict, shape: Sequence[int] | None = None) -> bool:
     """A .grad that holds nothing: None, or all zeros (of ``shape``, where it is given)."""
     v = fields.get("value")

@@ -24,7 +24,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, concrete, draw
+from autograder.common.oracle import Rule, Spec, World, close, concrete, differs_only_in, draw
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
@@ -38,16 +38,6 @@ def _copy(t: torch.Tensor) -> torch.Tensor:
 
 def _device(device) -> str | None:
     return None if device is None else str(device)
-
-
-def _differs_only_in(*fields: str):
-    """A rule's condition: expected and found agree on every field except ``fields``."""
-
-    def when(e: dict, f: dict, ctx) -> bool:
-        keys = (set(e) | set(f)) - set(fields)
-        return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
-
-    return when
 
 
 def _tensors_in(tree) -> list[torch.Tensor]:
@@ -661,7 +651,7 @@ class ToDevice(Spec):
 
     names = {"result": "to_device(batch, model, device, dtype)", "result[0]": "batch"}
     allow = (
-        Rule("result[0]", _differs_only_in("is", "shares")),  # a copy where no move is needed
+        Rule("result[0]", differs_only_in("is", "shares")),  # a copy where no move is needed
         Rule("model*", _as_before),
     )
     blame = (Rule("*", _dropped, "RG-7"),)

@@ -20,7 +20,16 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none, pick
+from autograder.common.oracle import (
+    Rule,
+    Spec,
+    World,
+    close,
+    differs_only_in,
+    draw,
+    is_zero_or_none,
+    pick,
+)
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
@@ -33,16 +42,6 @@ def _copy(t: torch.Tensor) -> torch.Tensor:
 
 def _shares_t(found: dict) -> bool:
     return "t" in found.get("shares", "").split(", ")
-
-
-def _differs_only_in(*fields: str):
-    """A rule's condition: expected and found agree on every field except ``fields``."""
-
-    def when(e: dict, f: dict, ctx) -> bool:
-        keys = (set(e) | set(f)) - set(fields)
-        return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
-
-    return when
 
 
 # Exercise 1 (DT-1, DT-2) -------------------------------------------------------------------
@@ -299,7 +298,7 @@ class NormalisedAndGrad(Spec):
     names = {"result": "normalised_and_grad(w, x)", "result[0]": "p", "result[1]": "grad"}
     allow = (
         Rule("w.grad"),  # filling w.grad is fine
-        Rule("result[1]", _differs_only_in("is", "shares", "requires_grad", "grad_fn")),
+        Rule("result[1]", differs_only_in("is", "shares", "requires_grad", "grad_fn")),
     )
     blame = (Rule("result[1]", _normalised_dt2, "DT-2"),)
 
