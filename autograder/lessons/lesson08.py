@@ -1,7 +1,7 @@
 """Checks for lesson 08, the capstone: one check per part of the training script.
 
 Each part of the script carries one bug planted from lessons 01-07 (REVISITS). Each check
-but the timer's is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
 (models of other depths arriving in training, evaluation or mixed mode, with a frozen layer,
 stale, zero or no ``.grad``; batches of unequal sizes; float32 or float64; optimizers and
 learning rates), the learner's part and the official repair run in identical worlds, and
@@ -10,7 +10,8 @@ buffer, ``.grad`` and mode, hooks left behind, the batches, and what instruments
 (each optimizer step's gradients, graphs kept alive, BatchNorm and Dropout calls). The
 models, modes and layer watch are lesson 03's, the GAN step lesson 04's.
 
-The timer (exercise 6) is judged on a deterministic model of a device queue instead.
+The timer (exercise 6) runs on a deterministic model of a device queue, with drawn
+repeat counts and earlier work queued or not on arrival.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 from autograder.common.oracle import Rule, Spec, World, close, draw
-from autograder.common.protocol import Check, call, returned, verdict
-from autograder.common.result import CheckResult, require
+from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
 from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _restore, _trained
@@ -47,13 +47,6 @@ REVISITS = {
     6: "06_cuda_async",
     7: "07_custom_function",
 }
-
-_CASE = Text("case {k}: {what}", "第 {k} 种情形：{what}")
-
-
-def _in_case(k: int, what: Text) -> Text:
-    return _CASE.format(k=k + 1, what=what)
-
 
 _MODEL_AXES = {
     "net": ["two nested blocks", "one block", "two blocks"],
@@ -479,27 +472,22 @@ def check_log_features(fn, seed: int = 0, device=None) -> None:
 # Exercise 6 (lesson 06): a timer that waits for the device ------------------------------------
 
 _LAUNCH_S = 2e-6
-
-
-def _durations(seed: int, repeats: int) -> list[float]:
-    g = trusted.generator().manual_seed(seed + 600)
-    return [float(x) for x in 1e-3 * (2.0 + 3.0 * trusted.rand(repeats + 1, generator=g))]
+_BUSY_S = 4e-3  # earlier work still queued when the timer is called, in the busy cases
 
 
 class _Queue:
     """A deterministic device queue: host time moves by launches and by waiting on sync."""
 
-    def __init__(self, durations: list[float]):
+    def __init__(self, durations: list[float], start: float, busy: float):
         self.durations, self.log, self.calls = durations, [], 0
-        self.host = 1000.0
-        # earlier work still running when the learner's timer is called
-        self.device_free = self.host + durations[0]
+        self.host, self.device_free = start, start + busy
+        self.earlier_done = self.device_free  # when the work queued before the call ends
 
     def step(self) -> None:
         self.log.append("step")
         self.host += _LAUNCH_S
-        self.calls += 1
         duration = self.durations[min(self.calls, len(self.durations) - 1)]
+        self.calls += 1
         self.device_free = max(self.host, self.device_free) + duration
 
     def synchronize(self) -> None:
@@ -507,88 +495,99 @@ class _Queue:
         self.host = max(self.host, self.device_free)
 
     def clock(self) -> float:
-        self.log.append("clock")
+        early = not any(e.startswith("clock") for e in self.log) and self.host < self.earlier_done
+        self.log.append("clock, earlier work queued" if early else "clock")
         return self.host
 
 
-_TIMER_CASES = (4, 7, 3)
+def _within(share: float):
+    """A rule's condition: a float result within ``share`` of the reference's."""
+
+    def when(e: dict, f: dict, ctx) -> bool:
+        found, want = f.get("value"), e.get("value")
+        return trusted.type_(found) is float and abs(found - want) <= share * abs(want)
+
+    return when
+
+
+def _too_small(e: dict, f: dict, ctx) -> bool:
+    """Under half the time of the steps asked for: the clock read their launches only."""
+    found = f.get("value")
+    steps = _found(ctx, "step() calls") == ctx.case["repeats"]
+    return steps and trusted.type_(found) in (int, float) and found < 0.5 * e["value"]
 
 
 @dataclass(frozen=True)
-class TimeStep(Check):
-    """The mean time per step of the device's work: synchronize before each clock read."""
+class TimeStep(Spec):
+    """The mean time per step of the device's work: synchronize before each clock read.
+
+    Judged on a deterministic queue (virtual time that moves only by launches and waits),
+    with drawn repeat counts (up to 25) and a device idle or still busy with earlier work
+    on arrival; the returned figure, the number of steps run and whether the first clock
+    read came while the earlier work was queued are compared with the reference's.
+    """
 
     number = 6
     seed: int = 0
 
-    def observe(self, fn) -> dict:
-        cases = []
-        for k, repeats in enumerate(_TIMER_CASES):
-            q = _Queue(_durations(self.seed + k, repeats))
-            out = call(fn, q.step, q.synchronize, q.clock, repeats)
-            cases.append({"call": out.record(), "log": q.log[:300]})
-        return {"cases": cases}
+    names = {"result": "time_step(step, synchronize, clock, repeats)"}
+    probes = {
+        "step() calls": Text("calls of step()", "step() 的调用次数"),
+        "synchronize() calls": Text("calls of synchronize()", "synchronize() 的调用次数"),
+        "first clock read while earlier work queued": Text(
+            "the first clock read came while earlier work was still queued",
+            "第一次读时钟时，之前排队的工作还没做完",
+        ),
+    }
+    allow = (Rule("result", _within(0.005)), Rule("probe:synchronize() calls"))
+    blame = (
+        Rule("result", lambda e, f, ctx: _found(ctx, "synchronize() calls") == 0, "CS-2"),
+        Rule("result", _too_small, "CS-2"),
+        Rule(
+            "*", lambda e, f, ctx: _found(ctx, "first clock read while earlier work queued"), "CS-1"
+        ),
+    )
 
-    def judge(self, obs: dict) -> None:
-        ex = self.heading
-        for k, (repeats, case) in enumerate(zip(_TIMER_CASES, obs["cases"], strict=True)):
-            found = returned(ex, case["call"], "time_step")
-            log = case["log"]
-            durations = _durations(self.seed + k, repeats)
-            want = sum(durations[1:]) / repeats
-            first_clock = log.index("clock") if "clock" in log else len(log)
-            earlier_included = "sync" not in log[:first_clock]
-            require(
-                ex,
-                [
-                    CheckResult(
-                        _in_case(k, Text("calls of step()", "step() 的调用次数")),
-                        log.count("step") == repeats,
-                        str(repeats),
-                        str(log.count("step")),
-                    ),
-                    CheckResult(
-                        _in_case(
-                            k,
-                            Text("synchronize() is called", "调用了 synchronize()"),
-                        ),
-                        "sync" in log,
-                        Text("before the clock is read", "在读时钟之前"),
-                        Text(
-                            "never: the clock measured the launches", "从未调用：时钟测到的只是启动"
-                        ),
-                        "CS-2",
-                    ),
-                    CheckResult(
-                        _in_case(
-                            k,
-                            Text(
-                                "synchronize() before the first clock read",
-                                "第一次读时钟之前调用 synchronize()",
-                            ),
-                        ),
-                        not earlier_included,
-                        Text("earlier queued work finished first", "先等之前排队的工作完成"),
-                        Text(
-                            "the first clock read came while earlier work was still queued",
-                            "第一次读时钟时，之前排队的工作还没做完",
-                        ),
-                        "CS-1",
-                    ),
-                ],
-            )
-            require(
-                ex,
-                [
-                    CheckResult(
-                        _in_case(k, Text("seconds per step", "每步的秒数")),
-                        found.kind == "float" and abs(found.value - want) <= 0.02 * want,
-                        Text("{w:.4g} s (±2%)", "{w:.4g} 秒（±2%）").format(w=want),
-                        found.describe(),
-                        "CS-2" if found.kind == "float" and found.value < 0.5 * want else None,
-                    )
-                ],
-            )
+    def cases(self) -> list[dict]:
+        axes = {"repeats": [4, 12, 1, 25, 7, 16, 3], "busy": [True, False]}
+        return draw(self.seed, axes, 7)
+
+    def describe(self, case: dict) -> Text:
+        busy = Text(", the device busy on arrival", "，调用时设备上仍有排队的工作")
+        return Text("repeats={r}{b}", "计时 {r} 步{b}").format(
+            r=case["repeats"], b=busy if case["busy"] else ""
+        )
+
+    def build(self, case: dict, device) -> World:
+        g = trusted.generator().manual_seed(self.seed * 31 + case["repeats"])
+        u = trusted.rand(case["repeats"] + 2, generator=g, dtype=torch.float64).tolist()
+        durations = [1e-3 * (2.0 + 3.0 * x) for x in u[:-1]]
+        q = _Queue(durations, 1000.0 + 100.0 * u[-1], _BUSY_S if case["busy"] else 0.0)
+        world = World((q.step, q.synchronize, q.clock, case["repeats"]), {}, "cpu")
+        world.queue = q
+        return world
+
+    def reference(self, world: World, case: dict):
+        step, synchronize, clock, repeats = world.args
+        synchronize()
+        start = clock()
+        for _ in range(repeats):
+            step()
+        synchronize()
+        return (clock() - start) / repeats
+
+    def probe(self, world: World, value, again) -> dict:
+        log = world.queue.log
+        return {
+            "step() calls": log.count("step"),
+            "synchronize() calls": log.count("sync"),
+            "first clock read while earlier work queued": "clock, earlier work queued" in log,
+        }
+
+
+def _found(ctx, name: str):
+    """What a probe found in the learner's world (for blame rules)."""
+    return ctx.found.get("probe", {}).get(name)
 
 
 def check_time_step(fn, seed: int = 0) -> None:
