@@ -142,9 +142,32 @@ def _errors(results) -> int:
 
 
 def _export(args) -> int:
-    target = args.output or args.course / "grading" / f"{args.assignment}.csv"
-    print(export.write(args.course.resolve(), args.assignment, target))
+    from autograder.grader import gradebook_rows, lms
+
+    courses = [args.course.resolve(), *(c.resolve() for c in args.with_course)]
+    if args.term == bool(args.assignment):
+        print("course-grade export: give one assignment, or --term (not both)", file=sys.stderr)
+        return 2
+    ids = dict(item.split("=", 1) for item in args.canvas_assignment)
+    name = "term" if args.term else args.assignment
+    target = args.output or args.course / "grading" / f"{name}.csv"
+    if args.term:
+        rows = gradebook_rows.term_rows(courses)
+        written = export.write_table(*export.term_table(rows), target)
+    else:
+        rows = [r for c in courses for r in gradebook_rows.lesson_rows(c, args.assignment)]
+        written = export.write_table(*export.lesson_table(rows), target)
+    print(written)
+    print(lms.write_canvas(rows, target.with_name(f"{target.stem}-canvas.csv"), ids))
+    print(lms.write_moodle(rows, target.with_name(f"{target.stem}-moodle.csv")))
     return 0
+
+
+def _lesson_id(text: str) -> str:
+    lesson, _, known = text.partition("=")
+    if not lesson or not known.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected LESSON=ID (a number), not {text!r}")
+    return text
 
 
 def _feedback(args) -> int:
@@ -298,14 +321,37 @@ def parser() -> argparse.ArgumentParser:
         "with a loud warning; never on a machine that holds anything you care about",
     )
 
-    csv_export = _assignment_command(
-        sub,
+    csv_export = sub.add_parser(
         "export",
-        _export,
-        "write grades with status and reason as CSV",
-        "Write one CSV row per learner and notebook.",
+        help="grades as CSV (per lesson or the term) and Canvas / Moodle import files",
+        description="Write one CSV row per learner and notebook of a lesson (or, with --term, "
+        "one per learner for every lesson), and beside it <name>-canvas.csv and "
+        "<name>-moodle.csv for an LMS's grade import (README: 'Term outputs').",
     )
-    csv_export.add_argument("--output", type=Path, help="CSV path (default: grading/<a>.csv)")
+    csv_export.add_argument("course", type=Path, help="the nbgrader course directory")
+    csv_export.add_argument("assignment", nargs="?", help="assignment (lesson) name")
+    csv_export.add_argument("--term", action="store_true", help="every lesson of the course")
+    csv_export.add_argument(
+        "--with-course",
+        type=Path,
+        action="append",
+        default=[],
+        help="another course of the same class (the other language); its learners join the "
+        "same roster (repeatable)",
+    )
+    csv_export.add_argument(
+        "--canvas-assignment",
+        action="append",
+        default=[],
+        metavar="LESSON=ID",
+        type=_lesson_id,
+        help="the Canvas assignment id a lesson's column fills (repeatable; without one, "
+        "Canvas creates the assignment or lets you match it)",
+    )
+    csv_export.add_argument(
+        "--output", type=Path, help="CSV path (default: grading/<assignment>.csv or term.csv)"
+    )
+    csv_export.set_defaults(run=_export)
 
     feedback = _assignment_command(
         sub,

@@ -1,7 +1,9 @@
-"""Grades as CSV: a score, a status and a reason for every learner and notebook.
+"""Grades as CSV for the instructor: every learner's points, status, reason and lateness.
 
-A written answer waiting for the instructor's hand grade counts nothing in ``score`` yet;
-``hand_grading`` says so ("pending: N points"), and "done" once every one is graded.
+Per lesson, one row per learner and notebook; for the term, one row per learner with every
+lesson's columns side by side, both course languages merged (``gradebook_rows``). A written
+answer waiting for the instructor's hand grade counts nothing in ``score`` yet; its own column
+says "pending" and ``hand_grading`` says "pending: N points" ("done" once all are graded).
 """
 
 from __future__ import annotations
@@ -9,60 +11,128 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from autograder import course
-from autograder.grader import records, submission
+from autograder.grader import gradebook_rows
+from autograder.grader.gradebook_rows import Row
 
-COLUMNS = (
-    "student",
-    "assignment",
-    "notebook",
-    "score",
-    "max_score",
-    "hand_grading",
+PERSON = ("student", "first_name", "last_name", "email", "course")
+# Per lesson: the person, the lesson, the points, then the exercises' columns, then OUTCOME.
+POINTS = ("total", "score", "late_penalty", "max_score")
+OUTCOME = (
+    "misconceptions",
     "status",
     "reason",
     "flags",
+    "timestamp",
+    "seconds_late",
+    "hand_grading",
 )
+PENDING = "pending"
 
 
-def hand_grading(notebook) -> str:
-    """ "pending: N points" while written answers wait for a hand grade, "done" once all
-    have one, "" for a notebook with none (an nbgrader SubmittedNotebook)."""
-    pending = sum(grade.max_score for grade in notebook.grades if grade.needs_manual_grade)
-    if pending:
-        return f"pending: {pending:g} points"
-    if any(grade.manual_score is not None for grade in notebook.grades):
-        return "done"
-    return ""
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
 
 
-def rows(course_root: Path, assignment: str) -> list[dict]:
-    """One row per learner and notebook, joining the gradebook with the grading records."""
-    from nbgrader.api import Gradebook, MissingEntry
+def exercise_ids(rows: list[Row]) -> list[str]:
+    """Every graded cell's id in the rows, in notebook order."""
+    return list(dict.fromkeys(e.grade_id for row in rows for e in row.exercises))
 
-    by_key = {(r.student, r.notebook): r for r in records.load(course_root, assignment)}
-    learners = sorted(
-        {r.student for r in by_key.values()} | set(submission.students(course_root, assignment))
-    )
-    out = []
-    with Gradebook(course.gradebook_url(course_root)) as gradebook:
-        for student in learners:
-            for name in submission.expected_notebooks(course_root, assignment):
-                record = by_key.get((student, name))
-                score = max_score = hand = ""
-                try:
-                    nb = gradebook.find_submission_notebook(name, assignment, student)
-                    score, max_score, hand = nb.score, nb.max_score, hand_grading(nb)
-                except MissingEntry:
-                    pass
-                if record and record.status == "rejected":
-                    score = hand = ""  # nothing of it was read; an older score no longer stands
-                status = record.status if record else "not graded"
-                reason = record.reason if record else "no grading record: run `grade` first"
-                flags = "; ".join(f["kind"] for f in record.flags) if record else ""
-                values = (student, assignment, name, score, max_score, hand, status, reason, flags)
-                out.append(dict(zip(COLUMNS, values, strict=True)))
-    return out
+
+def _exercise_values(row: Row) -> dict[str, str]:
+    return {e.grade_id: PENDING if e.pending else _number(e.score) for e in row.exercises}
+
+
+def _outcome(row: Row) -> dict[str, str]:
+    return {
+        "misconceptions": " ".join(row.misconceptions),
+        "status": row.status,
+        "reason": row.reason,
+        "flags": "; ".join(row.flag_kinds),
+        "timestamp": row.timestamp.isoformat(sep=" ") + " UTC" if row.timestamp else "",
+        "seconds_late": _number(row.seconds_late) if row.seconds_late else "",
+        "hand_grading": row.hand_grading,
+    }
+
+
+def _person(rows: list[Row]) -> dict[str, str]:
+    named = next((r for r in rows if r.first_name or r.last_name or r.email), rows[0])
+    return {
+        "student": rows[0].student,
+        "first_name": named.first_name,
+        "last_name": named.last_name,
+        "email": named.email,
+        "course": " ".join(dict.fromkeys(r.language for r in rows if r.status != "refused")),
+    }
+
+
+def lesson_table(rows: list[Row]) -> tuple[list[str], list[dict]]:
+    """The header and the rows of one lesson's CSV."""
+    ids = exercise_ids(rows)
+    header = [*PERSON, "assignment", "notebook", *POINTS, *ids, *OUTCOME]
+    table = []
+    for row in rows:
+        values = {
+            **_person([row]),
+            "assignment": row.lesson,
+            "notebook": row.notebook,
+            "total": _number(row.total),
+            "score": _number(row.score),
+            "late_penalty": _number(row.late_penalty) if row.score is not None else "",
+            "max_score": _number(row.max_score),
+            **_exercise_values(row),
+            **_outcome(row),
+        }
+        table.append({key: values.get(key, "") for key in header})
+    return header, table
+
+
+def lesson_summary(rows: list[Row]) -> dict[str, str]:
+    """One lesson of one learner in a cell each: the notebooks summed, refusals after."""
+    own = [r for r in rows if r.status != gradebook_rows.REFUSED]
+    totals = [r.total for r in own]
+    scored = [r for r in own if r.score is not None]
+    values = {
+        "total": "" if not own or None in totals else _number(sum(totals)),
+        "max_score": _number(sum(r.max_score for r in own)),
+        "late_penalty": _number(sum(r.late_penalty for r in scored)) if scored else "",
+    }
+    for row in own:
+        values.update(_exercise_values(row))
+    parts = [_outcome(r) for r in own] or [_outcome(rows[0])]
+    for key in OUTCOME:
+        values[key] = "; ".join(dict.fromkeys(p[key] for p in parts if p[key]))
+    if own and len(rows) > len(own):  # their own submission stands; say what was refused
+        values["reason"] = "; ".join(
+            filter(None, [values["reason"], *(r.reason for r in rows[len(own) :])])
+        )
+    elif not own:
+        values["status"], values["reason"] = gradebook_rows.REFUSED, rows[0].reason
+    return values
+
+
+def term_table(rows: list[Row]) -> tuple[list[str], list[dict]]:
+    """The header and the rows of the term's CSV: one row per learner."""
+    lessons = list(dict.fromkeys(sorted(r.lesson for r in rows)))
+    ids = {lesson: exercise_ids([r for r in rows if r.lesson == lesson]) for lesson in lessons}
+    per_lesson = ("total", "max_score", "late_penalty")
+    header = [*PERSON, "term_total", "term_max_score"]
+    for lesson in lessons:
+        header += [f"{lesson}:{key}" for key in (*per_lesson, *ids[lesson], *OUTCOME)]
+    maxima = gradebook_rows.lesson_maxima(rows)
+    table = []
+    for student, by_lesson in gradebook_rows.by_learner(rows).items():
+        values = {**_person([r for found in by_lesson.values() for r in found])}
+        values["student"] = student
+        total = 0.0
+        for lesson, found in by_lesson.items():
+            summary = lesson_summary(found)
+            total += float(summary["total"] or 0)
+            values.update({f"{lesson}:{key}": value for key, value in summary.items()})
+            values[f"{lesson}:max_score"] = _number(maxima.get(lesson, 0.0))
+        values["term_total"] = _number(total)
+        values["term_max_score"] = _number(sum(maxima.values()))
+        table.append({key: values.get(key, "") for key in header})
+    return header, table
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -75,12 +145,22 @@ def spreadsheet_safe(value: object) -> object:
     return value
 
 
-def write(course_root: Path, assignment: str, target: Path) -> Path:
-    """Write the CSV for one assignment and return its path."""
+def write_table(header: list[str], table: list[dict], target: Path) -> Path:
+    """Write a CSV (UTF-8) whose text fields a spreadsheet will not evaluate."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=header)
         writer.writeheader()
-        for row in rows(course_root, assignment):
+        for row in table:
             writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
     return target
+
+
+def write(course_root: Path, assignment: str, target: Path) -> Path:
+    """Write the CSV of one lesson and return its path."""
+    return write_table(*lesson_table(gradebook_rows.lesson_rows(course_root, assignment)), target)
+
+
+def write_term(course_roots: list[Path], target: Path) -> Path:
+    """Write the term's CSV (every lesson of every course given) and return its path."""
+    return write_table(*term_table(gradebook_rows.term_rows(course_roots)), target)

@@ -199,10 +199,18 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
     from autograder import course
     from autograder.course import api
     from autograder.grader import submission
+    from autograder.grader.late import ShowLateness
 
     nbgrader = api(course_root)
     defaults = GenerateFeedback.class_traits()["preprocessors"].default()
-    steps = [ClearHiddenTests, ShowOnlyCheckMessages, *defaults, MarkPendingHandGrades]
+    steps = [
+        ClearHiddenTests,
+        ShowOnlyCheckMessages,
+        *defaults,
+        MarkPendingHandGrades,
+        ShowLateness,
+    ]
+    nbgrader.config.ShowLateness.course_root = str(course_root)
     nbgrader.config.GenerateFeedback.preprocessors = [*steps, KeepSafeOutputs]
     nbgrader.config.GenerateFeedback.exporter_class = CourseFeedbackExporter
     nbgrader.config.CourseFeedbackExporter.language = course.language(course_root)

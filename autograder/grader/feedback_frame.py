@@ -24,6 +24,7 @@ FRAME = {
     "comment": Text("Comment", "评语"),
     "comments": Text("Comments", "评语"),
     "late": Text("Late submission penalty", "迟交扣分"),
+    "late_by": Text("Submitted {duration} after the due date.", "在截止时间之后 {duration} 提交。"),
     "answer": Text("Your answer", "你的作答"),
     "your_task": Text("Your task", "你的任务"),
     "grade_cell": Text("Graded cell", "评分单元格"),
@@ -76,6 +77,9 @@ TEMPLATE = """\
     <div class="panel panel-default">
       <div class="panel-heading">
         <h4>{{ resources.nbgrader.notebook }} ({{ resources.frame.score }}: {{ resources.nbgrader.score | float | round(2) }} / {{ resources.nbgrader.max_score | float | round(2) }})</h4>
+        {%- if resources.nbgrader.late_by %}
+        <p class="late">{{ resources.frame.late_by.format(duration=resources.nbgrader.late_by) }} {{ resources.nbgrader.late_policy }}</p>
+        {%- endif %}
         {%- if resources.nbgrader.pending %}
         <p class="pending">{{ resources.frame.pending_total.format(points=resources.nbgrader.pending | float | round(2)) }}</p>
         {%- endif %}

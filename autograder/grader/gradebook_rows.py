@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
@@ -239,6 +239,8 @@ def _refused_row(root, language, lesson, item, maxima_total) -> Row:
     claimed, owner = str(item.get("username", "")), str(item.get("owner", ""))
     try:
         when = datetime.fromisoformat(str(item.get("timestamp", "")))
+        if when.tzinfo:  # naive UTC, as nbgrader stores a submission's time
+            when = when.astimezone(UTC).replace(tzinfo=None)
     except ValueError:
         when = None
     reason = (
@@ -312,3 +314,16 @@ def by_learner(rows: list[Row]) -> dict[str, dict[str, list[Row]]]:
 
 def _when(row: Row) -> datetime:
     return row.timestamp or datetime.min
+
+
+def lesson_maxima(rows: list[Row]) -> dict[str, float]:
+    """Each lesson's points in all: its notebooks' maximum scores, summed."""
+    per_notebook: dict[tuple[str, str], float] = {}
+    for row in rows:
+        if row.notebook:
+            key = (row.lesson, row.notebook)
+            per_notebook[key] = max(per_notebook.get(key, 0.0), row.max_score)
+    maxima: dict[str, float] = {}
+    for (lesson, _), points in sorted(per_notebook.items()):
+        maxima[lesson] = maxima.get(lesson, 0.0) + points
+    return maxima
