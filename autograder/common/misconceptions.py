@@ -49,6 +49,14 @@ def _cf(number: int, belief: Text, section: Text) -> Misconception:
     return Misconception(f"CF-{number}", "07_custom_function", belief, section)
 
 
+def _sc(number: int, belief: Text, section: Text) -> Misconception:
+    return Misconception(f"SC-{number}", "09_scale", belief, section)
+
+
+_CHECKPOINTING = Text("§2 Gradient checkpointing", "§2 梯度检查点")
+_AUTOCAST = Text("§4 Autocast", "§4 自动混合精度（autocast）")
+
+
 CATALOGUE: dict[str, Misconception] = {
     m.id: m
     for m in (
@@ -417,6 +425,57 @@ CATALOGUE: dict[str, Misconception] = {
                 "§7 The style current PyTorch recommends: setup_context, and torch.func",
                 "§7 现行 PyTorch 推荐的写法：setup_context 与 torch.func",
             ),
+        ),
+        _sc(
+            1,
+            Text(
+                "checkpointing saves memory for free (it recomputes the forward: time, RNG)",
+                "梯度检查点能白白省下内存（其实它要重算前向传播：花时间，还牵涉随机数状态）",
+            ),
+            _CHECKPOINTING,
+        ),
+        _sc(
+            2,
+            Text(
+                "under autocast the parameters and their .grad become float16/bfloat16",
+                "在 autocast 下，参数和它们的 .grad 也会变成 float16/bfloat16",
+            ),
+            _AUTOCAST,
+        ),
+        _sc(
+            3,
+            Text(
+                "bfloat16 autocast needs a GradScaler like float16",
+                "bfloat16 的 autocast 也像 float16 一样需要 GradScaler",
+            ),
+            _AUTOCAST,
+        ),
+        _sc(
+            4,
+            Text(
+                "hooks added to a module after torch.compile behave exactly as in eager mode",
+                "在 torch.compile 之后才注册到模块上的钩子，行为与 eager 模式完全相同",
+            ),
+            Text(
+                "§5 torch.compile with hooks and custom Functions",
+                "§5 torch.compile 与钩子、自定义 Function",
+            ),
+        ),
+        _sc(
+            5,
+            Text(
+                "per-sample gradients need a Python loop over the batch",
+                "逐样本梯度必须用 Python 循环逐个样本地算",
+            ),
+            Text("§6 torch.func: per-sample gradients", "§6 torch.func：逐样本梯度"),
+        ),
+        _sc(
+            6,
+            Text(
+                "moving saved tensors to the CPU with saved-tensor hooks costs nothing",
+                "用保存张量的钩子把保存的张量移到 CPU 上，没有任何代价",
+            ),
+            Text("§3 Saved tensors off the device", "§3 把保存的张量移出设备"),
         ),
     )
 }
