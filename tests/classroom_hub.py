@@ -1,4 +1,5 @@
-"""What the classroom test runs on: throw-away Unix users, the hub, commands as a user.
+"""What the classroom tests run on: a classroom set up with throw-away Unix users, its hub,
+commands as a user.
 
 Everything here is started or made by the test and stopped or removed by it, by process
 id and by exact user name, also when the test fails.
@@ -18,11 +19,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from processes import stop_group, venv_env
+from processes import free_port, skip_where_others_cannot_enter, stop_group, venv_env
 
 START_TIMEOUT_S = 120
+PYTHON = Path(sys.executable)
 
 
 def processes_of(uids: set[int]) -> list[int]:
@@ -189,3 +192,103 @@ def python_for_users(folder: Path) -> Path:
     for path in [folder, *folder.rglob("*")]:
         path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
     return python
+
+
+def skip_unless_a_classroom_can_run() -> None:
+    """Skip, with the reason, where this machine cannot set up a real classroom."""
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("the classroom makes throw-away Unix users: it needs root")
+    if shutil.which("useradd") is None:
+        pytest.skip("no useradd on this machine")
+    pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
+    skip_where_others_cannot_enter()
+
+
+def _python_option(folder: Path) -> list[str]:
+    """setup's --python where other users cannot run this interpreter (a pyenv under /root):
+    the system's Python if the installed packages allow its version, else a copy of this one's
+    base made in ``folder`` (Debian's 3.11.2 is too old for soupsieve)."""
+    from autograder.classroom import interpreter
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        return []
+    if interpreter.runs_as(PYTHON, nobody):
+        return []
+    system = Path(f"/usr/bin/python{interpreter.VERSION}")
+    with contextlib.suppress(OSError, subprocess.CalledProcessError, interpreter.InterpreterError):
+        interpreter.check_version(system)
+        return ["--python", str(system)]
+    folder.mkdir(mode=0o755)
+    return ["--python", str(python_for_users(folder))]
+
+
+@dataclass(frozen=True)
+class Classroom:
+    """A classroom `course-classroom setup` made for a test, in ``folder``/room."""
+
+    folder: Path  # the test's own folder: the classroom, logs, a Python for its users
+    ports: dict[str, int]  # setup's --port, --hub-port, --proxy-api-port
+    setup_output: str
+
+    @property
+    def room(self) -> Path:
+        return self.folder / "room"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['port']}"
+
+    @property
+    def python(self) -> str:
+        """The interpreter the classroom's users run (setup --python made a bridge to it)."""
+        bridged = self.room / "python" / "bin" / "python"
+        return str(bridged if bridged.is_file() else PYTHON)
+
+    def home(self, name: str) -> Path:
+        return self.room / "home" / name
+
+
+@contextlib.contextmanager
+def classroom(
+    prefix: str,
+    instructor: str,
+    learners: list[str],
+    zh_learners: list[str] | None = None,
+    logs_on_failure: Path | None = None,
+) -> Iterator[Classroom]:
+    """`course-classroom setup` of throw-away users (none may exist) in a new folder of /tmp
+    (not pytest's tmp_path: the classroom's users must enter it), on free ports; at the end
+    the users and the folder are removed, its logs (*.log) first copied to
+    ``logs_on_failure`` when the test failed."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
+    folder.chmod(0o755)
+    ports = {name: free_port() for name in ("port", "hub-port", "proxy-api-port")}
+    zh_learners = zh_learners or []
+    names = [instructor, *learners, *zh_learners]
+    try:
+        with throwaway_users(names):
+            made = classroom_command(
+                "setup",
+                str(folder / "room"),
+                "--instructor",
+                instructor,
+                *(["--learners", *learners] if learners else []),
+                *(["--zh-learners", *zh_learners] if zh_learners else []),
+                *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
+                *_python_option(folder / "base-python"),
+                timeout=600,
+            )
+            assert made.returncode == 0, made.stdout + made.stderr
+            yield Classroom(folder, ports, made.stdout)
+    except BaseException:
+        if logs_on_failure is not None:
+            logs_on_failure.mkdir(parents=True, exist_ok=True)
+            for log in folder.glob("*.log"):
+                shutil.copy(log, logs_on_failure / log.name)
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -5,8 +5,9 @@ removed at the end, also on failure): an instructor, two learners of the English
 and one of the Chinese course. Through JupyterHub and Chromium, the learners fetch lesson
 01 in the Assignments panel; one pastes the official solutions, the other solves part and
 answers one exercise with a catalogued wrong answer; both validate and submit from the
-panel. The instructor releases and collects in their JupyterLab terminal, grades with
-`course-grade grade` through a local one-worker Dask cluster (`course-classroom cluster`),
+panel. The instructor releases and collects in their JupyterLab terminal, grades through a
+local one-worker Dask cluster (`course-classroom cluster`): one learner with `course-grade
+grade`, the other with the formgrader's Autograde button, which runs course-grade there;
 sees the scores in the formgrader and grades the written answer there by hand, writes
 feedback and releases it (terminal);
 the learners fetch it in the panel, and the test reads it: scores, the named
@@ -27,22 +28,20 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from classroom_hub import (
     as_user,
-    classroom_command,
+    classroom,
     http_status,
-    python_for_users,
     running,
     running_hub,
-    throwaway_users,
+    skip_unless_a_classroom_can_run,
 )
 from conftest import REPO
-from processes import free_port, skip_where_others_cannot_enter, venv_env
+from processes import free_port, venv_env
 
 from autograder.classroom import passwords
 
@@ -60,37 +59,13 @@ VALIDATE_TIMEOUT_S = 300
 PYTHON = Path(sys.executable)
 
 
-def _python_for_users(folder: Path) -> list[str]:
-    """setup's --python where other users cannot run this interpreter (a pyenv under /root):
-    the system's Python if the installed packages allow its version, else a copy of this one's
-    base made in ``folder`` (Debian's 3.11.2 is too old for soupsieve)."""
-    from autograder.classroom import interpreter
-
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        return []
-    if interpreter.runs_as(PYTHON, nobody):
-        return []
-    system = Path(f"/usr/bin/python{interpreter.VERSION}")
-    with contextlib.suppress(OSError, subprocess.CalledProcessError, interpreter.InterpreterError):
-        interpreter.check_version(system)
-        return ["--python", str(system)]
-    folder.mkdir(mode=0o755)
-    return ["--python", str(python_for_users(folder))]
-
-
 @pytest.fixture(scope="module")
 def browser():
     """One headless Chromium; skipped, with the reason, where the classroom cannot run."""
-    if os.geteuid() != 0:
-        pytest.skip("the classroom test makes throw-away Unix users: it needs root")
-    if shutil.which("useradd") is None:
-        pytest.skip("no useradd on this machine")
+    skip_unless_a_classroom_can_run()
     if shutil.which("bwrap") is None:
         pytest.skip("grading needs bubblewrap (apt-get install bubblewrap)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
     if not CHROMIUM.is_file():
         pytest.skip(f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
     with sync_api.sync_playwright() as playwright:
@@ -243,6 +218,16 @@ class Person:
         done = re.search(r"__DONE__(\d+)", shown)
         assert done and done[1] == "0", shown[-3000:]
         return shown
+
+    def autograde(self, student: str, timeout_s: float = 900) -> tuple[str, str]:
+        """Manage Submissions → the learner's Autograde button; the answer's dialog: its id
+        (success-modal or error-modal) and its text."""
+        self.page.goto(self.url(f"formgrader/manage_submissions/{LESSON}"))
+        row = self.page.locator("tr", has_text=student).first
+        row.locator(".autograde a").click()
+        modal = self.page.locator("#success-modal, #error-modal")
+        modal.wait_for(timeout=timeout_s * 1000)
+        return modal.get_attribute("id") or "", modal.text_content() or ""
 
     def formgrader_rows(self, names: list[str]) -> dict[str, str]:
         """Manage Submissions of the lesson: each learner's row as the formgrader shows it."""
@@ -415,43 +400,24 @@ def _course_grade(*args: str) -> str:
 
 
 def test_a_term_in_the_classroom(browser, record_property):
-    skip_where_others_cannot_enter()
     started = time.monotonic()
     prefix = f"ct{secrets.token_hex(3)}"
     teacher, alice, bob, chen = (f"{prefix}{role}" for role in ("t", "a", "b", "z"))
-    # Not pytest's tmp_path: the classroom's users must be able to enter the folder.
-    folder = Path(tempfile.mkdtemp(prefix="classroom-", dir="/tmp"))
-    folder.chmod(0o755)
     people: dict[str, Person] = {}
-    ports = {name: free_port() for name in ("port", "hub-port", "proxy-api-port")}
     try:
-        with throwaway_users([teacher, alice, bob, chen]), _screenshots_on_failure(people):
-            made = classroom_command(
-                "setup",
-                str(folder / "room"),
-                "--instructor",
-                teacher,
-                "--learners",
-                alice,
-                bob,
-                "--zh-learners",
-                chen,
-                *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
-                *_python_for_users(folder / "base-python"),
-                timeout=600,
-            )
-            assert made.returncode == 0, made.stdout + made.stderr
-            room = folder / "room"
+        with (
+            classroom("classroom", teacher, [alice, bob], [chen], ARTIFACTS) as made,
+            _screenshots_on_failure(people),
+        ):
+            folder, room, python = made.folder, made.room, made.python
             password = passwords.handed_out(room)
-            assert set(password) == {teacher, alice, bob, chen}, made.stdout
+            assert set(password) == {teacher, alice, bob, chen}, made.setup_output
             assert (room / passwords.FILE).stat().st_mode & 0o777 == 0o600
-            bridged = room / "python" / "bin" / "python"  # setup --python made it
-            python = str(bridged if bridged.is_file() else PYTHON)
-            en, zh = (room / "home" / teacher / f"autograd-course-{lang}" for lang in ("en", "zh"))
+            en, zh = (made.home(teacher) / f"autograd-course-{lang}" for lang in ("en", "zh"))
             record_property("setup_seconds", round(time.monotonic() - started, 1))
 
             with running_hub(room, folder / "hub.log"):
-                base = f"http://127.0.0.1:{ports['port']}"
+                base = made.url
                 assert http_status(f"{base}/hub/login") == 200
                 # One person, one login: a learner's password opens no one else's account.
                 for other in (bob, teacher):
@@ -542,12 +508,21 @@ def test_a_term_in_the_classroom(browser, record_property):
                     seen = _what_user_can_read(alice, secret, python)
                     assert set(seen.values()) == {"PermissionError"}, seen
                     tls = ["--scheduler", address, "--tls", str(room / "cluster")]
-                    graded = _course_grade("grade", str(en), LESSON, *tls)
-                assert f"Dask at {address}" in graded and "2 graded" in graded, graded
+                    graded = _course_grade("grade", str(en), LESSON, "--student", alice, *tls)
+                    assert f"Dask at {address}" in graded and "1 graded" in graded, graded
+                    # The formgrader's Autograde runs course-grade on the cluster, as the
+                    # instructor, sandboxed: nbgrader's own autograde (refused by the course's
+                    # settings) never runs learner code in their server.
+                    shown, said = instructor.autograde(bob)
+                    assert shown == "success-modal", said[-3000:]
+                    assert f"Dask at {address}" in said and "1 graded" in said, said[-3000:]
+                    assert "sandbox: bubblewrap" in said, said[-3000:]
                 # The workers ran as the instructor, never root: what they wrote is theirs.
                 written = list((en / "grading" / "records").rglob("*.json"))
                 owners = {path.stat().st_uid for path in written}
                 assert written and owners == {pwd.getpwnam(teacher).pw_uid}, owners
+                records = {json.loads(path.read_text())["student"] for path in written}
+                assert records == {alice, bob}, records
 
                 # The formgrader shows course-grade's scores; alice's written answer waits for
                 # its hand grade, "pending" in the export, not 0.
@@ -561,12 +536,6 @@ def test_a_term_in_the_classroom(browser, record_property):
                 page = (en / "feedback" / alice / LESSON / f"{LESSON}.html").read_text("utf-8")
                 assert "Score: pending: graded by hand / 2.0" in page, page[:3000]
                 assert "2.0 points still to be graded by hand" in page, page[:3000]
-                # nbgrader's own Autograde does not run learner code: it names course-grade.
-                row = instructor.page.locator("tr", has_text=bob).first
-                row.locator(".autograde a").click()
-                modal = instructor.page.locator(".modal", has_text="There was an error")
-                modal.wait_for(timeout=120_000)
-                assert "course-grade grade" in modal.text_content(), modal.text_content()
                 # Hand grading in the formgrader reaches the gradebook and the export.
                 _hand_grade(instructor, en, alice, WRITTEN, 2)
                 rows = instructor.formgrader_rows([alice, bob])
@@ -594,13 +563,7 @@ def test_a_term_in_the_classroom(browser, record_property):
             assert verdict in feedback[bob] and verdict not in feedback[alice], feedback[bob]
             assert re.search(r"Score: 16(\.0)? / 16", feedback[alice]), feedback[alice][:800]
             assert re.search(r"Score: 10(\.0)? / 16", feedback[bob]), feedback[bob][:800]
-    except BaseException:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        for log in folder.glob("*.log"):
-            shutil.copy(log, ARTIFACTS / log.name)
-        raise
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
         seconds = round(time.monotonic() - started, 1)
         record_property("seconds", seconds)
         print(f"classroom term: {seconds} s")

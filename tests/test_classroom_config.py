@@ -166,7 +166,7 @@ def test_a_python_too_old_for_an_installed_package_is_refused_with_the_reason(
     assert not (tmp_path / "bridge").exists()
 
 
-def test_the_formgrader_autograde_and_feedback_buttons_send_the_instructor_to_course_grade(
+def test_nbgraders_own_autograde_and_feedback_send_the_instructor_to_course_grade(
     tmp_path, monkeypatch
 ):
     import nbformat
@@ -190,6 +190,91 @@ def test_the_formgrader_autograde_and_feedback_buttons_send_the_instructor_to_co
     # Refused before nbgrader touched anything: the graded notebook stays, no feedback.
     assert (course / "autograded/alice/l1/l1.ipynb").is_file()
     assert not (course / "feedback").exists()
+
+
+def _post(url: str, token: str) -> dict:
+    import urllib.request
+
+    request = urllib.request.Request(
+        url, data=b"", method="POST", headers={"Authorization": f"token {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=600) as response:
+        return json.loads(response.read())
+
+
+def test_the_instructors_formgrader_autograde_and_feedback_run_course_grade(tmp_path):
+    """The instructor's Jupyter server as the hub starts it (their jupyter-config folder,
+    COURSE_CLASSROOM): the formgrader's Autograde runs `course-grade grade` of that one
+    submission on the classroom's cluster, never nbgrader's autograde; Generate Feedback runs
+    `course-grade feedback`. (The classroom test grades through it for real.)"""
+    import secrets
+    import subprocess
+    import time
+    import urllib.error
+
+    import nbformat
+    from processes import free_port, stop_group, venv_env
+
+    room, course = tmp_path / "room", tmp_path / "course"
+    (room / "cluster").mkdir(parents=True)
+    (course / "submitted" / "alice" / "l1").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), course / "submitted/alice/l1/l1.ipynb")
+    (course / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\n"
+    )
+    (tmp_path / "home").mkdir()
+    port, token = free_port(), secrets.token_hex(16)
+    environment = venv_env(
+        JUPYTER_CONFIG_PATH=str(setup.CONFIG_ROOT / "classroom-instructor"),
+        HOME=str(tmp_path / "home"),
+        COURSE_CLASSROOM=str(room),
+    )
+    argv = [str(Path(sys.executable).parent / "jupyter-server"), "--allow-root", "--no-browser"]
+    argv += [f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1"]
+    argv += [f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}"]
+    with open(tmp_path / "server.log", "wb") as log:
+        server = subprocess.Popen(
+            argv,
+            cwd=course,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    api = f"http://127.0.0.1:{port}/formgrader/api"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                _post(f"{api}/submission/l1/nobody/autograde", token)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert server.poll() is None and time.monotonic() < deadline, (
+                    tmp_path / "server.log"
+                ).read_text()[-3000:]
+                time.sleep(0.5)
+        # No cluster running: refused, naming how to start it; nothing graded.
+        refused = _post(f"{api}/submission/l1/alice/autograde", token)
+        assert not refused["success"] and "course-classroom cluster" in refused["error"], refused
+        assert "评分集群" in refused["error"]
+        # A name that is no collected submission runs nothing.
+        for url in (
+            f"{api}/submission/l1/..%2Falice/autograde",
+            f"{api}/submission/l2/alice/autograde",
+        ):
+            assert "No collected submission" in _post(url, token)["error"], url
+        # With the cluster's address beside its certificate, course-grade grades on it.
+        address = f"tls://127.0.0.1:{free_port()}"
+        (room / "cluster" / cluster.ADDRESS).write_text(address + "\n")
+        ran = _post(f"{api}/submission/l1/alice/autograde", token)
+        assert f"Grading 1 submissions of l1 (Dask at {address}" in ran["log"], ran
+        assert "cgroup: the workers'" in ran["log"], ran
+        assert not (course / "autograded").exists()  # nbgrader's autograde never ran
+        feedback = _post(f"{api}/assignment/l1/alice/generate_feedback", token)
+        # course-grade's own answer (nothing autograded yet), not nbgrader's refusal
+        assert feedback["success"] and "Wrote feedback for 0 submissions" in feedback["log"]
+    finally:
+        stop_group(server)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="changes files' owners: needs root")

@@ -15,14 +15,11 @@ waits for one of the machine's slots (autograder/classroom/validate_queue.py).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -31,9 +28,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from classroom_hub import classroom_command, python_for_users, running_hub, throwaway_users
+from classroom_hub import classroom, running_hub, skip_unless_a_classroom_can_run
 from conftest import REPO
-from processes import free_port, skip_where_others_cannot_enter, stop_group, venv_env
+from processes import free_port, stop_group, venv_env
 
 LEARNERS = int(os.environ.get("LOAD_VALIDATE_LEARNERS", "4"))
 DEADLINE_S = 300 + 60 * LEARNERS  # the whole load run, servers' start included
@@ -42,84 +39,41 @@ SLOW_S = 25  # longer than the stock proxy lets a request wait in its queue (20 
 AT_ONCE = 16  # more than the stock proxy forwards at once (10)
 
 
-def _python_for_users(folder: Path) -> list[str]:
-    """setup's --python where other users cannot run this interpreter (a pyenv under /root):
-    the system's Python if the installed packages allow its version, else a copy of this
-    one's base made in ``folder`` (as the classroom test does)."""
-    import pwd
-
-    from autograder.classroom import interpreter
-
-    if interpreter.runs_as(PYTHON, pwd.getpwnam("nobody")):
-        return []
-    system = Path(f"/usr/bin/python{interpreter.VERSION}")
-    with contextlib.suppress(OSError, subprocess.CalledProcessError, interpreter.InterpreterError):
-        interpreter.check_version(system)
-        return ["--python", str(system)]
-    folder.mkdir(mode=0o755)
-    return ["--python", str(python_for_users(folder))]
-
-
 @pytest.mark.notebooks
 def test_learners_validating_at_once_all_get_their_result():
-    if os.geteuid() != 0:
-        pytest.skip("the classroom makes throw-away Unix users: it needs root")
-    if shutil.which("useradd") is None:
-        pytest.skip("no useradd on this machine")
-    pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
-    skip_where_others_cannot_enter()
+    skip_unless_a_classroom_can_run()
     prefix = f"lv{secrets.token_hex(3)}"
-    teacher = f"{prefix}t"
     learners = [f"{prefix}l{k:02d}" for k in range(LEARNERS)]
-    folder = Path(tempfile.mkdtemp(prefix="classroom-load-", dir="/tmp"))
-    folder.chmod(0o755)
-    room = folder / "room"
-    ports = {name: free_port() for name in ("port", "hub-port", "proxy-api-port")}
-    try:
-        with throwaway_users([teacher, *learners]):
-            made = classroom_command(
-                "setup",
-                str(room),
-                "--instructor",
-                teacher,
-                "--learners",
-                *learners,
-                *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
-                *_python_for_users(folder / "base-python"),
-                timeout=600,
+    with classroom("classroom-load", f"{prefix}t", learners) as made:
+        with running_hub(made.room, made.folder / "hub.log"):
+            report = made.folder / "load.json"
+            load = subprocess.run(
+                [
+                    str(PYTHON),
+                    str(REPO / "scripts" / "load_validate.py"),
+                    str(made.room),
+                    "--url",
+                    made.url,
+                    "--learners",
+                    str(LEARNERS),
+                    "--deadline",
+                    str(DEADLINE_S),
+                    "--json",
+                    str(report),
+                ],
+                env=venv_env(),
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE_S + 120,
+                check=False,
             )
-            assert made.returncode == 0, made.stdout + made.stderr
-            with running_hub(room, folder / "hub.log"):
-                report = folder / "load.json"
-                load = subprocess.run(
-                    [
-                        str(PYTHON),
-                        str(REPO / "scripts" / "load_validate.py"),
-                        str(room),
-                        "--url",
-                        f"http://127.0.0.1:{ports['port']}",
-                        "--learners",
-                        str(LEARNERS),
-                        "--deadline",
-                        str(DEADLINE_S),
-                        "--json",
-                        str(report),
-                    ],
-                    env=venv_env(),
-                    capture_output=True,
-                    text=True,
-                    timeout=DEADLINE_S + 120,
-                    check=False,
-                )
-                print(load.stdout)
-                seen = load.stdout + load.stderr[-3000:]
-                assert load.returncode == 0, seen + (folder / "hub.log").read_text()[-4000:]
-            outcomes = json.loads(report.read_text())
-            assert outcomes["summary"]["results"] == LEARNERS, seen
-            for learner in outcomes["learners"]:
-                assert learner["status"] == 200 and not learner["failures"], learner
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+            print(load.stdout)
+            seen = load.stdout + load.stderr[-3000:]
+            assert load.returncode == 0, seen + (made.folder / "hub.log").read_text()[-4000:]
+        outcomes = json.loads(report.read_text())
+        assert outcomes["summary"]["results"] == LEARNERS, seen
+        for learner in outcomes["learners"]:
+            assert learner["status"] == 200 and not learner["failures"], learner
 
 
 class _Slow(BaseHTTPRequestHandler):

@@ -25,6 +25,7 @@ from pathlib import Path
 from autograder.grader import cgroups
 
 CERTIFICATE, KEY = "cert.pem", "key.pem"
+ADDRESS = "scheduler"  # the running scheduler's address, for the formgrader's Autograde
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -142,6 +143,7 @@ def _serve(folder: Path, workers: int, host: str, port: int) -> int:
         security=security(folder),
     ) as cluster:
         address = cluster.scheduler_address
+        (folder / ADDRESS).write_text(address + "\n", encoding="ascii")
         print(f"Dask scheduler at {address} with {workers} workers", flush=True)
         print(f"Grade through it: course-grade grade COURSE LESSON --scheduler {address} ", end="")
         print(f"--tls {folder}", flush=True)
@@ -153,6 +155,8 @@ def _serve(folder: Path, workers: int, host: str, port: int) -> int:
                 time.sleep(1)
         except KeyboardInterrupt:
             pass
+        finally:
+            (folder / ADDRESS).unlink(missing_ok=True)
     return 0
 
 

@@ -67,6 +67,8 @@ c.Spawner.environment = {{
     "JUPYTERLAB_DIR": {env!r} + "/share/jupyter/lab",
     "PATH": {path!r},
     "TORCHINDUCTOR_CACHE_DIR": torch_compile_cache,
+    # The formgrader's Autograde finds the classroom's grading cluster here (formgrader.py).
+    "COURSE_CLASSROOM": {folder_text!r},
 }}
 '''
 
@@ -98,6 +100,7 @@ def render(
     hub = folder / "hub"
     return _TEMPLATE.format(
         folder=folder,
+        folder_text=str(folder),
         hub=hub,
         ip=listen.ip,
         port=listen.port,

@@ -41,6 +41,8 @@ def _grade(args) -> int:
         print("course-grade: --sandbox none runs learner code unconfined; it needs --unsafe.")
         return 2
     missing = sandbox.missing_protections(root)
+    if args.scheduler:  # each Dask worker makes the submissions' cgroups in its own
+        missing.pop("cgroup", None)
     if args.sandbox == "none":
         missing.setdefault("bubblewrap", "--sandbox none was given.")
     if missing and not args.unsafe:
@@ -79,7 +81,7 @@ def _grade(args) -> int:
     confinement = sandbox.Confinement(
         limits, bubblewrap=bubblewrap, landlock=bubblewrap and "landlock" not in missing
     )
-    parent = None if "cgroup" in missing else cgroups.find_parent()
+    parent = None if "cgroup" in missing or args.scheduler else cgroups.find_parent()
     bounds = submission.Bounds(args.max_files, args.max_submission_mb * 1024**2)
     bad = [s for s in args.student or [] if not submission.valid_learner_id(s)]
     if bad:
@@ -111,15 +113,19 @@ def _grade(args) -> int:
             parent if isinstance(parent, cgroups.CgroupParent) else None,
             bounds,
             0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1)),
+            worker_cgroup=bool(args.scheduler) and not args.unsafe,
         )
         for assignment in args.assignments
         for student in args.student or submission.students(root, assignment)
     ]
     where = f"Dask at {args.scheduler}" if args.scheduler else f"{args.workers} workers"
+    if isinstance(parent, cgroups.CgroupParent):
+        cgroup = f"v{parent.version}"
+    else:
+        cgroup = "the workers'" if args.scheduler and not args.unsafe else "none"
     print(
         f"Grading {len(tasks)} submissions of {', '.join(args.assignments)} ({where}, "
-        f"sandbox: {confinement.kind}, cgroup: "
-        f"{'v' + str(parent.version) if isinstance(parent, cgroups.CgroupParent) else 'none'})",
+        f"sandbox: {confinement.kind}, cgroup: {cgroup})",
         file=sys.stderr,
     )
     results = runner.run(tasks, args.workers, args.scheduler, args.tls)

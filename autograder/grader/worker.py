@@ -41,6 +41,9 @@ class Task:
     cgroup_parent: CgroupParent | None  # None only in an --unsafe run without cgroups
     bounds: submission.Bounds = submission.Bounds()
     threads: int = 0  # CPU threads per kernel, so that parallel kernels do not oversubscribe
+    # On a Dask worker: each submission's cgroup is made in the worker's own, and the worker
+    # refuses without one (the client, e.g. the instructor's formgrader, may have none).
+    worker_cgroup: bool = False
 
 
 def _config(
@@ -201,7 +204,7 @@ def grade_on_worker(task: Task) -> list[GradeRecord]:
 
     from autograder.grader import cgroups, sandbox
 
-    parent = task.cgroup_parent and cgroups.find_parent()
+    parent = cgroups.find_parent() if task.worker_cgroup else None
     if isinstance(parent, str):
         raise RuntimeError(f"this worker may not make the submission's cgroup: {parent}")
     # A bridged interpreter (course-classroom setup --python) reads its packages elsewhere.

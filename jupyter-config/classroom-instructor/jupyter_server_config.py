@@ -1,8 +1,8 @@
 """The instructor's JupyterLab in the classroom, chosen by the hub through $JUPYTER_CONFIG_PATH.
 
 Every nbgrader tool is on: the formgrader (on the course named in the instructor's
-~/.jupyter/nbgrader_config.py by course-classroom setup), Create Assignment, the
-Assignments and Courses panels, Validate.
+~/.jupyter/nbgrader_config.py by course-classroom setup; its Autograde and Generate Feedback
+run course-grade), Create Assignment, the Assignments and Courses panels, Validate.
 """
 
 import os
@@ -18,7 +18,10 @@ c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or "
 c.ServerApp.jpserver_extensions = {
     "nbgrader.server_extensions.assignment_list": True,
     "nbgrader.server_extensions.course_list": True,
-    "nbgrader.server_extensions.formgrader": True,
+    # The formgrader, its Autograde and Generate Feedback going through course-grade
+    # (sandboxed, on the classroom's grading cluster): autograder/classroom/formgrader.py
+    "nbgrader.server_extensions.formgrader": False,
+    "autograder.classroom.formgrader": True,
     "nbgrader.server_extensions.validate_assignment": True,
 }
 
