@@ -1,206 +1,526 @@
-"""The class report: score distribution per exercise, misconceptions hit, integrity flags.
+"""The class report: what the class got right, which beliefs cost points, who needs a look.
 
-One self-contained HTML file (figures embedded as PNG) in the course language,
-so an instructor sees at a glance which beliefs the class holds.
+One self-contained HTML page per lesson, or for the whole term (every lesson of the
+English and the Chinese course together), in the language the instructor asks for.
+It reads nothing itself: every number comes from ``gradebook_rows`` (nbgrader's
+gradebook, the grading records, collect's refusals), and every figure has a table of
+the same numbers beside it.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
+import os
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
 from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
-from autograder.grader import records
+from autograder.grader import gradebook_rows, late, report_figures
+from autograder.grader.gradebook_rows import NOT_GRADED, NOT_SUBMITTED, REFUSED, Row
+from autograder.grader.report_html import Cell, Markup, figure, link, page, paragraph, section
+from autograder.grader.report_html import table as html_table
+
+refused_at_collect = gradebook_rows.refused_at_collect  # kept here for older callers
 
 T = {
     "title": Text("Class report — {a}", "班级报告 —— {a}"),
-    "scores": Text("Scores per exercise", "各练习得分"),
-    "learners": Text("learners", "学生人数"),
-    "full": Text("full marks", "满分"),
-    "partial": Text("partial", "部分得分"),
-    "zero": Text("no marks", "零分"),
-    "misconceptions": Text("Misconceptions hit", "命中的常见误区"),
-    "hit_by": Text("learners whose feedback names it", "反馈中出现该误区的学生数"),
+    "term_title": Text("Term report", "学期报告"),
     "status": Text("Grading status", "评分状态"),
-    "flags": Text("Integrity flags", "诚信标记"),
-    "none": Text("none", "无"),
-    "student": Text("learner", "学生"),
-    "what": Text("what", "内容"),
+    "learners": Text("learners", "学生人数"),
+    "histogram": Text("Total scores", "总分分布"),
+    "points": Text("points", "得分"),
+    "no_scores": Text("No learner has a score yet.", "还没有学生得到分数。"),
+    "exercises": Text(
+        "Exercises: points earned and misconceptions behind lost points",
+        "各练习：得分情况与失分背后的常见误区",
+    ),
+    "exercise": Text("exercise", "练习"),
+    "max": Text("max", "满分"),
+    "mean": Text("mean", "平均分"),
+    "mean_share": Text("mean / max", "平均分 / 满分"),
+    "full_share": Text("full marks", "得满分"),
+    "scored": Text("learners scored", "计分学生数"),
+    "lost_to": Text(
+        "misconceptions where points were lost (learners)", "失分处命中的常见误区（学生数）"
+    ),
+    "no_exercise": Text("No exercise has been scored yet.", "还没有已计分的练习。"),
+    "misconceptions": Text("Misconceptions hit", "命中的常见误区"),
+    "belief": Text("the belief", "错误观念"),
     "no_misconception": Text("No misconception was found.", "没有发现常见误区。"),
-    "attention": Text(
-        "Needs attention: submissions refused at collect", "需要处理：收取时被拒的提交"
+    "learner_table": Text("Learners", "学生"),
+    "sort_hint": Text("Click a column's title to sort by it.", "点击列标题可按该列排序。"),
+    "learner": Text("learner", "学生"),
+    "name": Text("name", "姓名"),
+    "course": Text("course", "课程"),
+    "total": Text("total", "总分"),
+    "late": Text("late", "迟交"),
+    "penalty": Text("late penalty", "迟交扣分"),
+    "flags": Text("integrity flags", "诚信标记"),
+    "feedback": Text("feedback", "反馈"),
+    "open": Text("open", "查看"),
+    "none": Text("none", "无"),
+    "attention": Text("Needs attention", "需要处理"),
+    "nothing_needs": Text("Nothing needs attention.", "没有需要处理的事项。"),
+    "lesson": Text("lesson", "课"),
+    "what": Text("what", "事项"),
+    "detail": Text("detail", "详情"),
+    "policy": Text("Late policy", "迟交规则"),
+    "term_lessons": Text("Lessons", "各课概况"),
+    "submitted": Text("submitted", "已提交"),
+    "by_lesson": Text("Misconceptions per lesson", "各课命中的常见误区"),
+    "repeated": Text("The same misconception in several lessons", "多课重复命中的常见误区"),
+    "repeated_none": Text(
+        "No learner hit the same misconception in two lessons.",
+        "没有学生在两课中命中同一个常见误区。",
     ),
-    "refused_why": Text(
-        "Each claims to be a learner's submission but another account made it; it was not "
-        "collected, and the learner's own submission stands.",
-        "这些提交自称属于某位学生，却是由另一个账户提交的；它们未被收取，该学生本人的提交不受影响。",
-    ),
-    "claims": Text("claims to be", "声称属于"),
-    "made_by": Text("made by", "实际提交者"),
-    "when": Text("submitted at", "提交时间"),
+    "lessons": Text("lessons", "课"),
+    "no_lesson": Text("No lesson has submissions yet.", "还没有任何一课收到提交。"),
+    "waiting": Text("No submissions yet: {names}.", "尚无提交：{names}。"),
 }
+# Why a row needs the instructor, and what to do about it.
+ATTENTION = {
+    "error": Text(
+        "grading failed: regrade once the cause is fixed", "评分失败：排除原因后重新评分"
+    ),
+    "submission": Text("the submission could not be graded in full", "提交未能完整评分"),
+    "flagged": Text("integrity flag: read the submission", "诚信标记：请查看该提交"),
+    "pending": Text("hand grading pending: {points:g} points", "待人工评分：{points:g} 分"),
+    "late": Text("late by {how}; penalty {penalty:g} points", "迟交 {how}；扣 {penalty:g} 分"),
+    "refused": Text("refused at collect: another account made it", "收取时被拒：由另一个账户提交"),
+}
+STATUS = {
+    "graded": Text("graded", "已评分"),
+    "missing": Text("notebook missing", "缺少笔记本"),
+    "timed out": Text("timed out", "超时"),
+    "crashed": Text("crashed", "崩溃"),
+    "corrupt file": Text("corrupt file", "文件损坏"),
+    "error": Text("grading error", "评分出错"),
+    "flagged": Text("flagged", "已标记"),
+    "rejected": Text("rejected unread", "未读取即拒收"),
+    REFUSED: Text("refused at collect", "收取时被拒"),
+    NOT_SUBMITTED: Text("not submitted", "未提交"),
+    NOT_GRADED: Text("not graded yet", "尚未评分"),
+}
+GRADING_FAILED = {"error", NOT_GRADED}
+NOT_GRADED_IN_FULL = {"missing", "timed out", "crashed", "corrupt file", "rejected"}
 
 
-def refused_at_collect(course_root: Path, assignment: str) -> list[dict]:
-    """The submissions collect refused (autograder/classroom/owned.py lists them)."""
-    import json
-
-    listed = course_root / "grading" / "refused" / f"{assignment}.json"
-    try:
-        found = json.loads(listed.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+def _status(status: str, lang: str) -> str:
+    return STATUS[status](lang) if status in STATUS else status
 
 
-def _refused_html(course_root: Path, assignment: str, lang: str) -> str:
-    refused = refused_at_collect(course_root, assignment)
-    if not refused:
-        return ""
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{html.escape(str(item.get(key, '')))}</td>"
-            for key in ("username", "owner", "timestamp")
+@dataclass(frozen=True)
+class Work:
+    """One learner's lesson: the rows of its notebooks, in the course the learner used."""
+
+    student: str
+    lesson: str
+    rows: tuple[Row, ...]
+
+    @property
+    def handed_in(self) -> bool:
+        return any(r.status != NOT_SUBMITTED for r in self.rows)
+
+    @property
+    def total(self) -> float | None:
+        scored = [r.total for r in self.rows if r.total is not None]
+        return sum(scored) if scored else None
+
+    @property
+    def max_score(self) -> float:
+        return sum(r.max_score for r in self.rows)
+
+    @property
+    def status(self) -> str:
+        return (
+            self.rows[0].status
+            if len(self.rows) == 1
+            else ", ".join(dict.fromkeys(r.status for r in self.rows))
         )
-        + "</tr>"
-        for item in refused
-    )
-    head = "".join(f"<th>{T[key](lang)}</th>" for key in ("claims", "made_by", "when"))
-    return (
-        f'<h2 class="attention">{T["attention"](lang)}</h2><p>{T["refused_why"](lang)}</p>'
-        f"<table><tr>{head}</tr>{rows}</table>"
-    )
+
+    @property
+    def exercises(self):
+        return [e for r in self.rows for e in r.exercises]
+
+    @property
+    def misconceptions(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for r in self.rows for i in r.misconceptions))
+
+    @property
+    def name(self) -> str:
+        row = self.rows[0]
+        return f"{row.first_name} {row.last_name}".strip()
 
 
-def _figure_png(fig) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _test_scores(course_root: Path, assignment: str) -> dict[str, list[tuple[float, float]]]:
-    from nbgrader.api import Gradebook
-
-    per_cell: dict[str, list[tuple[float, float]]] = {}
-    with Gradebook(course.gradebook_url(course_root)) as gradebook:
-        for submission in gradebook.assignment_submissions(assignment):
-            for notebook in submission.notebooks:
-                for grade in notebook.grades:
-                    if grade.cell_type == "code":
-                        per_cell.setdefault(grade.name, []).append(
-                            (grade.score or 0.0, grade.max_score)
-                        )
-    return dict(sorted(per_cell.items()))
+def _works(rows: Sequence[Row]) -> tuple[list[Work], list[Row]]:
+    """Each learner's lessons (both course languages merged) and the refused submissions."""
+    works, refused = [], []
+    for student, lessons in gradebook_rows.by_learner(list(rows)).items():
+        for lesson, found in lessons.items():
+            refused += [r for r in found if r.status == REFUSED]
+            own = tuple(r for r in found if r.status != REFUSED)
+            if own:
+                works.append(Work(student, lesson, own))
+    return works, refused
 
 
 def misconception_counts(course_root: Path, assignment: str) -> Counter:
     """How many learners each misconception ID was found in, by the grader's own verdicts.
 
-    Only the judge's verdicts count (saved in the grading records): text printed in a
-    notebook, which learner code can write, never does.
+    Only the judge's verdicts count (the grading records, through gradebook_rows): text
+    printed in a notebook, which learner code can write, never does.
     """
-    per_learner: dict[str, set[str]] = {}
-    for record in records.load(course_root, assignment):
-        found = per_learner.setdefault(record.student, set())
-        for verdict in record.verdicts.values():
-            found.update(i for i in verdict.get("misconceptions", []) if i in CATALOGUE)
-    return Counter(i for ids in per_learner.values() for i in ids)
+    works, _ = _works(gradebook_rows.lesson_rows(course_root, assignment))
+    return Counter(i for w in works for i in w.misconceptions)
 
 
-def write(course_root: Path, assignment: str, target: Path | None = None) -> Path:
-    """Write the report for one assignment and return its path."""
-    import matplotlib
+# ---------------------------------------------------------------------------------------
+# Sections of one lesson
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    from autograder.kernel.fonts import use_cjk_font
+def _status_section(works: list[Work], refused: list[Row], lang: str) -> Markup:
+    counts = Counter(w.status for w in works) + Counter(r.status for r in refused)
+    rows = [(_status(s, lang), Cell(n, n)) for s, n in sorted(counts.items())]
+    return section(T["status"](lang), html_table((T["status"](lang), T["learners"](lang)), rows))
 
-    use_cjk_font()
-    lang = course.language(course_root)
-    target = target or course_root / "grading" / f"{assignment}-report.html"
-    scores = _test_scores(course_root, assignment)
-    counts = misconception_counts(course_root, assignment)
-    found = records.load(course_root, assignment)
 
-    fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(scores), 3) + 1))
-    names = list(scores)
-    full = [sum(s == m for s, m in scores[n]) for n in names]
-    zero = [sum(s == 0 for s, _ in scores[n]) for n in names]
-    partial = [len(scores[n]) - f - z for n, f, z in zip(names, full, zero, strict=True)]
-    ax.barh(names, full, color="#2f9e44", label=T["full"](lang))
-    ax.barh(names, partial, left=full, color="#f08c00", label=T["partial"](lang))
-    ax.barh(
-        names,
-        zero,
-        left=[f + p for f, p in zip(full, partial, strict=True)],
-        color="#e03131",
-        label=T["zero"](lang),
+def _histogram(lesson: str, works: list[Work], lang: str) -> Markup:
+    scored = [w.total for w in works if w.total is not None]
+    maximum = max((w.max_score for w in works), default=0.0)
+    bins = report_figures.histogram(scored, maximum)
+    uri = report_figures.score_histogram(bins, lang)
+    counts = html_table(
+        (T["points"](lang), T["learners"](lang)),
+        [(b.label(), Cell(b.count, b.count)) for b in bins],
+        css=f"histogram histogram-{lesson}",
     )
-    ax.set_xlabel(T["learners"](lang))
-    ax.invert_yaxis()
-    ax.legend(loc="lower right")
-    ax.set_title(T["scores"](lang))
-    scores_png = _figure_png(fig)
-    plt.close(fig)
+    alt = f"{T['histogram'](lang)}: " + ", ".join(f"{b.label()}: {b.count}" for b in bins)
+    shown = figure(uri, alt, T["no_scores"](lang))
+    return section(T["histogram"](lang), shown, counts if uri else "")
 
-    ids = sorted(counts, key=lambda i: (-counts[i], i))
-    ids_figure = f"<p>{T['no_misconception'](lang)}</p>"  # no empty axes
-    if ids:
-        fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(ids), 3) + 1))
-        labels = [f"{i}: {CATALOGUE[i].belief(lang)[:48]}" if i in CATALOGUE else i for i in ids]
-        ax.barh(labels, [counts[i] for i in ids], color="#1971c2")
-        ax.set_xlabel(T["hit_by"](lang))
-        ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.invert_yaxis()
-        ax.set_title(T["misconceptions"](lang))
-        ids_figure = f'<img alt="misconceptions" src="data:image/png;base64,{_figure_png(fig)}">'
-        plt.close(fig)
 
-    id_rows = "".join(
-        f"<tr><td>{i}</td><td>{html.escape(CATALOGUE[i].belief(lang) if i in CATALOGUE else '')}"
-        f"</td><td>{counts[i]}</td></tr>"
-        for i in ids
-    )
-    status_counts = Counter(r.status for r in found)
-    flag_rows = [
-        f"<tr><td>{html.escape(r.student)}</td><td>{html.escape(f['kind'])}</td>"
-        f"<td>{html.escape(f['cell'])}: {html.escape(f['detail'])}</td></tr>"
-        for r in found
-        for f in r.flags
+def _exercise_stats(works: list[Work]) -> list[tuple[str, float, list[float], Counter]]:
+    """Per graded cell: max, the scores learners have, misconception IDs where points were lost."""
+    order: dict[str, float] = {}
+    scores: dict[str, list[float]] = {}
+    lost: dict[str, Counter] = {}
+    for work in works:
+        for e in work.exercises:
+            order.setdefault(e.grade_id, e.max_score)
+            if e.score is None:
+                continue
+            scores.setdefault(e.grade_id, []).append(e.score)
+            if e.score < e.max_score:
+                lost.setdefault(e.grade_id, Counter()).update(set(e.misconceptions))
+    return [(g, m, scores.get(g, []), lost.get(g, Counter())) for g, m in order.items()]
+
+
+def _exercises(works: list[Work], lang: str) -> Markup:
+    stats = [s for s in _exercise_stats(works) if s[2] and s[1] > 0]
+    if not stats:
+        return section(T["exercises"](lang), paragraph(T["no_exercise"](lang)))
+    shares = [
+        (g, sum(scores) / len(scores) / m, sum(s >= m for s in scores) / len(scores))
+        for g, m, scores, _ in stats
     ]
-    status_rows = "".join(
-        f"<tr><td>{html.escape(s)}</td><td>{n}</td></tr>" for s, n in sorted(status_counts.items())
-    )
-    flags_html = (
-        "<table><tr><th>{}</th><th>{}</th><th>{}</th></tr>{}</table>".format(
-            T["student"](lang), T["flags"](lang), T["what"](lang), "".join(flag_rows)
+    uri = report_figures.difficulty(shares, lang)
+    rows = []
+    for (grade_id, maximum, scores, lost), (_, mean_share, full_share) in zip(
+        stats, shares, strict=True
+    ):
+        mean = sum(scores) / len(scores)
+        behind = ", ".join(f"{i} ({n})" for i, n in sorted(lost.items(), key=lambda x: -x[1]))
+        rows.append(
+            (
+                grade_id,
+                Cell(f"{maximum:g}", maximum),
+                Cell(f"{mean:.2f}", mean),
+                Cell(f"{100 * mean_share:.0f} %", mean_share),
+                Cell(f"{100 * full_share:.0f} %", full_share),
+                Cell(len(scores), len(scores)),
+                behind or "—",
+            )
         )
-        if flag_rows
-        else f"<p>{T['none'](lang)}</p>"
+    headers = ("exercise", "max", "mean", "mean_share", "full_share", "scored", "lost_to")
+    return section(
+        T["exercises"](lang),
+        figure(uri, T["exercises"](lang), T["no_exercise"](lang)),
+        html_table([T[h](lang) for h in headers], rows, sortable=True),
     )
-    page = f"""<!DOCTYPE html>
-<html lang="{"zh-CN" if lang == "zh" else "en"}"><head><meta charset="utf-8">
-<title>{html.escape(T["title"](lang).format(a=assignment))}</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}
-img{{max-width:100%}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:.2em .6em}}</style>
-</head><body>
-<h1>{html.escape(T["title"](lang).format(a=assignment))}</h1>
-{_refused_html(course_root, assignment, lang)}
-<h2>{T["status"](lang)}</h2><table>{status_rows}</table>
-<h2>{T["scores"](lang)}</h2><img alt="scores" src="data:image/png;base64,{scores_png}">
-<h2>{T["misconceptions"](lang)}</h2>{ids_figure}
-<table>{id_rows}</table>
-<h2>{T["flags"](lang)}</h2>{flags_html}
-</body></html>
-"""
+
+
+def _misconceptions(works: list[Work], lang: str) -> Markup:
+    counts = Counter(i for w in works for i in w.misconceptions)
+    beliefs = {i: CATALOGUE[i].belief(lang) for i in counts if i in CATALOGUE}
+    uri = report_figures.misconception_bars(counts, beliefs, lang)
+    if uri is None:
+        return section(T["misconceptions"](lang), paragraph(T["no_misconception"](lang)))
+    ids = sorted(counts, key=lambda i: (-counts[i], i))
+    rows = [(i, beliefs.get(i, ""), Cell(counts[i], counts[i])) for i in ids]
+    return section(
+        T["misconceptions"](lang),
+        figure(uri, T["misconceptions"](lang), T["no_misconception"](lang)),
+        html_table((T["misconceptions"](lang), T["belief"](lang), T["learners"](lang)), rows),
+    )
+
+
+def _points(value: float | None) -> Cell:
+    return Cell("—", -1) if value is None else Cell(f"{value:g}", value)
+
+
+def _feedback_links(work: Work, base: Path, lang: str) -> Markup | str:
+    pages = [r.feedback for r in work.rows if r.feedback is not None]
+    if not pages:
+        return "—"
+    return Markup(" ".join(link(os.path.relpath(p, base), T["open"](lang)) for p in pages))
+
+
+def _late(work: Work, lang: str) -> Cell:
+    seconds = max(r.seconds_late for r in work.rows)
+    if seconds <= 0:
+        return Cell("—", 0)
+    penalty = sum(r.late_penalty for r in work.rows)
+    shown = late.duration(seconds, lang) + (f" (−{penalty:g})" if penalty else "")
+    return Cell(shown, seconds)
+
+
+def _learners(works: list[Work], base: Path, lang: str, with_course: bool) -> Markup:
+    exercise_ids = list(dict.fromkeys(e.grade_id for w in works for e in w.exercises))
+    headers = [T["learner"](lang), T["name"](lang)]
+    headers += [T["course"](lang)] if with_course else []
+    headers += [T["total"](lang), T["max"](lang), *exercise_ids]
+    headers += [T[k](lang) for k in ("misconceptions", "status", "late", "flags", "feedback")]
+    rows = []
+    for work in sorted(works, key=lambda w: w.student):
+        points = {e.grade_id: e.score for e in work.exercises}
+        row: list[object] = [work.student, work.name]
+        row += [work.rows[0].language] if with_course else []
+        row += [_points(work.total), _points(work.max_score)]
+        row += [_points(points.get(g)) for g in exercise_ids]
+        row += [
+            ", ".join(work.misconceptions) or "—",
+            _status(work.status, lang),
+            _late(work, lang),
+            "; ".join(k for r in work.rows for k in r.flag_kinds) or "—",
+            _feedback_links(work, base, lang),
+        ]
+        rows.append(row)
+    return section(
+        T["learner_table"](lang),
+        paragraph(T["sort_hint"](lang)),
+        html_table(headers, rows, sortable=True, css="learners"),
+    )
+
+
+def _needs_attention(works: list[Work], refused: list[Row], lang: str) -> list[tuple]:
+    """(learner, lesson, what, detail) for every row the instructor should look at."""
+    found = []
+    for work in works:
+        for row in work.rows:
+            if row.status in GRADING_FAILED:
+                found.append((row, ATTENTION["error"](lang), row.reason))
+            elif row.status in NOT_GRADED_IN_FULL:
+                found.append((row, ATTENTION["submission"](lang), row.reason))
+            if row.flags:
+                detail = "; ".join(f"{f['kind']} ({f['cell']}: {f['detail']})" for f in row.flags)
+                found.append((row, ATTENTION["flagged"](lang), detail))
+            if row.pending_points:
+                what = ATTENTION["pending"](lang).format(points=row.pending_points)
+                found.append((row, what, ", ".join(e.grade_id for e in row.exercises if e.pending)))
+            if row.seconds_late > 0:
+                how = late.duration(row.seconds_late, lang)
+                what = ATTENTION["late"](lang).format(how=how, penalty=row.late_penalty)
+                found.append((row, what, str(row.timestamp or "")))
+    for row in refused:
+        found.append((row, ATTENTION["refused"](lang), row.reason))
+    return [(r.student, r.lesson, what, detail) for r, what, detail in found]
+
+
+def _attention_section(works: list[Work], refused: list[Row], lang: str) -> Markup:
+    found = _needs_attention(works, refused, lang)
+    if not found:
+        return section(
+            T["attention"](lang), paragraph(T["nothing_needs"](lang)), anchor="attention"
+        )
+    headers = [T[k](lang) for k in ("learner", "lesson", "what", "detail")]
+    return section(
+        T["attention"](lang),
+        html_table(headers, sorted(found, key=lambda f: (f[1], f[0])), sortable=True),
+        anchor="attention",
+    )
+
+
+def _policy(course_roots: Sequence[Path], lang: str) -> Markup:
+    return section(T["policy"](lang), paragraph(late.describe(course_roots[0], lang)))
+
+
+# ---------------------------------------------------------------------------------------
+# The term: every lesson, and what persists across lessons
+
+
+def _lesson_overview(by_lesson: dict[str, list[Work]], lang: str) -> Markup:
+    rows = []
+    for lesson, works in by_lesson.items():
+        scored = [w.total for w in works if w.total is not None]
+        mean = sum(scored) / len(scored) if scored else None
+        maximum = max((w.max_score for w in works), default=0.0)
+        handed = sum(w.handed_in for w in works)
+        rows.append(
+            (lesson, Cell(handed, handed), _points(mean and round(mean, 2)), _points(maximum))
+        )
+    headers = [T[k](lang) for k in ("lesson", "submitted", "mean", "max")]
+    return section(T["term_lessons"](lang), html_table(headers, rows, sortable=True))
+
+
+def _across_lessons(works: list[Work], lessons: list[str], lang: str) -> Markup:
+    per_id: dict[str, Counter] = {}
+    for work in works:
+        for i in work.misconceptions:
+            per_id.setdefault(i, Counter())[work.lesson] += 1
+    uri = report_figures.misconceptions_by_lesson(per_id, lessons, lang)
+    grid = html_table(
+        [T["misconceptions"](lang), *(lesson.split("_", 1)[0] for lesson in lessons)],
+        [
+            (i, *(Cell(per_id[i][lesson], per_id[i][lesson]) for lesson in lessons))
+            for i in sorted(per_id)
+        ],
+        sortable=True,
+    )
+    where: dict[tuple[str, str], list[str]] = {}
+    for work in works:
+        for i in work.misconceptions:
+            where.setdefault((work.student, i), []).append(work.lesson)
+    repeated = sorted((s, i, ls) for (s, i), ls in where.items() if len(set(ls)) > 1)
+    repeated_table = (
+        html_table(
+            [T[k](lang) for k in ("learner", "misconceptions", "lessons")],
+            [(s, i, ", ".join(sorted(set(ls)))) for s, i, ls in repeated],
+            sortable=True,
+        )
+        if repeated
+        else paragraph(T["repeated_none"](lang))
+    )
+    return Markup(
+        section(
+            T["by_lesson"](lang),
+            figure(uri, T["by_lesson"](lang), T["no_misconception"](lang)),
+            grid if per_id else "",
+        )
+        + section(T["repeated"](lang), repeated_table)
+    )
+
+
+def _term_learners(by_lesson: dict[str, list[Work]], base: Path, lang: str) -> Markup:
+    lessons = list(by_lesson)
+    table: dict[str, dict[str, Work]] = {}
+    for lesson, works in by_lesson.items():
+        for work in works:
+            table.setdefault(work.student, {})[lesson] = work
+    rows = []
+    for student in sorted(table):
+        mine = table[student]
+        totals = [w.total for w in mine.values() if w.total is not None]
+        any_work = next(iter(mine.values()))
+        row: list[object] = [student, any_work.name, any_work.rows[0].language]
+        row += [_points(mine[lesson].total if lesson in mine else None) for lesson in lessons]
+        row.append(_points(sum(totals) if totals else None))
+        links = [
+            link(os.path.relpath(r.feedback, base), lesson.split("_", 1)[0])
+            for lesson in lessons
+            if lesson in mine
+            for r in mine[lesson].rows
+            if r.feedback is not None
+        ]
+        row.append(Markup(" ".join(links)) if links else "—")
+        rows.append(row)
+    headers = [T[k](lang) for k in ("learner", "name", "course")]
+    headers += [lesson.split("_", 1)[0] for lesson in lessons]
+    headers += [T["total"](lang), T["feedback"](lang)]
+    return section(
+        T["learner_table"](lang),
+        paragraph(T["sort_hint"](lang)),
+        html_table(headers, rows, sortable=True, css="learners"),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Writing
+
+
+def lesson_page(rows: Sequence[Row], lesson: str, base: Path, lang: str) -> str:
+    """The report of one lesson as HTML; feedback links relative to ``base``."""
+    works, refused = _works(rows)
+    roots = list(dict.fromkeys(r.course_root for r in rows))
+    body = [
+        _attention_section(works, refused, lang),
+        _status_section(works, refused, lang),
+        _histogram(lesson, works, lang),
+        _exercises(works, lang),
+        _misconceptions(works, lang),
+        _learners(works, base, lang, with_course=len(roots) > 1),
+    ]
+    if roots:
+        body.append(_policy(roots, lang))
+    return page(T["title"](lang).format(a=lesson), lang, body)
+
+
+def term_page(rows: Sequence[Row], base: Path, lang: str) -> str:
+    """The report of every lesson of the term as HTML; feedback links relative to ``base``."""
+    works, refused = _works(rows)
+    lessons = sorted({w.lesson for w in works})
+    started = [
+        lesson for lesson in lessons if any(w.handed_in for w in works if w.lesson == lesson)
+    ]
+    waiting = [lesson for lesson in lessons if lesson not in started]
+    by_lesson = {lesson: [w for w in works if w.lesson == lesson] for lesson in started}
+    active = [w for w in works if w.lesson in by_lesson]
+    body: list[object] = [_attention_section(active, refused, lang)]
+    if not started:
+        body.append(paragraph(T["no_lesson"](lang)))
+    else:
+        body += [
+            _lesson_overview(by_lesson, lang),
+            _term_learners(by_lesson, base, lang),
+            _across_lessons(active, started, lang),
+        ]
+    if waiting:
+        body.append(paragraph(T["waiting"](lang).format(names=", ".join(waiting))))
+    for lesson, lesson_works in by_lesson.items():
+        body += [
+            Markup(f'<h2 class="lesson" id="{lesson}">{T["lesson"](lang)} {lesson}</h2>'),
+            _histogram(lesson, lesson_works, lang),
+            _exercises(lesson_works, lang),
+            _misconceptions(lesson_works, lang),
+        ]
+    roots = list(dict.fromkeys(r.course_root for r in rows))
+    if roots:
+        body.append(_policy(roots, lang))
+    return page(T["term_title"](lang), lang, body)
+
+
+def write(
+    course_root: Path,
+    assignment: str | None,
+    target: Path | None = None,
+    *,
+    with_courses: Sequence[Path] = (),
+    lang: str | None = None,
+) -> Path:
+    """Write the report of one assignment, or of the term (``assignment`` None), of the
+    course and any other-language courses given; return its path."""
+    roots = [course_root.resolve(), *(c.resolve() for c in with_courses)]
+    lang = lang or course.language(roots[0])
+    name = assignment or "term"
+    target = target or roots[0] / "grading" / f"{name}-report.html"
+    target = target.resolve()
+    if assignment is None:
+        text = term_page(gradebook_rows.term_rows(roots), target.parent, lang)
+    else:
+        rows = [r for root in roots for r in gradebook_rows.lesson_rows(root, assignment)]
+        text = lesson_page(rows, assignment, target.parent, lang)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     return target
