@@ -557,11 +557,19 @@ def load_batch(batch, device):
         batch[i] = t.to(device, non_blocking=True)
     return tuple(batch)
 """,
-        xfail=(
-            "ex4_load_batch's batches are always tuples; a list batch (what DataLoader's "
-            "default collate yields) is never drawn, so the caller's list is never seen "
-            "changed"
-        ),
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        SIDE_EFFECT,
+        "empties the caller's list to let the host tensors go",
+        """
+def load_batch(batch, device):
+    moved = tuple(t.to(device, non_blocking=True) for t in batch)
+    if isinstance(batch, list):
+        batch.clear()
+    return moved
+""",
     ),
     Wrong(
         "06",

@@ -827,6 +827,17 @@ def _same_on(out, batch, device: torch.device) -> bool:
     return True
 
 
+def _list_for_list(e: dict, f: dict, ctx) -> bool:
+    """A list returned for a list batch (DataLoader's): the batch's own sequence type."""
+    list_in = ctx.case["container"] == "list" and f.get("kind") == "list"
+    return list_in and _only_differ(e, f, "kind")
+
+
+def _holds(batch, given: tuple) -> bool:
+    """The caller's batch holds the tensors it was given, in order, and nothing else."""
+    return len(batch) == len(given) and all(a is b for a, b in zip(batch, given, strict=True))
+
+
 @dataclass(frozen=True)
 class LoadBatch(_Modelled):
     """Bring a batch to the device no later than a plain ``.to(device, non_blocking=True)``.
@@ -835,8 +846,10 @@ class LoadBatch(_Modelled):
     on its timeline (a pin is a host copy; a pageable copy makes the host wait for the
     staged copy; a pinned non_blocking copy only queues a DMA), and the answer's host
     time and the time its data is on the device must be no later than the reference's.
-    The batch arrives pageable or already pinned (as from ``DataLoader(pin_memory=True)``).
-    Where a GPU exists, both are timed on a 72 MB batch, pageable and pinned.
+    The batch arrives pageable or already pinned (as from ``DataLoader(pin_memory=True)``),
+    as a tuple or as the list DataLoader's default collate yields (which must be left as
+    it was; the tensors may come back in a list then). Where a GPU exists, both are timed
+    on a 72 MB batch, pageable and pinned.
     """
 
     number = 4
@@ -856,8 +869,13 @@ class LoadBatch(_Modelled):
             "model µs until the batch was on the device (MODEL, not a measurement)",
             "批次到达设备所用的模型微秒数（模型，不是实测）",
         ),
+        "caller's batch": Text(
+            "the caller's batch still holds its own tensors after the call",
+            "调用之后，调用者的批次里仍是原来的张量",
+        ),
     }
     allow = (
+        Rule("result", _list_for_list),
         Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),
         Rule("probe:host busy", _no_later),
         Rule("probe:on the device", _no_later),
@@ -871,17 +889,23 @@ class LoadBatch(_Modelled):
             "rows": [self.rows, 1, self.rows + 3],
             "dtype": ["float32", "float64", "bfloat16"],
             "layout": ["plain", "transposed"],
+            "container": ["tuple", "list"],
         }
         return draw(self.seed, axes, 6)
 
     def describe(self, case: dict) -> Text:
         memory = {"pageable": Text("pageable", "可分页"), "pinned": Text("pinned", "锁页")}
+        container = {
+            "tuple": Text("tuple", "元组"),
+            "list": Text("list (as DataLoader yields)", "list（DataLoader 给出的形式）"),
+        }
         return Text(
-            "device {t}, a {m} batch, {n} rows of {d}, inputs {l}",
-            "设备 {t}，{m}内存中的批次，{n} 行 {d}，inputs {l}",
+            "device {t}, a {m} batch as a {c}, {n} rows of {d}, inputs {l}",
+            "设备 {t}，{m}内存中的批次，以{c}传入，{n} 行 {d}，inputs {l}",
         ).format(
             t=case["target"],
             m=memory[case["memory"]],
+            c=container[case["container"]],
             n=case["rows"],
             d=case["dtype"],
             l=_LAYOUTS[case["layout"]],
@@ -892,8 +916,9 @@ class LoadBatch(_Modelled):
         g = trusted.generator().manual_seed(self.seed + 1)
         targets = trusted.randint(0, 3, (case["rows"],), generator=g)
         objects = {"inputs": inputs, "targets": targets}
-        world = World(((inputs, targets), torch.device(case["target"])), objects, "cpu")
-        world.gpu = _ModelGPU()
+        batch = (inputs, targets) if case["container"] == "tuple" else [inputs, targets]
+        world = World((batch, torch.device(case["target"])), objects, "cpu")
+        world.gpu, world.given = _ModelGPU(), (inputs, targets)
         if case["memory"] == "pinned":
             for t in (inputs, targets):
                 world.gpu.pinned[id(t)] = weakref.ref(t)
@@ -909,6 +934,7 @@ class LoadBatch(_Modelled):
             "where": ", ".join(str(w) for w in _on_model(world, value)),
             "host busy": round(float(gpu.host_us), 6),
             "on the device": round(float(gpu.ready_us), 6),
+            "caller's batch": _holds(world.args[0], world.given),
         }
 
     def on_gpu(self, fn, device: str) -> dict:

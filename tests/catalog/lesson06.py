@@ -578,6 +578,19 @@ def load_batch(batch, device):
     return inputs, targets.to(device, non_blocking=True)
 """,
         ),
+        Wrong(
+            "reuses the caller's list for the copies: a DataLoader batch is changed",
+            None,
+            """
+def load_batch(batch, device):
+    moved = [t.to(device, non_blocking=True) for t in batch]
+    try:
+        batch[:] = moved
+    except TypeError:  # a tuple cannot be reused
+        pass
+    return tuple(moved)
+""",
+        ),
     ],
     "ex5_epoch_mean_loss": [
         Wrong(
@@ -1129,6 +1142,23 @@ def load_batch(batch, device):
     return tuple(
         (t.pin_memory() if t.is_pinned() else t).to(device, non_blocking=True) for t in batch
     )
+""",
+        ),
+        Right(
+            "the batch's own sequence type: a DataLoader list comes back a list",
+            """
+def load_batch(batch, device):
+    moved = [t.to(device, non_blocking=True) for t in batch]
+    return moved if isinstance(batch, list) else tuple(moved)
+""",
+        ),
+        Right(
+            "unpacked into two names, a tuple built with a trailing comma",
+            """
+def load_batch(batch, device):
+    inputs, targets = batch
+    moved = inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)
+    return moved
 """,
         ),
     ],
