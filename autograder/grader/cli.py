@@ -187,7 +187,17 @@ def _feedback(args) -> int:
 def _report(args) -> int:
     from autograder.grader import report
 
-    print(report.write(args.course.resolve(), args.assignment, args.output))
+    if args.term == bool(args.assignment):
+        print("course-grade report: give one assignment, or --term (not both)", file=sys.stderr)
+        return 2
+    written = report.write(
+        args.course.resolve(),
+        None if args.term else args.assignment,
+        args.output,
+        with_courses=args.with_course,
+        lang=args.lang,
+    )
+    print(written)
     return 0
 
 
@@ -368,14 +378,34 @@ def parser() -> argparse.ArgumentParser:
     )
     feedback.add_argument("--student", help="only this learner")
 
-    class_report = _assignment_command(
-        sub,
+    class_report = sub.add_parser(
         "report",
-        _report,
-        "HTML class report: scores, misconceptions, integrity flags",
-        "Write an HTML report with figures for one assignment.",
+        help="HTML class report (per lesson or the term): scores, misconceptions, who needs a look",
+        description="Write one self-contained HTML page (figures embedded, opens offline) for a "
+        "lesson, or with --term for every lesson: score histograms, exercise difficulty and the "
+        "misconceptions behind lost points, a sortable learner table linking each feedback page, "
+        "misconceptions across lessons, and what needs attention (README: 'Term outputs').",
     )
-    class_report.add_argument("--output", type=Path, help="HTML path (default: grading/)")
+    class_report.add_argument("course", type=Path, help="the nbgrader course directory")
+    class_report.add_argument("assignment", nargs="?", help="assignment (lesson) name")
+    class_report.add_argument("--term", action="store_true", help="every lesson of the course")
+    class_report.add_argument(
+        "--with-course",
+        type=Path,
+        action="append",
+        default=[],
+        help="another course of the same class (the other language); its learners join the "
+        "same report (repeatable)",
+    )
+    class_report.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        help="the report's language (default: the first course's language)",
+    )
+    class_report.add_argument(
+        "--output", type=Path, help="HTML path (default: grading/<assignment or term>-report.html)"
+    )
+    class_report.set_defaults(run=_report)
 
     _assignment_command(
         sub,
