@@ -9,7 +9,9 @@ the same numbers beside it.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +22,16 @@ from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
 from autograder.grader import gradebook_rows, late, report_figures
 from autograder.grader.gradebook_rows import NOT_GRADED, NOT_SUBMITTED, REFUSED, Row
-from autograder.grader.report_html import Cell, Markup, figure, link, page, paragraph, section
+from autograder.grader.report_html import (
+    Cell,
+    Markup,
+    abbreviation,
+    figure,
+    link,
+    page,
+    paragraph,
+    section,
+)
 from autograder.grader.report_html import table as html_table
 
 refused_at_collect = gradebook_rows.refused_at_collect  # kept here for older callers
@@ -65,6 +76,7 @@ T = {
     "attention": Text("Needs attention", "需要处理"),
     "nothing_needs": Text("Nothing needs attention.", "没有需要处理的事项。"),
     "lesson": Text("lesson", "课"),
+    "lesson_n": Text("Lesson {n}: {name}", "第 {n} 课：{name}"),
     "what": Text("what", "事项"),
     "detail": Text("detail", "详情"),
     "policy": Text("Late policy", "迟交规则"),
@@ -85,6 +97,9 @@ ATTENTION = {
     "error": Text(
         "grading failed: regrade once the cause is fixed", "评分失败：排除原因后重新评分"
     ),
+    "not_graded": Text(
+        "not graded yet: run course-grade grade", "尚未评分：请运行 course-grade grade"
+    ),
     "submission": Text("the submission could not be graded in full", "提交未能完整评分"),
     "flagged": Text("integrity flag: read the submission", "诚信标记：请查看该提交"),
     "pending": Text("hand grading pending: {points:g} points", "待人工评分：{points:g} 分"),
@@ -104,7 +119,7 @@ STATUS = {
     NOT_SUBMITTED: Text("not submitted", "未提交"),
     NOT_GRADED: Text("not graded yet", "尚未评分"),
 }
-GRADING_FAILED = {"error", NOT_GRADED}
+
 NOT_GRADED_IN_FULL = {"missing", "timed out", "crashed", "corrupt file", "rejected"}
 
 
@@ -187,19 +202,19 @@ def _status_section(works: list[Work], refused: list[Row], lang: str) -> Markup:
     return section(T["status"](lang), html_table((T["status"](lang), T["learners"](lang)), rows))
 
 
-def _histogram(lesson: str, works: list[Work], lang: str) -> Markup:
+def _histogram(lesson: str, works: list[Work], lang: str, level: int = 2) -> Markup:
     scored = [w.total for w in works if w.total is not None]
     maximum = max((w.max_score for w in works), default=0.0)
     bins = report_figures.histogram(scored, maximum)
     uri = report_figures.score_histogram(bins, lang)
-    counts = html_table(
-        (T["points"](lang), T["learners"](lang)),
-        [(b.label(), Cell(b.count, b.count)) for b in bins],
+    counts = html_table(  # one row of counts under the bins' labels: the figure's numbers
+        (T["points"](lang), *(b.label() for b in bins)),
+        [(T["learners"](lang), *(b.count for b in bins))],
         css=f"histogram histogram-{lesson}",
     )
     alt = f"{T['histogram'](lang)}: " + ", ".join(f"{b.label()}: {b.count}" for b in bins)
     shown = figure(uri, alt, T["no_scores"](lang))
-    return section(T["histogram"](lang), shown, counts if uri else "")
+    return section(T["histogram"](lang), shown, counts if uri else "", level=level)
 
 
 def _exercise_stats(works: list[Work]) -> list[tuple[str, float, list[float], Counter]]:
@@ -218,10 +233,10 @@ def _exercise_stats(works: list[Work]) -> list[tuple[str, float, list[float], Co
     return [(g, m, scores.get(g, []), lost.get(g, Counter())) for g, m in order.items()]
 
 
-def _exercises(works: list[Work], lang: str) -> Markup:
+def _exercises(works: list[Work], lang: str, level: int = 2) -> Markup:
     stats = [s for s in _exercise_stats(works) if s[2] and s[1] > 0]
     if not stats:
-        return section(T["exercises"](lang), paragraph(T["no_exercise"](lang)))
+        return section(T["exercises"](lang), paragraph(T["no_exercise"](lang)), level=level)
     shares = [
         (g, sum(scores) / len(scores) / m, sum(s >= m for s in scores) / len(scores))
         for g, m, scores, _ in stats
@@ -249,22 +264,32 @@ def _exercises(works: list[Work], lang: str) -> Markup:
         T["exercises"](lang),
         figure(uri, T["exercises"](lang), T["no_exercise"](lang)),
         html_table([T[h](lang) for h in headers], rows, sortable=True),
+        level=level,
     )
 
 
-def _misconceptions(works: list[Work], lang: str) -> Markup:
+def _misconceptions(works: list[Work], lang: str, level: int = 2) -> Markup:
     counts = Counter(i for w in works for i in w.misconceptions)
     beliefs = {i: CATALOGUE[i].belief(lang) for i in counts if i in CATALOGUE}
     uri = report_figures.misconception_bars(counts, beliefs, lang)
     if uri is None:
-        return section(T["misconceptions"](lang), paragraph(T["no_misconception"](lang)))
+        return section(
+            T["misconceptions"](lang), paragraph(T["no_misconception"](lang)), level=level
+        )
     ids = sorted(counts, key=lambda i: (-counts[i], i))
     rows = [(i, beliefs.get(i, ""), Cell(counts[i], counts[i])) for i in ids]
     return section(
         T["misconceptions"](lang),
         figure(uri, T["misconceptions"](lang), T["no_misconception"](lang)),
         html_table((T["misconceptions"](lang), T["belief"](lang), T["learners"](lang)), rows),
+        level=level,
     )
+
+
+def _short(grade_id: str) -> str:
+    """An exercise's column title: "ex4" for ex4_per_batch_grads_tests; other ids whole."""
+    found = re.match(r"ex\d+(?=_)", grade_id)
+    return found.group(0) if found else grade_id
 
 
 def _points(value: float | None) -> Cell:
@@ -289,14 +314,18 @@ def _late(work: Work, lang: str) -> Cell:
 
 def _learners(works: list[Work], base: Path, lang: str, with_course: bool) -> Markup:
     exercise_ids = list(dict.fromkeys(e.grade_id for w in works for e in w.exercises))
-    headers = [T["learner"](lang), T["name"](lang)]
+    named = any(w.name for w in works)
+    headers: list[object] = [T["learner"](lang)]
+    headers += [T["name"](lang)] if named else []
     headers += [T["course"](lang)] if with_course else []
-    headers += [T["total"](lang), T["max"](lang), *exercise_ids]
+    headers += [T["total"](lang), T["max"](lang)]
+    headers += [abbreviation(_short(g), g) for g in exercise_ids]
     headers += [T[k](lang) for k in ("misconceptions", "status", "late", "flags", "feedback")]
     rows = []
     for work in sorted(works, key=lambda w: w.student):
         points = {e.grade_id: e.score for e in work.exercises}
-        row: list[object] = [work.student, work.name]
+        row: list[object] = [work.student]
+        row += [work.name] if named else []
         row += [work.rows[0].language] if with_course else []
         row += [_points(work.total), _points(work.max_score)]
         row += [_points(points.get(g)) for g in exercise_ids]
@@ -320,8 +349,9 @@ def _needs_attention(works: list[Work], refused: list[Row], lang: str) -> list[t
     found = []
     for work in works:
         for row in work.rows:
-            if row.status in GRADING_FAILED:
-                found.append((row, ATTENTION["error"](lang), row.reason))
+            if row.status in ("error", NOT_GRADED):
+                what = ATTENTION["error" if row.status == "error" else "not_graded"](lang)
+                found.append((row, what, row.reason))
             elif row.status in NOT_GRADED_IN_FULL:
                 found.append((row, ATTENTION["submission"](lang), row.reason))
             if row.flags:
@@ -419,12 +449,15 @@ def _term_learners(by_lesson: dict[str, list[Work]], base: Path, lang: str) -> M
     for lesson, works in by_lesson.items():
         for work in works:
             table.setdefault(work.student, {})[lesson] = work
+    named = any(w.name for works in by_lesson.values() for w in works)
     rows = []
     for student in sorted(table):
         mine = table[student]
         totals = [w.total for w in mine.values() if w.total is not None]
         any_work = next(iter(mine.values()))
-        row: list[object] = [student, any_work.name, any_work.rows[0].language]
+        row: list[object] = [student]
+        row += [any_work.name] if named else []
+        row.append(any_work.rows[0].language)
         row += [_points(mine[lesson].total if lesson in mine else None) for lesson in lessons]
         row.append(_points(sum(totals) if totals else None))
         links = [
@@ -436,7 +469,7 @@ def _term_learners(by_lesson: dict[str, list[Work]], base: Path, lang: str) -> M
         ]
         row.append(Markup(" ".join(links)) if links else "—")
         rows.append(row)
-    headers = [T[k](lang) for k in ("learner", "name", "course")]
+    headers = [T[k](lang) for k in ("learner", *(("name",) if named else ()), "course")]
     headers += [lesson.split("_", 1)[0] for lesson in lessons]
     headers += [T["total"](lang), T["feedback"](lang)]
     return section(
@@ -489,11 +522,12 @@ def term_page(rows: Sequence[Row], base: Path, lang: str) -> str:
     if waiting:
         body.append(paragraph(T["waiting"](lang).format(names=", ".join(waiting))))
     for lesson, lesson_works in by_lesson.items():
+        heading = T["lesson_n"](lang).format(n=lesson.split("_", 1)[0], name=lesson)
         body += [
-            Markup(f'<h2 class="lesson" id="{lesson}">{T["lesson"](lang)} {lesson}</h2>'),
-            _histogram(lesson, lesson_works, lang),
-            _exercises(lesson_works, lang),
-            _misconceptions(lesson_works, lang),
+            Markup(f'<h2 class="lesson" id="{html.escape(lesson)}">{html.escape(heading)}</h2>'),
+            _histogram(lesson, lesson_works, lang, level=3),
+            _exercises(lesson_works, lang, level=3),
+            _misconceptions(lesson_works, lang, level=3),
         ]
     roots = list(dict.fromkeys(r.course_root for r in rows))
     if roots:

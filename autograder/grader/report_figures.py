@@ -108,7 +108,7 @@ def difficulty(rows: Sequence[tuple[str, float, float]], lang: str) -> str | Non
     if not rows:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=_tall(2 * len(rows)))
+    fig, ax = plt.subplots(figsize=_tall(len(rows)))
     places = range(len(rows))
     ax.barh(
         [p - 0.2 for p in places],

@@ -66,9 +66,16 @@ def figure(uri: str | None, alt: str, nothing: str) -> Markup:
     return Markup(f'<figure><img alt="{html.escape(alt)}" src="{uri}"></figure>')
 
 
-def section(title: object, *parts: object, anchor: str = "") -> Markup:
-    heading = f'<h2 id="{html.escape(anchor)}">' if anchor else "<h2>"
-    return Markup(f"<section>{heading}{escape(title)}</h2>{''.join(map(escape, parts))}</section>")
+def section(title: object, *parts: object, anchor: str = "", level: int = 2) -> Markup:
+    """A titled part of the page; ``level`` 3 for a part inside another."""
+    heading = f'<h{level} id="{html.escape(anchor)}">' if anchor else f"<h{level}>"
+    body = "".join(map(escape, parts))
+    return Markup(f"<section>{heading}{escape(title)}</h{level}>{body}</section>")
+
+
+def abbreviation(short: str, full: str) -> Markup:
+    """``short`` shown, ``full`` on hover (long exercise ids in a table's header)."""
+    return Markup(f'<abbr title="{html.escape(full)}">{html.escape(short)}</abbr>')
 
 
 def paragraph(text: object) -> Markup:
