@@ -98,15 +98,15 @@ def lesson_summary(rows: list[Row]) -> dict[str, str]:
     }
     for row in own:
         values.update(_exercise_values(row))
-    parts = [_outcome(r) for r in own] or [_outcome(rows[0])]
+    refused = [r for r in rows if r.status == gradebook_rows.REFUSED]
+    handed_in = [r for r in own if r.status != gradebook_rows.NOT_SUBMITTED]
+    # Their own submission stands and the refusal is said beside it; with none, the lesson
+    # shows the refusal.
+    parts = [_outcome(r) for r in (handed_in or refused or own)]
     for key in OUTCOME:
         values[key] = "; ".join(dict.fromkeys(p[key] for p in parts if p[key]))
-    if own and len(rows) > len(own):  # their own submission stands; say what was refused
-        values["reason"] = "; ".join(
-            filter(None, [values["reason"], *(r.reason for r in rows[len(own) :])])
-        )
-    elif not own:
-        values["status"], values["reason"] = gradebook_rows.REFUSED, rows[0].reason
+    if handed_in and refused:
+        values["reason"] = "; ".join([values["reason"], *(r.reason for r in refused)])
     return values
 
 

@@ -24,7 +24,9 @@ FRAME = {
     "comment": Text("Comment", "评语"),
     "comments": Text("Comments", "评语"),
     "late": Text("Late submission penalty", "迟交扣分"),
-    "late_by": Text("Submitted {duration} after the due date.", "在截止时间之后 {duration} 提交。"),
+    "late_by": Text(
+        "Submitted {duration} after the due date.", "提交时间比截止时间晚 {duration}。"
+    ),
     "answer": Text("Your answer", "你的作答"),
     "your_task": Text("Your task", "你的任务"),
     "grade_cell": Text("Graded cell", "评分单元格"),

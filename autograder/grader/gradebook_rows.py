@@ -205,7 +205,9 @@ def _row(
         status, reason = NOT_SUBMITTED, "nothing submitted"
     score = penalty = pending = 0.0
     grades = ()
-    if notebook is not None and status != "rejected":  # a rejected folder was never read
+    # A rejected folder was never read, and nbgrader could not grade an errored one: any
+    # score the gradebook holds for them is not theirs (an older grading's, or none).
+    if notebook is not None and status not in ("rejected", "error"):
         score = float(notebook.score)
         penalty = float(notebook.late_submission_penalty or 0.0)
         grades = notebook.grades

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from nbconvert.preprocessors import Preprocessor
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
 from autograder.common.i18n import Text
@@ -95,7 +95,7 @@ def duration(seconds: float, lang: str) -> str:
     return (long if days else short).format(days=days, hours=hours, minutes=minutes)
 
 
-class ShowLateness(Preprocessor):
+class ShowLateness(NbGraderPreprocessor):
     """Give the feedback page how late the submission was and the course's policy
     (nbgrader's GetGrades gives it the penalty), in the course's language."""
 
