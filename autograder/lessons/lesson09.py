@@ -1,0 +1,836 @@
+"""Checks for lesson 09: autograd at scale — checkpointing, autocast, per-sample gradients.
+
+Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
+(models arriving in training, evaluation or mixed mode, with Dropout and BatchNorm, a
+frozen layer, stale, zero or no ``.grad``; inputs that need no gradient; transposed or
+sliced inputs; other depths and batch sizes, batches of one; SGD, momentum or Adam with a
+drawn learning rate; loss functions and loss modules; an outer ``no_grad``), the learner's
+function and the reference run in identical worlds, and everything a caller can see
+afterwards is compared, with what instruments saw during the call: forward calls per
+block, saved-tensor bytes, the dtype each layer computed in, BatchNorm and Dropout calls
+in training mode, the gradients at ``step()``.
+
+Dropout in these models draws its mask from the CPU's global generator, which the check
+seeds, so a call on a GPU and the reference on the CPU drop the same elements; the
+learner's own random state is restored afterwards. Where the learner's call ran on a GPU,
+values computed in reduced precision are compared within that precision's tolerance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from autograder.common import trusted
+from autograder.common.exercise import Exercise
+from autograder.common.i18n import Text
+from autograder.common.inputs import uniform
+from autograder.common.oracle import Rule, Spec, World, close, draw
+from autograder.common.protocol import call, verdict
+from autograder.kernel.selfcheck import run_self_check
+
+# Taken at import, before any learner code runs (see trusted.py).
+_TENSORS = (torch.Tensor, torch.nn.Parameter)
+_fork_rng = torch.random.fork_rng
+_seed_cpu = torch.random.default_generator.manual_seed
+_autocast = torch.autocast
+_checkpoint = torch.utils.checkpoint.checkpoint
+_functional_call = torch.func.functional_call
+_enable_grad = torch.enable_grad
+_stack, _cat, _where = torch.stack, torch.cat, torch.where
+_BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
+_DROPOUT = torch.nn.modules.dropout._DropoutNd
+_LOOSE = (5e-2, 5e-2)  # reduced-precision results of a GPU against the CPU's
+
+
+class SeededDropout(torch.nn.Dropout):
+    """Dropout whose mask comes from the CPU's global generator, whatever the device.
+
+    The same elements are dropped on every device for one state of that generator, and
+    checkpointing's ``preserve_rng_state`` restores it for the recomputation, as it does
+    for PyTorch's own Dropout.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        keep = (trusted.rand(x.shape) >= self.p).to(device=x.device, dtype=x.dtype)
+        return x * keep / (1 - self.p)
+
+
+def _seeded(model: torch.nn.Module, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
+    """The model's parameters and BatchNorm statistics drawn from ``seed``, on ``device``."""
+    g = trusted.generator().manual_seed(seed)
+    with trusted.no_grad():
+        for p in model.parameters():
+            p.copy_((trusted.rand(p.shape, generator=g, dtype=torch.float64) - 0.5) * 1.5)
+        for m in model.modules():
+            if trusted.isinstance_(m, _BATCHNORM):
+                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
+                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
+    return model.to(device=device, dtype=dtype)
+
+
+def _built(make, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
+    """A model made by ``make()``, seeded, without touching the global random state."""
+    with _fork_rng(devices=[]):
+        return _seeded(make(), seed, dtype, device)
+
+
+_MODES = {
+    "train": Text("training mode", "训练模式"),
+    "eval": Text("evaluation mode", "评估模式"),
+    "mixed": Text("mixed modes", "混合模式"),
+}
+_STALE = {
+    "stale": Text("stale .grad", "残留的 .grad"),
+    "zero": Text(".grad zeros", ".grad 为零"),
+    "none": Text(".grad None", ".grad 为 None"),
+}
+_LAYOUTS = {
+    "contiguous": Text("x contiguous", "x 连续"),
+    "transposed": Text("x transposed (not contiguous)", "x 是转置（不连续）"),
+    "slice": Text("x a view into a larger storage", "x 是更大存储的视图"),
+}
+
+
+def _set_mode(model: torch.nn.Module, mode: str) -> None:
+    """'train', 'eval', or 'mixed': evaluation mode except every other child."""
+    model.train(mode == "train")
+    if mode == "mixed":
+        for m in list(model.children())[::2]:
+            m.train()
+
+
+def _stale_grads(model: torch.nn.Module, stale: str, seed: int) -> None:
+    for k, p in enumerate(model.parameters()):
+        if not p.requires_grad:
+            continue
+        if stale == "stale":
+            p.grad = uniform(seed + 100 + k, *p.shape, device=p.device, dtype=p.dtype)
+        elif stale == "zero":
+            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
+
+
+def _input(seed: int, rows: int, cols: int, layout: str, dtype, device) -> torch.Tensor:
+    if layout == "transposed":
+        return uniform(seed, cols, rows, device=device, dtype=dtype).t()
+    if layout == "slice":
+        return uniform(seed, rows + 2, cols, device=device, dtype=dtype)[1:-1]
+    return uniform(seed, rows, cols, device=device, dtype=dtype)
+
+
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to("cpu", copy=True)
+
+
+def _on_gpu(ctx) -> bool:
+    """The learner's call ran on a GPU (the reference always runs on the CPU)."""
+    return ctx.found.get("device", {}).get("value", "cpu") != "cpu"
+
+
+def _loosely_close(e: dict, f: dict, ctx) -> bool:
+    """On a GPU: the same but for values within reduced precision's tolerance."""
+    if not _on_gpu(ctx):
+        return False
+    for k in set(e) | set(f):
+        a, b = f.get(k), e.get(k)
+        if trusted.type_(a) is float and trusted.type_(b) is float:
+            ok = abs(a - b) <= _LOOSE[1] + _LOOSE[0] * abs(b)
+        else:
+            ok = close(a, b, _LOOSE if k == "value" else (1e-4, 1e-5))
+        if not ok:
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def _seeded_call(world: World, seed: int, outer=None):
+    """The CPU's global generator seeded for the call (restored after); the device logged."""
+    with _fork_rng(devices=[]):
+        _seed_cpu(seed)
+        world.logged["device"] = {"kind": "str", "value": world.device.type}
+        with outer if outer is not None else contextlib.nullcontext():
+            yield
+        draw_after = int(trusted.randint(2**30, (1,)))
+        world.logged["the global random state after the call"] = {
+            "kind": "int",
+            "value": draw_after,
+        }
+
+
+class _Spec(Spec):
+    """What every check here shares: the device is logged, not compared; RNG by a draw."""
+
+    def compared(self, base: str, fields: dict) -> dict:
+        if base == "device":
+            return {}
+        if base == "torch":  # the check seeds the generator: the draw after the call counts
+            return {k: v for k, v in fields.items() if k != "rng_consumed"}
+        return fields
+
+
+# Exercise 1 (SC-1): each block under checkpoint -------------------------------------------
+
+
+def _block(width: int, hidden: int, p: float) -> torch.nn.Sequential:
+    return torch.nn.Sequential(
+        torch.nn.Linear(width, hidden),
+        torch.nn.Tanh(),
+        SeededDropout(p),
+        torch.nn.Linear(hidden, width),
+    )
+
+
+def _frozen_input_lost(e: dict, f: dict, ctx) -> bool:
+    """x needs no gradient and nothing came out with a graph, or backward found none."""
+    return not ctx.case["x_grad"] and not ctx.found.get("result", {}).get("requires_grad")
+
+
+def _rng_not_preserved(e: dict, f: dict, ctx) -> bool:
+    """Dropout trains, the forward matches, every block was recomputed: the masks differ."""
+    probe = ctx.found.get("probe", {})
+    recomputed = probe.get("forward calls") == ctx.expected.get("probe", {}).get("forward calls")
+    same = close(
+        ctx.found["result"].get("value"), ctx.expected["result"].get("value"), (1e-4, 1e-5)
+    )
+    return ctx.case["mode"] != "eval" and recomputed and same
+
+
+@dataclass(frozen=True)
+class CheckpointedForward(_Spec):
+    """checkpointed_forward(blocks, x): every block under checkpoint(use_reentrant=False)."""
+
+    number = 1
+    seed: int = 0
+    depth: int = 3
+    width: int = 6
+    batch: int = 4
+    device: str | None = None
+
+    names = {"result": "checkpointed_forward(blocks, x)"}
+    probes = {
+        "forward calls": Text(
+            "forward calls of each block, forward and backward together (a pre-hook counts)",
+            "每个块的 forward 调用次数，前向与反向合计（由前向预钩子计数）",
+        ),
+        "saved bytes": Text(
+            "bytes of the tensors saved for backward outside checkpoints (at most the expected)",
+            "检查点之外为反向传播保存的张量字节数（不超过期望值）",
+        ),
+        "backward": Text(
+            "backward through the result with a random incoming gradient",
+            "以随机的上游梯度对结果做反向传播",
+        ),
+    }
+    allow = (Rule("probe:saved bytes", lambda e, f, ctx: _fewer_bytes(e, f)),)
+    blame = (
+        Rule("result", _frozen_input_lost, "SC-1"),
+        Rule("probe:*", _frozen_input_lost, "SC-1"),
+        Rule("probe:grad *", _rng_not_preserved, "SC-1"),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "x_grad": [False, True],
+            "mode": ["train", "mixed", "eval"],
+            "layout": list(_LAYOUTS),
+            "stale": list(_STALE),
+            "frozen": [True, False, False],
+            "dtype": ["float32", "float64"],
+            "depth": [self.depth, self.depth + 1],
+            "batch": [self.batch, self.batch + 3, 1],
+            "p": [0.5, 0.25],
+        }
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        x_grad = (
+            Text("x requires grad", "x 需要梯度")
+            if case["x_grad"]
+            else Text("x does not require grad", "x 不需要梯度")
+        )
+        frozen = Text(", blocks[0] frozen", "，blocks[0] 被冻结") if case["frozen"] else ""
+        return Text(
+            "{n} blocks in {m} with Dropout(p={p}){f}, {s}, {x}, {l}, batch {b}, {t}",
+            "{n} 个块，处于{m}，含 Dropout(p={p}){f}，{s}，{x}，{l}，批大小 {b}，{t}",
+        ).format(
+            n=case["depth"],
+            m=_MODES[case["mode"]],
+            p=case["p"],
+            f=frozen,
+            s=_STALE[case["stale"]],
+            x=x_grad,
+            l=_LAYOUTS[case["layout"]],
+            b=case["batch"],
+            t=case["dtype"],
+        )
+
+    def build(self, case: dict, device) -> World:
+        dtype, width = getattr(torch, case["dtype"]), self.width
+
+        def make():
+            blocks = [_block(width, width + 2, case["p"]) for _ in range(case["depth"])]
+            return torch.nn.Sequential(*blocks)
+
+        blocks = _built(make, self.seed, dtype, device)
+        _set_mode(blocks, case["mode"])
+        if case["frozen"]:
+            blocks[0].requires_grad_(False)
+        _stale_grads(blocks, case["stale"], self.seed)
+        x = _input(self.seed + 1, case["batch"], width, case["layout"], dtype, device)
+        if case["x_grad"]:
+            x.requires_grad_()
+        world = World((blocks, x), {"blocks": blocks, "x": x}, device)
+        world.calls = [0] * case["depth"]
+        world.saved = 0
+        for k, block in enumerate(blocks):
+            block.register_forward_pre_hook(lambda m, args, k=k: _count(world, k))
+        world.g = uniform(self.seed + 2, case["batch"], width, device=device, dtype=dtype)
+        return world
+
+    def calling(self, world: World, case: dict, fn):
+        def pack(t):
+            world.saved += t.numel() * t.element_size()
+            return t
+
+        hooks = trusted.saved_tensors_hooks(pack, lambda t: t)
+        return _seeded_call(world, self.seed * 31 + 7, hooks)
+
+    def reference(self, world: World, case: dict):
+        blocks, h = world.args
+        for block in blocks:
+            h = _checkpoint(block, h, use_reentrant=False)
+        return h
+
+    def probe(self, world: World, value, again) -> dict:
+        if trusted.type_(value) not in _TENSORS or value.shape != world.g.shape:
+            return {}
+        found: dict = {"saved bytes": world.saved}
+        leaves = [(n, t) for n, t in world.tensors() if t.is_leaf and t.requires_grad]
+        for _, t in leaves:
+            t.grad = None
+        with _fork_rng(devices=[]):  # a recomputation that does not restore draws other masks
+            _seed_cpu(self.seed * 31 + 11)
+            done = call(lambda: value.backward(world.g))
+        found["backward"] = "ok" if done.ok else trusted.type_(done.error).__name__
+        for name, t in leaves:
+            found[f"grad {name}"] = None if t.grad is None else _copy(t.grad)
+        found["forward calls"] = ", ".join(str(n) for n in world.calls)
+        return found
+
+    def probe_text(self, name: str) -> Text:
+        if name.startswith("grad "):
+            return Text(
+                "{t}.grad after backward through the result (stale .grad set aside)",
+                "对结果反向传播之后的 {t}.grad（不计残留的 .grad）",
+            ).format(t=name[5:])
+        return super().probe_text(name)
+
+    def explain(self, message: str) -> Text | None:
+        return _explain(message)
+
+
+def _count(world: World, k: int) -> None:
+    world.calls[k] += 1
+
+
+def _fewer_bytes(e: dict, f: dict) -> bool:
+    a, b = f.get("value"), e.get("value")
+    return trusted.type_(a) is int and trusted.type_(b) is int and a <= b
+
+
+_REDUCED_GRAD = "attempting to assign a gradient with dtype"
+
+
+def _explain(message: str) -> Text | None:
+    if _REDUCED_GRAD in message:
+        return Text(
+            "a parameter's .grad has the parameter's dtype: under autocast, float32"
+            " parameters keep float32 gradients",
+            "参数的 .grad 与参数的 dtype 相同：在 autocast 下，float32 参数的梯度仍是 float32",
+        )
+    if "does not require grad" in message:
+        return Text(
+            "backward found no graph: made under an outer torch.no_grad(), or from tensors"
+            " none of which requires grad (with use_reentrant=True, checkpoint builds none"
+            " when no input tensor requires grad, even though the parameters do)",
+            "反向传播找不到计算图：它是在外层的 torch.no_grad() 下、或由都不需要梯度的张量"
+            "算出来的（use_reentrant=True 时，只要没有输入张量需要梯度，checkpoint"
+            " 就不建图，即使参数需要梯度）",
+        )
+    if "randomness" in message:
+        return Text(
+            "a random operation ran under vmap: the model must be in evaluation mode, or"
+            " vmap needs randomness='different'/'same'",
+            "vmap 下执行了随机运算：模型需要处于评估模式，"
+            "或者给 vmap 传 randomness='different'/'same'",
+        )
+    if "more than 1 value per channel" in message:
+        return Text(
+            "BatchNorm ran in training mode on a batch of one sample",
+            "BatchNorm 在训练模式下处理了只有一个样本的批次",
+        )
+    return None
+
+
+def check_checkpointed_forward(
+    fn, seed: int = 0, depth: int = 3, width: int = 6, batch: int = 4, device=None
+) -> None:
+    verdict(CheckpointedForward(seed, depth, width, batch, _device(device)), fn)
+
+
+def _device(device) -> str | None:
+    return None if device is None else str(device)
+
+
+# Models of exercises 2 and 3 ---------------------------------------------------------------
+
+_LOSSES = {  # name: (description, loss_fn, whether the target holds class indices)
+    "mse": ("F.mse_loss", F.mse_loss, False),
+    "mse_module": ("nn.MSELoss()", torch.nn.MSELoss(), False),
+    "cross_entropy": ("F.cross_entropy", F.cross_entropy, True),
+    "smooth_l1_module": ("nn.SmoothL1Loss()", torch.nn.SmoothL1Loss(), False),
+    "cross_entropy_module": ("nn.CrossEntropyLoss()", torch.nn.CrossEntropyLoss(), True),
+}
+
+
+def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential:
+    """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there."""
+    body: list[torch.nn.Module] = [torch.nn.Linear(n_in, hidden)]
+    if "bn" in layers:
+        body.append(torch.nn.BatchNorm1d(hidden))
+    body.append(torch.nn.Tanh())
+    if "dropout" in layers:
+        body.append(SeededDropout(0.25))
+    body.append(torch.nn.Linear(hidden, n_out))
+    return torch.nn.Sequential(*body)
+
+
+def _target(seed: int, case: dict, rows: int, n_out: int, device) -> torch.Tensor:
+    if _LOSSES[case["loss"]][2]:
+        g = trusted.generator().manual_seed(seed)
+        return trusted.randint(n_out, (rows,), generator=g).to(device)
+    return uniform(seed, rows, n_out, device=device)
+
+
+def _watch_layers(world: World, model: torch.nn.Module) -> None:
+    """Log the dtype each Linear computed in, and BatchNorm/Dropout calls in training mode."""
+    world.logged["BatchNorm/Dropout calls in training mode"] = {"kind": "int", "value": 0}
+    reduced = {"cpu": torch.bfloat16, "cuda": torch.float16}.get(world.device.type)
+
+    def linear(m, args, out, name):
+        if trusted.type_(out) in _TENSORS:
+            dtype = "the device's autocast dtype" if out.dtype == reduced else str(out.dtype)
+            world.logged[f"dtype of {name}'s output"] = {"kind": "str", "value": dtype}
+
+    def trained(m, args, out):
+        if m.training:
+            entry = world.logged["BatchNorm/Dropout calls in training mode"]
+            entry["value"] += 1
+
+    for k, m in model.named_children():
+        if trusted.isinstance_(m, torch.nn.Linear):
+            m.register_forward_hook(lambda m, a, o, n=f"model[{k}]": linear(m, a, o, n))
+        elif trusted.isinstance_(m, (_BATCHNORM, _DROPOUT)):
+            m.register_forward_hook(trained)
+
+
+def _reduced_params(e: dict, f: dict, ctx) -> bool:
+    """A parameter, buffer or gradient found in float16/bfloat16 where float32 was expected."""
+    return f.get("dtype") in ("torch.bfloat16", "torch.float16") and e.get("dtype") != f.get(
+        "dtype"
+    )
+
+
+_OPTIMIZERS = {
+    "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
+    "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
+    "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
+}
+
+
+# Exercise 2 (SC-2, SC-3): a bfloat16 training step ------------------------------------------
+
+
+def _scaled(e: dict, f: dict, ctx) -> bool:
+    """Found = k · expected for one k > 1.5: a scaled loss, never unscaled (GradScaler)."""
+    ev, fv = e.get("value"), f.get("value")
+    if trusted.type_(ev) is float and trusted.type_(fv) is float:
+        return abs(ev) > 1e-6 and fv / ev > 1.5 and close(fv, ev * round(fv / ev), (1e-2, 0))
+    if trusted.type_(ev) not in _TENSORS or trusted.type_(fv) not in _TENSORS:
+        return False
+    if ev.shape != fv.shape or not bool(ev.abs().max() > 0):
+        return False
+    k = float((fv.double().abs().sum() / ev.double().abs().sum()).item())
+    return k > 1.5 and close(fv.double(), ev.double() * k, (1e-2, 1e-6))
+
+
+@dataclass(frozen=True)
+class Bf16TrainStep(_Spec):
+    """bf16_train_step: forward and loss under bfloat16 autocast, backward and step outside."""
+
+    number = 2
+    seed: int = 0
+    width: int = 5
+    batch: int = 6
+    lr: float = 0.1
+    device: str | None = None
+
+    names = {"result": "bf16_train_step(model, loss_fn, x, target, optimizer)"}
+    allow = (
+        Rule("model*.grad"),  # what .grad holds after the step is not part of the task
+        Rule("*", _loosely_close),
+    )
+    blame = (
+        Rule("model*", _reduced_params, "SC-2"),
+        Rule("x", _reduced_params, "SC-2"),
+        Rule("model*.grad when *", _reduced_params, "SC-2"),
+        Rule("model*.grad when *", _scaled, "SC-3"),
+        Rule("result", _scaled, "SC-3"),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["train", "eval", "mixed"],
+            "layers": ["bn+dropout", "plain", "bn", "dropout"],
+            "stale": list(_STALE),
+            "frozen": [False, True],
+            "optimizer": list(_OPTIMIZERS),
+            "loss": list(_LOSSES),
+            "layout": list(_LAYOUTS),
+            "batch": [self.batch, self.batch + 3],
+            "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+        }
+        return draw(self.seed, axes, 3)
+
+    def describe(self, case: dict) -> Text:
+        frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
+        return Text(
+            "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {o}(lr={lr:g}), {l}, batch {b}",
+            "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{o}(lr={lr:g})，{l}，批大小 {b}",
+        ).format(
+            y=case["layers"],
+            m=_MODES[case["mode"]],
+            f=frozen,
+            s=_STALE[case["stale"]],
+            loss=_LOSSES[case["loss"]][0],
+            o=case["optimizer"],
+            lr=case["lr"],
+            l=_LAYOUTS[case["layout"]],
+            b=case["batch"],
+        )
+
+    def build(self, case: dict, device) -> World:
+        n_out = 3
+        model = _built(
+            lambda: _mlp(self.width, self.width + 3, n_out, case["layers"]),
+            self.seed,
+            torch.float32,
+            device,
+        )
+        _set_mode(model, case["mode"])
+        if case["frozen"]:
+            model[0].requires_grad_(False)
+        _stale_grads(model, case["stale"], self.seed)
+        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], torch.float32, device)
+        target = _target(self.seed + 2, case, case["batch"], n_out, device)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        loss_fn = _LOSSES[case["loss"]][1]
+        objects = {"model": model, "x": x, "target": target}
+        world = World((model, loss_fn, x, target, optimizer), objects, device)
+        _watch_layers(world, model)
+        names = {id(p): f"model{_dotted(k)}" for k, p in model.named_parameters()}
+        label = "optimizer.step()"
+        world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
+
+        def spy(opt, args, kwargs):
+            calls = world.logged[f"{label} calls"]["value"] + 1
+            world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
+            for p in trainable:
+                world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+        optimizer.register_step_pre_hook(spy)
+        return world
+
+    def calling(self, world: World, case: dict, fn):
+        return _seeded_call(world, self.seed * 31 + 5)
+
+    def reference(self, world: World, case: dict):
+        model, loss_fn, x, target, optimizer = world.args
+        optimizer.zero_grad()
+        with _autocast(device_type=x.device.type, dtype=torch.bfloat16):
+            loss = loss_fn(model(x), target)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def classify(self, message: str) -> str | None:
+        return "SC-2" if _REDUCED_GRAD in message else None
+
+    def explain(self, message: str) -> Text | None:
+        return _explain(message)
+
+
+def _dotted(name: str) -> str:
+    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
+
+
+def check_bf16_train_step(
+    fn, seed: int = 0, width: int = 5, batch: int = 6, lr: float = 0.1, device=None
+) -> None:
+    verdict(Bf16TrainStep(seed, width, batch, float(lr), _device(device)), fn)
+
+
+# Exercise 3 (SC-2, EV-2, EV-4): predictions under autocast and inference mode --------------
+
+
+def _trained_in_call(e: dict, f: dict, ctx) -> bool:
+    """BatchNorm or Dropout ran in training mode: inference mode trusted to switch them."""
+    calls = ctx.found.get("BatchNorm/Dropout calls in training mode", {}).get("value", 0)
+    return trusted.type_(calls) is int and calls > 0
+
+
+def _left_in_eval(e: dict, f: dict, ctx) -> bool:
+    """A module that arrived in training mode is left in evaluation mode."""
+    return e.get("training") is True and f.get("training") is False
+
+
+@dataclass(frozen=True)
+class AutocastPredict(_Spec):
+    """autocast_predict(model, x): float32 predictions, evaluation mode, inference, autocast."""
+
+    number = 3
+    seed: int = 0
+    width: int = 5
+    batch: int = 6
+    device: str | None = None
+
+    names = {"result": "autocast_predict(model, x)"}
+    allow = (Rule("*", _loosely_close),)
+    blame = (
+        Rule("model*", _reduced_params, "SC-2"),
+        Rule("x", _reduced_params, "SC-2"),
+        Rule("BatchNorm/Dropout calls in training mode", None, "EV-2"),
+        Rule("result", _trained_in_call, "EV-2"),
+        Rule("model*", _left_in_eval, "EV-4"),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["mixed", "train", "eval"],
+            "layers": ["bn+dropout", "bn", "dropout"],
+            "stale": list(_STALE),
+            "frozen": [False, True],
+            "layout": list(_LAYOUTS),
+            "batch": [self.batch, 1, self.batch + 3],
+            "outer": [False, False, True],
+        }
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
+        outer = (
+            Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用")
+            if case["outer"]
+            else ""
+        )
+        return Text(
+            "model ({y}) in {m}{f}, {s}, {l}, batch {b}{o}",
+            "模型（{y}）处于{m}{f}，{s}，{l}，批大小 {b}{o}",
+        ).format(
+            y=case["layers"],
+            m=_MODES[case["mode"]],
+            f=frozen,
+            s=_STALE[case["stale"]],
+            l=_LAYOUTS[case["layout"]],
+            b=case["batch"],
+            o=outer,
+        )
+
+    def build(self, case: dict, device) -> World:
+        model = _built(
+            lambda: _mlp(self.width, self.width + 3, 3, case["layers"]),
+            self.seed,
+            torch.float32,
+            device,
+        )
+        _set_mode(model, case["mode"])
+        if case["frozen"]:
+            model[0].requires_grad_(False)
+        _stale_grads(model, case["stale"], self.seed)
+        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], torch.float32, device)
+        world = World((model, x), {"model": model, "x": x}, device)
+        _watch_layers(world, model)
+        return world
+
+    def calling(self, world: World, case: dict, fn):
+        outer = trusted.no_grad() if case["outer"] else None
+        return _seeded_call(world, self.seed * 31 + 3, outer)
+
+    def reference(self, world: World, case: dict):
+        model, x = world.args
+        modes = {m: m.training for m in model.modules()}
+        model.eval()
+        try:
+            with trusted.inference_mode(), _autocast(x.device.type, dtype=torch.bfloat16):
+                return model(x).float()
+        finally:
+            for m, training in modes.items():
+                m.training = training
+
+    def explain(self, message: str) -> Text | None:
+        return _explain(message)
+
+
+def check_autocast_predict(fn, seed: int = 0, width: int = 5, batch: int = 6, device=None) -> None:
+    verdict(AutocastPredict(seed, width, batch, _device(device)), fn)
+
+
+# Exercise 4 (SC-5): per-sample gradients ---------------------------------------------------
+
+
+def _accumulated(e: dict, f: dict, ctx) -> bool:
+    """Each sample's gradient holds the samples before it too (.grad never cleared)."""
+    ev, fv = e.get("value"), f.get("value")
+    if trusted.type_(ev) not in _TENSORS or trusted.type_(fv) not in _TENSORS:
+        return False
+    return ev.shape == fv.shape and ev.shape[0] > 1 and close(fv, ev.cumsum(0), (1e-3, 1e-5))
+
+
+def _caller_grad(base: str) -> bool:
+    return base.endswith(".grad")
+
+
+@dataclass(frozen=True)
+class PerSampleGrads(_Spec):
+    """per_sample_grads: {name: (batch, *shape)} gradients of each sample's loss, .grad intact."""
+
+    number = 4
+    seed: int = 0
+    width: int = 4
+    batch: int = 5
+    device: str | None = None
+
+    names = {"result": "per_sample_grads(model, loss_fn, x, y)"}
+    blame = (
+        Rule("model*.grad", None, "SC-5"),
+        Rule("result[*", _accumulated, "SC-5"),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "layers": ["plain", "bn+dropout"],  # plain models train, the others are evaluated
+            "stale": list(_STALE),
+            "frozen": [True, False, False],
+            "loss": list(_LOSSES),
+            "layout": list(_LAYOUTS),
+            "dtype": ["float32", "float64"],
+            "batch": [self.batch, 1, self.batch + 2],
+            "outer": [False, True, False],
+        }
+        return draw(self.seed, axes, 4)
+
+    def describe(self, case: dict) -> Text:
+        mode = _MODES["train" if case["layers"] == "plain" else "eval"]
+        frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
+        outer = (
+            Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用")
+            if case["outer"]
+            else ""
+        )
+        return Text(
+            "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {l}, batch {b}, {t}{o}",
+            "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{l}，批大小 {b}，{t}{o}",
+        ).format(
+            y=case["layers"],
+            m=mode,
+            f=frozen,
+            s=_STALE[case["stale"]],
+            loss=_LOSSES[case["loss"]][0],
+            l=_LAYOUTS[case["layout"]],
+            b=case["batch"],
+            t=case["dtype"],
+            o=outer,
+        )
+
+    def build(self, case: dict, device) -> World:
+        dtype = getattr(torch, case["dtype"])
+        model = _built(
+            lambda: _mlp(self.width, self.width + 2, 3, case["layers"]), self.seed, dtype, device
+        )
+        model.train(case["layers"] == "plain")
+        if case["frozen"]:
+            model[0].requires_grad_(False)
+        _stale_grads(model, case["stale"], self.seed)
+        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], dtype, device)
+        y = _target(self.seed + 2, case, case["batch"], 3, device)
+        if not _LOSSES[case["loss"]][2]:
+            y = y.to(dtype)
+        args = (model, _LOSSES[case["loss"]][1], x, y)
+        return World(args, {"model": model, "x": x, "y": y}, device)
+
+    def calling(self, world: World, case: dict, fn):
+        return _seeded_call(world, self.seed * 31 + 1, trusted.no_grad() if case["outer"] else None)
+
+    def reference(self, world: World, case: dict):
+        model, loss_fn, x, y = world.args
+        params = {k: p.detach().requires_grad_() for k, p in model.named_parameters()}
+        buffers = dict(model.named_buffers())
+        rows = {k: [] for k in params}
+        with _enable_grad():
+            for i in range(x.shape[0]):
+                out = _functional_call(model, (params, buffers), (x[i : i + 1],))
+                loss = loss_fn(out, y[i : i + 1])
+                grads = trusted.autograd_grad(loss, list(params.values()))
+                for k, g in zip(params, grads, strict=True):
+                    rows[k].append(g)
+        return {k: _stack(v) for k, v in rows.items()}
+
+    def explain(self, message: str) -> Text | None:
+        return _explain(message)
+
+
+def check_per_sample_grads(fn, seed: int = 0, width: int = 4, batch: int = 5, device=None) -> None:
+    verdict(PerSampleGrads(seed, width, batch, _device(device)), fn)
+
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise(
+        1,
+        "checkpointed_forward",
+        Text("every block under checkpoint", "每个块都用检查点"),
+        check_checkpointed_forward,
+        ("SC-1",),
+    ),
+    Exercise(
+        2,
+        "bf16_train_step",
+        Text("a training step under bfloat16 autocast", "bfloat16 autocast 下的训练步"),
+        check_bf16_train_step,
+        ("SC-2", "SC-3"),
+    ),
+    Exercise(
+        3,
+        "autocast_predict",
+        Text("predictions under autocast and inference mode", "autocast 与推理模式下的预测"),
+        check_autocast_predict,
+        ("SC-2",),
+    ),
+    Exercise(
+        4,
+        "per_sample_grads",
+        Text("per-sample gradients with torch.func", "用 torch.func 计算逐样本梯度"),
+        check_per_sample_grads,
+        ("SC-5",),
+    ),
+)
+
+
+def self_check(namespace: dict) -> list:
+    """Run every exercise's visible checks against the notebook's namespace; print a summary."""
+    return run_self_check(EXERCISES, namespace)
