@@ -31,6 +31,7 @@ LESSON = {
     "06": "06_cuda_async",
     "07": "07_custom_function",
     "08": "08_capstone",
+    "09": "09_scale",
 }
 STATE, ARGUMENT, SIDE_EFFECT, EDGE, OBSERVABLE = (
     "caller state not fresh",
@@ -841,6 +842,96 @@ def discriminator_step(G, D, opt_d, real, noise):
         return loss_of(fake).item()
 """,
     ),
+    # Lesson 09
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        STATE,
+        "every module back to training mode: assumes the model arrived training",
+        """
+def autocast_predict(model, x):
+    model.eval()
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    with torch.inference_mode(), torch.autocast(x.device.type, dtype=dtype):
+        out = model(x).float()
+    for m in model.modules():
+        m.train()
+    return out
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        ARGUMENT,
+        "the optimizer's lr overwritten with the prompt's 0.1",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    for group in optimizer.param_groups:
+        group["lr"] = 0.1
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        SIDE_EFFECT,
+        "Dropout switched off for a deterministic recomputation",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    for m in blocks.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.eval()
+    h = x
+    for block in blocks:
+        h = checkpoint(block, h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        EDGE,
+        "each target reshaped with y[i].view(1): a target row of several values raises",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss_of(p, xi, yi):
+        return loss_fn(functional_call(model, p, (xi[None, :],)), yi.view(1))
+
+    return vmap(grad(loss_of), in_dims=(None, 0, 0))(params, x, y)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "outputs detached between checkpointed blocks: the values right, no gradient"
+        " reaches the earlier blocks",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for k, block in enumerate(blocks):
+        h = checkpoint(block, h, use_reentrant=False)
+        if k < len(blocks) - 1:
+            h = h.detach().requires_grad_(h.requires_grad)
+    return h
+""",
+    ),
 ]
 
 RIGHT = [
@@ -990,6 +1081,28 @@ def train_epoch(model, optimizer, batches):
         optimizer.step()
         losses.append(loss.item())
     return losses
+""",
+    ),
+    Right(
+        "09",
+        "ex4_per_sample_grads",
+        "vmap over a module-level grad of a named helper, buffers passed explicitly",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def _sample_loss(params, buffers, model, loss_fn, xi, yi):
+    return loss_fn(functional_call(model, (params, buffers), (xi[None],)), yi[None])
+
+
+SAMPLE_GRAD = grad(_sample_loss)
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+    batched = vmap(SAMPLE_GRAD, in_dims=(None, None, None, None, 0, 0))
+    return batched(params, buffers, model, loss_fn, x, y)
 """,
     ),
 ]
