@@ -669,10 +669,17 @@ def quantise(x, step):
 def backward_is_correct(fn, x):
     return torch.autograd.gradcheck(fn, (x.double().requires_grad_(),), raise_exception=False)
 """,
-        xfail=(
-            "ex3_backward_is_correct never hands in a float64 x that does not require grad "
-            "(x.double() is then x itself and its flag flips)"
-        ),
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        SIDE_EFFECT,
+        "torch.as_tensor(x, dtype=torch.float64) is x itself for a float64 x, then requires_grad_",
+        """
+def backward_is_correct(fn, x):
+    x64 = torch.as_tensor(x, dtype=torch.float64).requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
     ),
     Wrong(
         "07",

@@ -507,6 +507,16 @@ def _kept_x(f: dict, ctx) -> bool:
     return elementwise and f.get("value") is False and ctx.found["x"]["dtype"] == "torch.float32"
 
 
+# x's dtype and flags: float32 requiring grad, as the exercise describes it, and as other
+# callers pass it: float64 (x.double() and x.to(torch.float64) are x itself), no grad.
+_X_AS_DESCRIBED = [{"dtype": "float32", "grad": g} for g in ("stale", "fresh", "nonleaf")]
+_X_OTHERWISE = [
+    {"dtype": "float64", "grad": "frozen"},
+    {"dtype": "float64", "grad": "fresh"},
+    {"dtype": "float32", "grad": "frozen"},
+]
+
+
 @dataclass(frozen=True)
 class BackwardIsCorrect(_FunctionSpec):
     """backward_is_correct(fn, x) says what a float64 gradcheck says, leaving x as it was."""
@@ -519,17 +529,22 @@ class BackwardIsCorrect(_FunctionSpec):
     dtype = "float32"  # the exercise's x
     custom = False
     names = {"result": "backward_is_correct(fn, x)"}
+    differences_first = True  # gradcheck on x as it comes raises where x needs no grad
     blame = (Rule("result", lambda e, f, ctx: e.get("value") is True and _kept_x(f, ctx), "CF-3"),)
 
     def cases(self) -> list[dict]:
-        axes = {
-            "fn": list(_TO_CHECK),
-            "layout": ["vector", "matrix", "transposed", "slice", "row"],
-            "grad": ["stale", "fresh", "nonleaf"],
-            "dtype": ["float32"],
-            "scale": [1.5],
-        }
-        return draw(self.seed, axes, 6)
+        """Six cases of x as the exercise describes it, three more of x as callers may pass it."""
+        cases = []
+        for k, states in enumerate((_X_AS_DESCRIBED, _X_OTHERWISE)):
+            axes = {
+                "fn": list(_TO_CHECK),
+                "layout": ["vector", "matrix", "transposed", "slice", "row"],
+                "x": states,
+                "scale": [1.5],
+            }
+            drawn = draw(self.seed + k, axes, 6 if k == 0 else len(states))
+            cases += [{**case, **case.pop("x")} for case in drawn]
+        return cases
 
     def build(self, case: dict, device) -> World:
         world = super().build(case, device)

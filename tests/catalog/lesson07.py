@@ -496,6 +496,15 @@ def backward_is_correct(fn, x):
     return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
 """,
         ),
+        Wrong(
+            "x.type(torch.float64) is x itself for a float64 x: the caller's flag flips",
+            None,
+            """
+def backward_is_correct(fn, x):
+    x64 = x.type(torch.float64).requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+        ),
     ],
     "ex4_mul": [
         Wrong(
@@ -1402,6 +1411,14 @@ class GradChecker:
 
 
 backward_is_correct = GradChecker(torch.float64)
+""",
+        ),
+        Right(
+            "a new float64 tensor from the values (tolist), requiring grad",
+            """
+def backward_is_correct(fn, x):
+    probe = torch.tensor(x.tolist(), dtype=torch.float64, requires_grad=True)
+    return torch.autograd.gradcheck(fn, (probe,), raise_exception=False)
 """,
         ),
     ],
