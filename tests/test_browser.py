@@ -3,13 +3,14 @@
 Chromium (Debian's, never downloaded at run time) driven by Playwright opens a learner
 notebook on the server `make lab` starts, runs Run → Run All Cells and waits for the
 kernel, then checks what the learner sees: every code cell ran, figures are images, the
-self-check printed its table, and Validate answers with its dialog. Three notebooks, one
-of each kind: the first lesson (nbgrader's stubs) in English and in Chinese, and the
-capstone (starter code). For every lesson in both languages, test_grading shows the same
-from the untouched notebook's graded run: every code cell ran, every figure is an image,
-and every cell that raised carries the tag that keeps JupyterLab's Run All going. The
-server serves a copy of notebooks/ so that autosave and Validate never touch the
-committed files. On failure a screenshot lands in test-artifacts/browser/.
+self-check printed its table, and Validate answers with its dialog. Four notebooks, one
+of each kind: the first lesson (nbgrader's stubs) in English and in Chinese, the
+capstone (starter code), and lesson 09 in Chinese (a read-only instructor cell, and
+torch.compile in the learner's kernel). For every lesson in both languages, test_grading
+shows the same from the untouched notebook's graded run: every code cell ran, every
+figure is an image, and every cell that raised carries the tag that keeps JupyterLab's
+Run All going. The server serves a copy of notebooks/ so that autosave and Validate
+never touch the committed files. On failure a screenshot lands in test-artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -34,8 +35,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-# One notebook of each kind: nbgrader's stubs in both languages, the capstone's starter code.
-IN_THE_BROWSER = (("en", "01_requires_grad"), ("zh", "01_requires_grad"), ("en", "08_capstone"))
+# One notebook of each kind: nbgrader's stubs in both languages, the capstone's starter code,
+# lesson 09's locked instructor cell.
+IN_THE_BROWSER = (
+    ("en", "01_requires_grad"),
+    ("zh", "01_requires_grad"),
+    ("en", "08_capstone"),
+    ("zh", "09_scale"),
+)
 LESSONS = [
     pytest.param(lang, f"{stem}.ipynb", id=f"{lang}/{stem}") for lang, stem in IN_THE_BROWSER
 ]
