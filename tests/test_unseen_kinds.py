@@ -548,6 +548,25 @@ def benchmark(work, synchronize, clock, warmup, repeats):
     ),
     Wrong(
         "06",
+        "ex1_benchmark",
+        ARGUMENT,
+        "times at most ten calls, however many repeats asks for",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    durations = []
+    for _ in range(min(repeats, 10)):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return sorted(durations)[len(durations) // 2]
+""",
+    ),
+    Wrong(
+        "06",
         "ex4_load_batch",
         SIDE_EFFECT,
         "writes the copies back into the caller's batch",

@@ -363,6 +363,20 @@ def _warmups_timed(log: list[str], warmup: int) -> int:
     return timed
 
 
+def _before_clock(log: list[str]) -> list[str]:
+    first = next((k for k, e in enumerate(log) if e.startswith("clock")), len(log))
+    return log[:first]
+
+
+def _no_warm_up(e: dict, f: dict, ctx) -> bool:
+    """Warm-up calls timed, none run before timing began: the first call taken as typical.
+
+    (Too few warm-up calls, e.g. a hard-coded count, is an ignored argument, not CS-4.)
+    """
+    warmed = _probe(ctx, "work() calls before the first clock read")
+    return bool(_probe(ctx, "warm-up calls timed")) and warmed == 0
+
+
 @dataclass(frozen=True)
 class Benchmark(_Modelled):
     """The median of synchronized, warmed-up, one-call-at-a-time intervals.
@@ -385,21 +399,25 @@ class Benchmark(_Modelled):
             "clock reads while work was still queued", "设备上还有未完成的工作时读时钟的次数"
         ),
         "warm-up calls timed": Text("warm-up calls that were timed", "被计时的预热调用"),
+        "work() calls before the first clock read": Text(
+            "calls of work() before the clock was first read", "第一次读时钟之前 work() 的调用次数"
+        ),
     }
     allow = (
         Rule("probe:synchronize() calls"),
         Rule("probe:clock reads while busy"),
         Rule("probe:warm-up calls timed"),
+        Rule("probe:work() calls before the first clock read"),
     )
     blame = (
         Rule("result", lambda e, f, ctx: _probe(ctx, "synchronize() calls") == 0, "CS-2"),
         Rule("result", lambda e, f, ctx: _probe(ctx, "clock reads while busy"), "CS-1"),
-        Rule("result", lambda e, f, ctx: _probe(ctx, "warm-up calls timed"), "CS-4"),
+        Rule("result", _no_warm_up, "CS-4"),
         Rule("probe:work() calls", lambda e, f, ctx: f["value"] == ctx.case["repeats"], "CS-4"),
     )
 
     def cases(self) -> list[dict]:
-        axes = {"warmup": [3, 0, 1, 2, 4], "repeats": [5, 1, 7, 3], "busy": [True, False]}
+        axes = {"warmup": [3, 0, 1, 2, 4], "repeats": [5, 1, 13, 7, 3, 21], "busy": [True, False]}
         return draw(self.seed, axes, 10)  # every warm-up count with a busy and an idle device
 
     def describe(self, case: dict) -> Text:
@@ -438,6 +456,7 @@ class Benchmark(_Modelled):
             "synchronize() calls": log.count("sync"),
             "clock reads while busy": log.count("clock, busy"),
             "warm-up calls timed": _warmups_timed(log, world.args[3]),
+            "work() calls before the first clock read": _before_clock(log).count("work"),
         }
 
     real = Text("timing against CUDA events", "与 CUDA 事件对比计时")
