@@ -297,6 +297,9 @@ def _hand_grade(instructor: Person, course: Path, student: str, grade_id: str, p
     page.goto(instructor.url(f"formgrader/submissions/{notebook_id}"))
     score = page.locator(f"input.score#{grade_id}")
     score.wait_for(timeout=120_000)
+    # Only once its script has loaded the grades is a typed score saved (before, the grade's
+    # view is not bound yet, and binding it resets the field).
+    page.wait_for_function("() => window.formgrader?.grades?.loaded === true", timeout=120_000)
     score.fill(str(points))
     score.press("Tab")  # the formgrader saves a score when it changes
     deadline = time.monotonic() + 60
