@@ -355,32 +355,6 @@ def test_feedback_frame_is_in_the_course_language_and_a_hand_grade_is_pending_no
     assert "Score: 0.0 / 2.0" in graded and "pending" not in graded
 
 
-def test_a_written_answer_waiting_for_its_hand_grade_is_pending_in_the_export(tmp_path):
-    from nbgrader.api import Gradebook
-
-    from autograder.course import put_interpreter_bin_on_path
-    from autograder.grader import export
-
-    put_interpreter_bin_on_path()  # a new gradebook runs alembic, beside this Python
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
-        gradebook.add_assignment("l1")
-        gradebook.add_notebook("l1", "l1")
-        gradebook.add_grade_cell("t1", "l1", "l1", max_score=2, cell_type="code")
-        gradebook.add_grade_cell("w1", "l1", "l1", max_score=2, cell_type="markdown")
-        gradebook.add_student("alice")
-        gradebook.add_submission("l1", "alice")
-        notebook = gradebook.find_submission_notebook("l1", "l1", "alice")
-        for grade in notebook.grades:  # as autograde leaves them: the test cell scored
-            grade.auto_score = 2 if grade.name == "t1" else None
-            grade.needs_manual_grade = grade.name == "w1"
-        gradebook.db.commit()
-        assert export.hand_grading(notebook) == "pending: 2 points"
-        written = gradebook.find_grade("w1", "l1", "l1", "alice")
-        written.manual_score, written.needs_manual_grade = 1.5, False  # the formgrader's save
-        gradebook.db.commit()
-        assert export.hand_grading(notebook) == "done"
-
-
 def test_the_report_names_refused_submissions_and_draws_no_empty_axes(tmp_path):
     from nbgrader.api import Gradebook
 
