@@ -23,7 +23,7 @@ from processes import BIN, venv_env
 from test_course_grade import course_grade
 
 from autograder import course
-from autograder.grader import demo, late
+from autograder.grader import demo, gradebook_rows, late, lms
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
@@ -121,6 +121,7 @@ def graded(tmp_path_factory, make_course):
     with Gradebook(course.gradebook_url(en)) as gradebook:  # what the formgrader does
         grade = gradebook.find_grade("written_rg2", LESSON, LESSON, "alice")
         grade.manual_score = HAND_GRADE
+        grade.needs_manual_grade = False  # as the formgrader's grade handler sets it
         gradebook.db.commit()
     _refuse(en, "bob", "mallory")
     _refuse(zh, "erin", "mallory")
@@ -285,3 +286,47 @@ def test_the_policy_is_configurable_as_nbgrader_configures_plugins():
     assert plugin.late_submission_penalty("x", 8.0, 29 * 60) == 0  # within the grace
     assert plugin.late_submission_penalty("x", 8.0, 31 * 60) == pytest.approx(2.0)
     assert plugin.late_submission_penalty("x", 8.0, 5 * 86400) == pytest.approx(4.8)
+
+
+def _row(student: str, status: str, **fields) -> gradebook_rows.Row:
+    values = dict(
+        course_root=Path("/course"),
+        language="en",
+        lesson=LESSON,
+        notebook=LESSON,
+        student=student,
+        first_name="",
+        last_name="",
+        email="",
+        lms_user_id="",
+        status=status,
+        reason="",
+        flags=(),
+        score=None,
+        max_score=16.0,
+        late_penalty=0.0,
+        pending_points=0.0,
+        timestamp=None,
+        seconds_late=0.0,
+        exercises=(),
+        feedback=None,
+    )
+    return gradebook_rows.Row(**{**values, **fields})
+
+
+def test_the_lms_files_hold_only_learners_and_no_formula(tmp_path):
+    rows = [
+        _row("ann", "graded", score=12.0, late_penalty=2.0, first_name="=HYPERLINK(1)"),
+        _row("=cmd", "rejected"),  # not a learner id: nbgrader would read it as a pattern
+        _row("ghost", "refused", notebook=""),  # only named by a refused submission
+    ]
+    canvas = lms.write_canvas(rows, tmp_path / "canvas.csv", {LESSON: "77"})
+    with canvas.open(encoding="utf-8", newline="") as handle:
+        header, possible, *learners = list(csv.reader(handle))
+    assert header[5:] == [f"{LESSON} (77)"] and possible[5:] == ["16"]
+    assert learners == [["'=HYPERLINK(1)", "", "", "ann", "", "10"]]
+    moodle = lms.write_moodle(rows, tmp_path / "moodle.csv")
+    assert moodle.read_text(encoding="utf-8").splitlines() == [
+        f"Username,Email address,{LESSON}",
+        "ann,,10",
+    ]

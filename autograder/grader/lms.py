@@ -12,7 +12,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from autograder.grader import gradebook_rows
+from autograder.grader import gradebook_rows, submission
+from autograder.grader.export import spreadsheet_safe
 from autograder.grader.gradebook_rows import Row
 
 # Canvas: Gradebook > Import. The five columns Canvas's own export starts with; Canvas matches a
@@ -42,9 +43,9 @@ def roster(rows: list[Row]) -> list[tuple[Row, dict[str, float | None]]]:
     """Every learner with a submission or a place in a gradebook: a row naming them, and
     their grade per lesson (a name seen only in a refused submission is no learner)."""
     out = []
-    for by_lesson in gradebook_rows.by_learner(rows).values():
+    for student, by_lesson in gradebook_rows.by_learner(rows).items():
         own = [r for found in by_lesson.values() for r in found if r.status != "refused"]
-        if own:
+        if own and submission.valid_learner_id(student):  # no id nbgrader reads as a pattern
             named = next((r for r in own if r.first_name or r.last_name or r.lms_user_id), own[0])
             out.append(
                 (named, {lesson: lesson_grade(found) for lesson, found in by_lesson.items()})
@@ -72,40 +73,28 @@ def write_canvas(
     ids = assignment_ids or {}
     lessons = sorted({r.lesson for r in rows})
     maxima = gradebook_rows.lesson_maxima(rows)
-    header = [*CANVAS_PERSON, *(canvas_column(lesson, ids) for lesson in lessons)]
-    with _open(target) as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerow(
-            [CANVAS_POINTS_POSSIBLE, "", "", "", "", *(_number(maxima.get(x)) for x in lessons)]
-        )
-        for person, grades in roster(rows):
-            writer.writerow(
-                [
-                    _canvas_name(person),
-                    person.lms_user_id,
-                    "",
-                    person.student,
-                    "",
-                    *(_number(grades.get(lesson)) for lesson in lessons),
-                ]
-            )
-    return target
+    table = [
+        [*CANVAS_PERSON, *(canvas_column(lesson, ids) for lesson in lessons)],
+        [CANVAS_POINTS_POSSIBLE, "", "", "", "", *(_number(maxima.get(x)) for x in lessons)],
+    ]
+    for person, grades in roster(rows):
+        who = [_canvas_name(person), person.lms_user_id, "", person.student, ""]
+        table.append([*who, *(_number(grades.get(lesson)) for lesson in lessons)])
+    return _write(table, target)
 
 
 def write_moodle(rows: list[Row], target: Path) -> Path:
     """Write a CSV for Moodle's grade import: an identifier column, one per grade item."""
     lessons = sorted({r.lesson for r in rows})
-    with _open(target) as handle:
-        writer = csv.writer(handle)
-        writer.writerow([*MOODLE_PERSON, *lessons])
-        for person, grades in roster(rows):
-            writer.writerow(
-                [person.student, person.email, *(_number(grades.get(x)) for x in lessons)]
-            )
-    return target
+    table = [[*MOODLE_PERSON, *lessons]]
+    for person, grades in roster(rows):
+        table.append([person.student, person.email, *(_number(grades.get(x)) for x in lessons)])
+    return _write(table, target)
 
 
-def _open(target: Path):
+def _write(table: list[list[str]], target: Path) -> Path:
+    """Write a UTF-8 CSV whose text cells a spreadsheet will not evaluate (names are data)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    return target.open("w", newline="", encoding="utf-8")
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([spreadsheet_safe(cell) for cell in row] for row in table)
+    return target
