@@ -65,6 +65,7 @@ class UseCourseGrade(Exporter):
 
 
 def _no_cluster(classroom: str, course: Path, assignment: str, student: str) -> str:
+    """Why Autograde grades nothing without the cluster, and the two ways to grade."""
     return (
         "No grading cluster of this classroom is running, and grading runs learner code only "
         f"in its sandbox. Start it as root: `course-classroom cluster {classroom}`, then "
