@@ -1539,6 +1539,23 @@ class Timer:
 time_step = Timer()
 """,
         ),
+        Right(
+            "itertools.repeat as the loop, laps summed with sum()",
+            """
+import itertools
+
+
+def time_step(step, synchronize, clock, repeats):
+    def lap():
+        synchronize()
+        start = clock()
+        step()
+        synchronize()
+        return clock() - start
+
+    return sum(lap() for _ in itertools.repeat(None, repeats)) / repeats
+""",
+        ),
     ],
     "ex7_swish": [
         Right(
