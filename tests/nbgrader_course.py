@@ -51,6 +51,15 @@ def scores(root: Path, assignment: str, student: str) -> dict[str, tuple[float, 
         return {grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
 
 
+def points(root: Path, assignment: str, student: str) -> dict[str, float]:
+    """Map grade_id to the points one student's notebook earned, for its code cells."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.gradebook_url(root)) as gradebook:
+        notebook = gradebook.find_submission_notebook(assignment, assignment, student)
+        return {g.name: g.score for g in notebook.grades if g.cell_type == "code"}
+
+
 def autograded_path(root: Path, assignment: str, student: str) -> Path:
     """Where nbgrader's autograde writes a student's graded notebook."""
     return root / "autograded" / student / assignment / f"{assignment}.ipynb"

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader_course import points, submit
 from processes import venv_env
 from test_sandbox import IS_ROOT, REPO, AsUser
 
-from autograder import course
 from autograder.grader import records
 from autograder.grader.export import spreadsheet_safe
 
@@ -290,20 +290,6 @@ def _insert(nb, code: str):
     return nb
 
 
-def _submit(root, student: str, nb) -> None:
-    folder = root / "submitted" / student / LESSON
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(folder / f"{LESSON}.ipynb"))
-
-
-def _scores(root, student: str) -> dict[str, float]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(course.gradebook_url(root)) as gradebook:
-        notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
-        return {g.name: g.score for g in notebook.grades if g.cell_type == "code"}
-
-
 @pytest.fixture(scope="module", params=["root", "user"])
 def graded(request, make_course):
     """The class graded once per identity, as test_sandbox.py grades its own."""
@@ -322,16 +308,19 @@ def graded(request, make_course):
         root = make_course(base / "course")
         blank = _blank(root)
         for name, (code, _) in {**VERDICT_CHANNEL, **CHECK_PROCESS}.items():
-            _submit(root, name, _insert(blank, code))
+            submit(root, name, LESSON, _insert(blank, code))
         for name, (grade_id, code) in IMPOSTORS.items():
-            _submit(root, name, _answer(blank, {grade_id: code}))
+            submit(root, name, LESSON, _answer(blank, {grade_id: code}))
         for name, (code, _, _) in DEFINITION_TIME.items():
-            _submit(root, name, _answer(blank, {"ex1_product_grads": code}))
-        _submit(root, "module_level", _answer(blank, MODULE_LEVEL))
+            submit(root, name, LESSON, _answer(blank, {"ex1_product_grads": code}))
+        submit(root, "module_level", LESSON, _answer(blank, MODULE_LEVEL))
         solved = _solved(root)
         first = next(c for c in solved.cells if c.metadata.get("nbgrader", {}).get("solution"))
-        _submit(
-            root, "regraded", _answer(solved, {"ex1_product_grads": first.source + "\nimport sys"})
+        submit(
+            root,
+            "regraded",
+            LESSON,
+            _answer(solved, {"ex1_product_grads": first.source + "\nimport sys"}),
         )
         forged = _insert(blank, "print('a test cell of my own')")
         forged.cells[
@@ -344,9 +333,9 @@ def graded(request, make_course):
             "grade_id": "mine",
             "schema_version": 3,
         }
-        _submit(root, "forged_test_cell", forged)
+        submit(root, "forged_test_cell", LESSON, forged)
         for bad in ("*", "=cmd"):
-            _submit(root, bad, solved)
+            submit(root, bad, LESSON, solved)
         graded = Graded(root, [], venv_env(PYTHONPATH=str(REPO)))
         if user:
             subprocess.run(["chown", "-R", user.name, str(base)], check=True)
@@ -370,7 +359,7 @@ def _record(root, student: str):
 
 @pytest.mark.parametrize("name", [*VERDICT_CHANNEL, *CHECK_PROCESS])
 def test_forging_the_verdict_earns_nothing_and_is_flagged(graded, name):
-    assert not any(_scores(graded.root, name).values()), _scores(graded.root, name)
+    assert not any(points(graded.root, LESSON, name).values()), points(graded.root, LESSON, name)
     record = _record(graded.root, name)
     # breaking the kernel's own machinery may also make a cell hang or the kernel die
     assert record.status in ("flagged", "timed out", "crashed"), record.reason
@@ -383,7 +372,7 @@ def test_forging_the_verdict_earns_nothing_and_is_flagged(graded, name):
 @pytest.mark.parametrize("name", list(DEFINITION_TIME))
 def test_code_run_when_a_definition_is_made_earns_nothing_and_is_flagged(graded, name):
     _, line, fragment = DEFINITION_TIME[name]
-    assert _scores(graded.root, name)["ex1_product_grads_tests"] == 0
+    assert points(graded.root, LESSON, name)["ex1_product_grads_tests"] == 0
     record = _record(graded.root, name)
     assert record.status == "flagged", record.reason
     mine = [f for f in record.flags if f["kind"] == FORBIDDEN and fragment in f["detail"]]
@@ -399,7 +388,7 @@ def test_code_run_when_a_definition_is_made_earns_nothing_and_is_flagged(graded,
 @pytest.mark.parametrize("name", list(IMPOSTORS))
 def test_answers_that_only_look_right_earn_nothing(graded, name):
     grade_id = IMPOSTORS[name][0]
-    assert _scores(graded.root, name)[f"{grade_id}_tests"] == 0
+    assert points(graded.root, LESSON, name)[f"{grade_id}_tests"] == 0
 
 
 def test_the_class_report_counts_only_the_judges_misconceptions(graded):
@@ -409,7 +398,7 @@ def test_the_class_report_counts_only_the_judges_misconceptions(graded):
 
 
 def test_module_level_objects_and_aliases_earn_their_points(graded):
-    scores = _scores(graded.root, "module_level")
+    scores = points(graded.root, LESSON, "module_level")
     assert all(scores[f"{grade_id}_tests"] > 0 for grade_id in MODULE_LEVEL), scores
     record = _record(graded.root, "module_level")
     assert record.status == "graded" and not record.flags, record.reason
@@ -422,7 +411,7 @@ def test_a_test_cell_the_course_does_not_have_earns_nothing_and_breaks_nothing(g
     from nbgrader.api import MissingEntry
 
     try:
-        scores = _scores(graded.root, "forged_test_cell")
+        scores = points(graded.root, LESSON, "forged_test_cell")
     except MissingEntry:  # nbgrader stopped before it wrote any grade
         scores = {}
     assert not any(scores.values())
@@ -430,7 +419,7 @@ def test_a_test_cell_the_course_does_not_have_earns_nothing_and_breaks_nothing(g
 
 def test_a_violation_costs_only_its_own_exercise_and_a_regrade_recomputes_everything(graded):
     root = graded.root
-    scores = _scores(root, "regraded")
+    scores = points(root, LESSON, "regraded")
     assert scores.pop("ex1_product_grads_tests") == 0
     assert all(scores.values()), scores  # the other exercises keep their points
     record = _record(root, "regraded")
@@ -438,10 +427,10 @@ def test_a_violation_costs_only_its_own_exercise_and_a_regrade_recomputes_everyt
     (flag,) = record.flags
     assert flag["cell"] == "ex1_product_grads" and flag["voids"] == ["ex1_product_grads_tests"]
     assert flag["detail"].startswith("line ") and flag["detail"].endswith(": import sys")
-    _submit(root, "regraded", _solved(root))
+    submit(root, "regraded", LESSON, _solved(root))
     result = graded.run("grade", str(root), LESSON, "--student", "regraded", "--workers", "1")
     assert result.returncode == 0, result.stderr[-2000:]
-    assert all(_scores(root, "regraded").values()), _scores(root, "regraded")
+    assert all(points(root, LESSON, "regraded").values()), points(root, LESSON, "regraded")
     record = _record(root, "regraded")
     assert record.status == "graded" and not record.flags
 

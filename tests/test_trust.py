@@ -22,9 +22,9 @@ import pytest
 import torch
 from conftest import SOLUTIONS
 from lesson_cells import graded_cells
+from nbgrader_course import points, submit
 from processes import BIN, venv_env
 
-from autograder import course
 from autograder.common import compare, protocol
 from autograder.common.observation import InconsistentObservation, Seen, snapshot
 from autograder.grader import records
@@ -343,20 +343,6 @@ def _appended(nb, *cells):
     return nb
 
 
-def _submit(root, student: str, nb) -> None:
-    folder = root / "submitted" / student / LESSON
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(folder / f"{LESSON}.ipynb"))
-
-
-def _scores(root, student: str) -> dict[str, float]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(course.gradebook_url(root)) as gradebook:
-        notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
-        return {g.name: g.score for g in notebook.grades if g.cell_type == "code"}
-
-
 def _record(root, student: str) -> records.GradeRecord:
     (record,) = [r for r in records.load(root, LESSON) if r.student == student]
     return record
@@ -367,14 +353,22 @@ def graded(tmp_path_factory, make_course):
     root = make_course(tmp_path_factory.mktemp("trust") / "course")
     solved = _solved(root)
     new = nbformat.v4
-    _submit(root, "reads_history", _appended(solved, new.new_code_cell("print(In)\nprint(_ih)")))
-    _submit(root, "visible_only", _solved(root, {"ex1_product_grads": VISIBLE_ONLY}))
-    _submit(
+    submit(
+        root, "reads_history", LESSON, _appended(solved, new.new_code_cell("print(In)\nprint(_ih)"))
+    )
+    submit(root, "visible_only", LESSON, _solved(root, {"ex1_product_grads": VISIBLE_ONLY}))
+    submit(
         root,
         "scripts",
+        LESSON,
         _appended(solved, new.new_markdown_cell(MARKDOWN_ATTACK), new.new_code_cell(CODE_ATTACK)),
     )
-    _submit(root, "kills_group", _appended(solved, new.new_code_cell("import os\nos.killpg(0, 9)")))
+    submit(
+        root,
+        "kills_group",
+        LESSON,
+        _appended(solved, new.new_code_cell("import os\nos.killpg(0, 9)")),
+    )
     result = _course_grade("grade", str(root), LESSON, "--cell-timeout", "30", "--workers", "2")
     assert result.returncode == 0, result.stderr[-3000:]
     feedback = _course_grade("feedback", str(root), LESSON)
@@ -388,7 +382,8 @@ def _page(root, student: str) -> str:
 
 def test_a_kernel_never_holds_a_hidden_test(graded):
     root = graded
-    assert all(_scores(root, "reads_history").values()), _scores(root, "reads_history")
+    earned = points(root, LESSON, "reads_history")
+    assert all(earned.values()), earned
     assert "check_product_grads(product_grads, seed=1)" in _page(root, "reads_history")
     graded = root / "autograded" / "reads_history" / LESSON / f"{LESSON}.ipynb"
     printed = json.dumps([c.get("outputs", []) for c in nbformat.read(graded, 4).cells])
@@ -401,7 +396,7 @@ def test_a_kernel_never_holds_a_hidden_test(graded):
 
 def test_failing_only_a_hidden_check_is_no_disagreement(graded):
     root = graded
-    scores = _scores(root, "visible_only")
+    scores = points(root, LESSON, "visible_only")
     assert scores["ex1_product_grads_tests"] == 0
     assert all(v for k, v in scores.items() if k != "ex1_product_grads_tests"), scores
     record = _record(root, "visible_only")
@@ -422,4 +417,5 @@ def test_killing_its_own_process_group_keeps_the_verdicts_of_the_cells_that_ran(
     record = _record(root, "kills_group")
     assert record.status != "error", record.reason
     assert record.reason, record
-    assert all(_scores(root, "kills_group").values()), (_scores(root, "kills_group"), record.reason)
+    earned = points(root, LESSON, "kills_group")
+    assert all(earned.values()), (earned, record.reason)
