@@ -73,6 +73,9 @@ class SandboxedExecute(Execute):
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager
+        # A grading kernel has nothing to save at the end: waiting for a graceful exit
+        # cost every submission a few tenths of a second.
+        kwargs.setdefault("shutdown_kernel", "immediate")
         super().__init__(*args, **kwargs)
 
     def create_kernel_manager(self):

@@ -160,6 +160,7 @@ def _read_json(path: Path) -> dict:
 def grade(task: Task) -> list[GradeRecord]:
     """Grade one submission; never raises for a learner's fault, always returns records."""
     started = time.monotonic()
+    _judge_threads(task.threads)
     root = Path(task.course_root)
     names = submission.expected_notebooks(root, task.assignment)
     refused = submission.rejection(root, task.assignment, task.student, task.bounds)
@@ -182,6 +183,14 @@ def grade(task: Task) -> list[GradeRecord]:
         record.seconds = round(elapsed, 2)
         records.save(root, record)
     return result
+
+
+def _judge_threads(threads: int) -> None:
+    """The judge's torch (the references it runs) keeps to the worker's share of the cores:
+    with every core's threads in each worker, parallel workers slowed each other down."""
+    import torch
+
+    torch.set_num_threads(max(threads, 1))
 
 
 def _stage_timestamp(submitted: Path, staged: Path) -> None:

@@ -51,6 +51,8 @@ PRELOADED = (
     "matplotlib",
     "matplotlib.pyplot",
     "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.debugger",  # a kernel imports it (debugpy) while it starts: 0.25 s a fork
     "autograder",
     "autograder.kernel.observer",
 )
