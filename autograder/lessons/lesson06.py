@@ -32,7 +32,15 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none
+from autograder.common.oracle import (
+    Rule,
+    Spec,
+    World,
+    close,
+    differs_only_in,
+    draw,
+    is_zero_or_none,
+)
 from autograder.common.protocol import call, note, returned, verdict
 from autograder.common.result import CheckResult, require
 from autograder.kernel.selfcheck import run_self_check
@@ -551,7 +559,7 @@ class ToHost(_Modelled):
         "where": Text("where the returned tensors are", "返回的张量所在的设备"),
         "caller's list": Text("the caller's list after the call", "调用之后调用者的 list"),
     }
-    allow = (Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "requires_grad", "grad_fn")),)
+    allow = (Rule("result[*]", differs_only_in("requires_grad", "grad_fn")),)
     blame = (Rule("result[*]", _stale, "CS-3"), Rule("probe:copies not waited for", None, "CS-3"))
 
     def cases(self) -> list[dict]:
@@ -631,11 +639,6 @@ class ToHost(_Modelled):
         right = Text("the tensors' values", "张量的数值")
         wrong = Text("other values (a copy not waited for)", "其他数值（没有等待的拷贝）")
         return CheckResult(what, ok, right, wrong, None if ok else "CS-3")
-
-
-def _only_differ(e: dict, f: dict, *fields: str) -> bool:
-    keys = (set(e) | set(f)) - set(fields)
-    return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
 
 
 def check_to_host(fn, seed: int = 0, device=None) -> None:
@@ -849,7 +852,7 @@ def _same_on(out, batch, device: torch.device) -> bool:
 def _list_for_list(e: dict, f: dict, ctx) -> bool:
     """A list returned for a list batch (DataLoader's): the batch's own sequence type."""
     list_in = ctx.case["container"] == "list" and f.get("kind") == "list"
-    return list_in and _only_differ(e, f, "kind")
+    return list_in and differs_only_in("kind")(e, f, ctx)
 
 
 def _holds(batch, given: tuple) -> bool:
@@ -895,7 +898,7 @@ class LoadBatch(_Modelled):
     }
     allow = (
         Rule("result", _list_for_list),
-        Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),
+        Rule("result[*]", differs_only_in("is", "shares")),
         Rule("probe:host busy", _no_later),
         Rule("probe:on the device", _no_later),
     )
@@ -1243,7 +1246,7 @@ class OverlapCopy(_Modelled):
         ),
     }
     allow = (
-        Rule("result[*]", lambda e, f, ctx: _only_differ(e, f, "is", "shares")),
+        Rule("result[*]", differs_only_in("is", "shares")),
         Rule("probe:device time", _no_later),
         Rule("probe:host waited", _no_later),
     )

@@ -31,7 +31,7 @@ from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
 from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _restore, _trained
-from autograder.lessons.lesson06 import _VirtualQueue
+from autograder.lessons.lesson06 import _probe, _VirtualQueue
 
 # Taken at import, before any learner code runs (see trusted.py).
 _cross_entropy = torch.nn.functional.cross_entropy
@@ -488,7 +488,7 @@ def _within(share: float):
 def _too_small(e: dict, f: dict, ctx) -> bool:
     """Under half the time of the steps asked for: the clock read their launches only."""
     found = f.get("value")
-    steps = _found(ctx, "step() calls") == ctx.case["repeats"]
+    steps = _probe(ctx, "step() calls") == ctx.case["repeats"]
     return steps and trusted.type_(found) in (int, float) and found < 0.5 * e["value"]
 
 
@@ -516,9 +516,9 @@ class TimeStep(Spec):
     }
     allow = (Rule("result", _within(0.01)), Rule("probe:synchronize() calls"))
     blame = (
-        Rule("result", lambda e, f, ctx: _found(ctx, "synchronize() calls") == 0, "CS-2"),
+        Rule("result", lambda e, f, ctx: _probe(ctx, "synchronize() calls") == 0, "CS-2"),
         Rule("result", _too_small, "CS-2"),
-        Rule("*", lambda e, f, ctx: _found(ctx, "first clock read while work queued"), "CS-1"),
+        Rule("*", lambda e, f, ctx: _probe(ctx, "first clock read while work queued"), "CS-1"),
     )
 
     def cases(self) -> list[dict]:
@@ -557,11 +557,6 @@ class TimeStep(Spec):
             "synchronize() calls": log.count("sync"),
             "first clock read while work queued": clocks[:1] == ["clock, busy"],
         }
-
-
-def _found(ctx, name: str):
-    """What a probe found in the learner's world (for blame rules)."""
-    return ctx.found.get("probe", {}).get(name)
 
 
 def check_time_step(fn, seed: int = 0) -> None:
