@@ -153,7 +153,8 @@ def test_class_report_shows_scores_misconceptions_and_flags(demo):
     result = course_grade("report", str(root), LESSON)
     assert result.returncode == 0, result.stderr
     page = (root / "grading" / f"{LESSON}-report.html").read_text(encoding="utf-8")
-    assert page.count("data:image/png;base64,") == 2
+    # the score histogram, the exercises' difficulty, the misconceptions hit
+    assert page.count("data:image/png;base64,") == 3
     assert "RG-1" in page and "red_monkeypatch" in page and "deleted test cell" in page
 
 
