@@ -114,21 +114,16 @@ def product_grads(a, b):
         "01",
         "ex1_product_grads",
         EDGE,
-        "sums over c.view(-1): a non-contiguous input raises",
+        "copies to float32 for precision: a bfloat16 or float64 caller gets float32 gradients",
         """
 def product_grads(a, b):
-    a = a.detach().clone().requires_grad_()
-    b = b.detach().clone().requires_grad_()
+    a = a.detach().float().requires_grad_()
+    b = b.detach().float().requires_grad_()
     c = a * b
     c.retain_grad()
-    flat = c.view(-1)
-    (flat * flat).sum().backward()
+    (c**2).sum().backward()
     return a.grad, b.grad, c.grad
 """,
-        xfail=(
-            "ex1_product_grads never draws a non-contiguous a or b: c.view(-1) raises on a "
-            "transposed a (probe)"
-        ),
     ),
     Wrong(
         "01",
@@ -140,10 +135,19 @@ def product_grads(a, b):
     c = a * b
     return 2 * c * b, 2 * c * a, 2 * c
 """,
-        xfail=(
-            "ex1_product_grads' returned gradients are not compared for grad_fn, or the "
-            "caller's a, b never require grad: the probe shows all three carry a graph"
-        ),
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        OBSERVABLE,
+        "copies first, then the gradients written out: values right, autograd never asked",
+        """
+def product_grads(a, b):
+    a, b = a.detach().clone(), b.detach().clone()
+    c = a * b
+    c_grad = 2 * c
+    return c_grad * b, c_grad * a, c_grad
+""",
     ),
     # Lesson 02
     Wrong(
@@ -279,10 +283,27 @@ def mc_dropout_predict(model, x, samples):
             m.train(mode)
     return preds.mean(dim=0), preds.std(dim=0)
 """,
-        xfail=(
-            "ex5_mc_dropout_predict does not compare the global RNG state after the call (the"
-            " probe shows it differs from the reference's)"
-        ),
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        SIDE_EFFECT,
+        "puts the global RNG back to its initial seed afterwards, 'to be reproducible'",
+        """
+def mc_dropout_predict(model, x, samples):
+    saved = [(m, m.training) for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        outputs = [model(x) for _ in range(samples)]
+    for m, mode in saved:
+        m.train(mode)
+    torch.manual_seed(torch.initial_seed())
+    preds = torch.stack(outputs)
+    return preds.mean(0), preds.std(0)
+""",
     ),
     Wrong(
         "03",
@@ -307,30 +328,44 @@ def dropout_by_hand(x, p, u, training):
         return x.detach()
     return torch.where(u >= p, x / (1 - p), torch.zeros_like(x))
 """,
-        xfail=(
-            "ex1_dropout_by_hand does not compare the result's requires_grad/grad_fn in "
-            "evaluation mode, or x never requires grad (the reference returns x itself)"
-        ),
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        OBSERVABLE,
+        "training mode computed under no_grad ('a mask needs no graph'): no gradient reaches x",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    with torch.no_grad():
+        return x * (u >= p) / (1 - p)
+""",
     ),
     # Lesson 04
     Wrong(
         "04",
-        "ex3_normalised_and_grad",
+        "ex4_d_step",
         STATE,
-        "sets w.grad to None first: the caller's accumulated gradient is lost",
+        "G put in eval() for the fakes and back with train(): assumes G arrives training",
         """
-def normalised_and_grad(w, x):
-    w.grad = None
-    out = torch.exp(x @ w)
-    p = out.detach().clone()
-    p.div_(p.sum())
-    out.sum().backward()
-    return p, w.grad
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    G.eval()
+    with torch.no_grad():
+        fake = G(z)
+    G.train()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
 """,
-        xfail=(
-            "ex3_normalised_and_grad never hands in a w with a stale .grad (or allows "
-            "clearing it); the reference accumulates into it"
-        ),
     ),
     Wrong(
         "04",
@@ -406,10 +441,21 @@ def g_step(G, D, opt_g, z):
     opt_g.step()
     return loss_g.item()
 """,
-        xfail=(
-            "ex5_g_step never draws logits large enough to saturate: BCE(sigmoid(-200)) = "
-            "100, the logits form gives 200"
-        ),
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        EDGE,
+        "-log(sigmoid(logits) + 1e-8) 'for stability': capped near 18 for confident D",
+        """
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = -torch.log(torch.sigmoid(logits) + 1e-8).mean()
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
     ),
     Wrong(
         "04",
@@ -961,6 +1007,21 @@ def checkpointed_forward(blocks, x):
 ]
 
 RIGHT = [
+    Right(  # the red team's 'non-contiguous input raises': c is 1-D, view(-1) never raises
+        "01",
+        "ex1_product_grads",
+        "sums over c.view(-1): c is 1-D whatever a's layout",
+        """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    flat = c.view(-1)
+    (flat * flat).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
     Right(
         "01",
         "ex2_output_requires_grad",
@@ -1004,6 +1065,43 @@ frozen_features = _features
     ),
     Right(
         "03",
+        "ex5_mc_dropout_predict",
+        "samples seeded for reproducibility, the caller's RNG state saved and put back",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    saved = torch.get_rng_state()
+    saved_gpu = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    try:
+        torch.manual_seed(1234)
+        with torch.no_grad():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        torch.set_rng_state(saved)
+        if saved_gpu is not None:
+            torch.cuda.set_rng_state_all(saved_gpu)
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Right(
+        "03",
+        "ex1_dropout_by_hand",
+        "x.view_as(x) in evaluation mode: a view keeps x's graph",
+        """
+def dropout_by_hand(x, p, u, training):
+    if training:
+        return x * (u >= p).to(x.dtype) / (1 - p)
+    return x.view_as(x)
+""",
+    ),
+    Right(
+        "03",
         "ex3_validate",
         "a module-level criterion, statistics.fmean, modes restored by name",
         """
@@ -1021,6 +1119,37 @@ def validate(model, batches):
     finally:
         for name, m in model.named_modules():
             m.training = modes[name]
+""",
+    ),
+    Right(  # the red team's 'stale .grad lost': the task hands in w with w.grad None
+        "04",
+        "ex3_normalised_and_grad",
+        "sets w.grad to None first: a no-op for the w the task promises",
+        """
+def normalised_and_grad(w, x):
+    w.grad = None
+    out = torch.exp(x @ w)
+    p = out.detach().clone()
+    p.div_(p.sum())
+    out.sum().backward()
+    return p, w.grad
+""",
+    ),
+    Right(
+        "04",
+        "ex5_g_step",
+        "a module-level BCEWithLogitsLoss, ones from new_ones",
+        """
+CRITERION = torch.nn.BCEWithLogitsLoss()
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = CRITERION(logits, logits.new_ones(logits.shape))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
 """,
     ),
     Right(

@@ -1,13 +1,14 @@
 """Checks for lesson 01: requires_grad, leaves, and the graph.
 
 Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
-(float32, float64 or bfloat16; strided, sliced, 0-d or single-element tensors; zero and
-large values; Parameters, frozen Parameters, non-leaves and integer tensors; stale, zero
+(float32, float64 or bfloat16; strided, sliced, expanded, 0-d or single-element tensors;
+zero and large values; Parameters, frozen Parameters, non-leaves and integer tensors; stale, zero
 or no ``.grad``; models with BatchNorm arriving in training, evaluation or mixed mode,
 with a frozen layer; drawn learning rates, batch sizes and target devices), the
 learner's function and a trusted reference run in identical worlds, and everything the
 caller can see afterwards is compared. Probes then do what a caller does next: backward
-with the returned seed, or look at the model and batch that came back.
+with the returned seed, or look at the model and batch that came back; exercise 1 notes
+whether autograd computed the gradients, which hand-written formulas match in value.
 """
 
 from __future__ import annotations
@@ -55,7 +56,32 @@ _LAYOUTS = {  # name: (description, storage length for n elements, view of the s
         lambda n: n + 2,
         lambda v: v[1:-1],
     ),
+    "expanded": (
+        Text("v[:1].expand(n), one element seen n times", "v[:1].expand(n)，同一个元素出现 n 次"),
+        lambda n: n,
+        lambda v: v[:1].expand(v.numel()),
+    ),
 }
+
+
+_AUTOGRAD = frozenset(("backward", "grad"))  # Tensor.backward, autograd.backward, autograd.grad
+
+
+class _Autograd(TorchFunctionMode):
+    """Notes whether autograd was asked for gradients while the function ran.
+
+    The caller's a and b do not require grad (the task says so), so gradients written
+    out by hand (``2 * c * b``) have the values and flags autograd's have: only what
+    ran tells them apart.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.ran = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.ran = self.ran or getattr(func, "__name__", "") in _AUTOGRAD
+        return func(*args, **(kwargs or {}))
 
 
 @dataclass(frozen=True)
@@ -68,6 +94,12 @@ class ProductGrads(Spec):
     device: str | None = None
 
     names = {"result": "product_grads(a, b)", "result[2]": "c.grad"}
+    probes = {
+        "autograd": Text(
+            "autograd computed the gradients (y.backward() or torch.autograd.grad was called)",
+            "梯度由自动求导算出（调用了 y.backward() 或 torch.autograd.grad）",
+        )
+    }
     blame = (
         Rule(
             "result[2]",
@@ -102,6 +134,13 @@ class ProductGrads(Spec):
         c.retain_grad()
         (c**2).sum().backward()
         return a.grad, b.grad, c.grad
+
+    def calling(self, world: World, case: dict, fn):
+        world.spy = _Autograd()
+        return world.spy
+
+    def probe(self, world: World, value, again) -> dict:
+        return {"autograd": world.spy.ran}
 
 
 def check_product_grads(fn, seed: int = 0, size: int = 5, device=None) -> None:

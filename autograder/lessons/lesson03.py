@@ -34,6 +34,8 @@ _DROPOUT = torch.nn.modules.dropout._DropoutNd
 _on_every_call_before = torch.nn.modules.module.register_module_forward_pre_hook
 _on_every_call_after = torch.nn.modules.module.register_module_forward_hook
 _fork_rng = torch.random.fork_rng
+_get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
+_get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
 _mse = torch.nn.functional.mse_loss
 _where = torch.where
 _stack = torch.stack
@@ -368,6 +370,7 @@ _EDGES = {
 }
 
 
+_HISTORY = Text(" with a graph (requires grad, not a leaf)", "，带计算图（需要梯度，非叶子）")
 _EXACT = (0.25, 0.375, 0.625, 0.75)  # drop probabilities that float32 holds exactly
 
 
@@ -413,19 +416,23 @@ class DropoutByHand(_Lesson03):
             "dtype": ["float32", "float64"],  # the exercises' inputs (bfloat16 is not one)
             "p": [self.p, pick(self.seed, _EXACT)],
             "edge": list(_EDGES),
+            "history": [True, False, True],
         }
         cases = draw(self.seed, axes, 8)
         for case in cases:  # a tie is u == p exactly: p must be a float32 number
             if case["edge"] == "ties":
                 case["p"] = pick(self.seed + 1, _EXACT)
+            if not case["training"]:  # the identity must keep x's graph (x itself, or a copy)
+                case["history"] = True
         return cases
 
     def describe(self, case: dict) -> Text:
         return Text(
-            "x {l}, dtype {d}, p={p}, training={t}, {e}",
-            "x 为{l}，数据类型 {d}，p={p}，training={t}，{e}",
+            "x {l}{h}, dtype {d}, p={p}, training={t}, {e}",
+            "x 为{l}{h}，数据类型 {d}，p={p}，training={t}，{e}",
         ).format(
             l=_LAYOUTS[case["layout"]],
+            h=_HISTORY if case["history"] else "",
             d=case["dtype"],
             p=case["p"],
             t=case["training"],
@@ -453,6 +460,8 @@ class DropoutByHand(_Lesson03):
             flat_x[::2] = 0
         elif case["edge"] == "large":
             x.mul_(1e4)
+        if case["history"]:  # an activation: a result of earlier layers, with their graph
+            x = x.requires_grad_().clone()
         x, u = _laid_out(x, case["layout"]), _laid_out(u, case["layout"])
         return World((x, p, u, case["training"]), {"x": x, "u": u}, device)
 
@@ -755,6 +764,14 @@ class McDropoutPredict(_Lesson03):
 
     random = True
     counted = ("Dropout train", "BatchNorm train", "Dropout graph", "BatchNorm graph")
+    counted += ("rng_reseeded",)
+    probes = {
+        "rng_reseeded": Text(
+            "the caller's global random state was reset to a fixed seed (the same state "
+            "after the call whatever it was before)",
+            "调用者的全局随机状态被重置为固定种子（无论调用前是什么状态，调用后都相同）",
+        )
+    }
     names = {
         "result": "mc_dropout_predict(model, x, samples)",
         "result[0]": "mean",
@@ -802,6 +819,39 @@ class McDropoutPredict(_Lesson03):
             preds = _stack([model(x) for _ in range(samples)])
         _restore(model, modes)
         return preds.mean(dim=0), preds.std(dim=0)
+
+    def probe(self, world: World, value, again) -> dict:
+        return {
+            **super().probe(world, value, again),
+            "rng_reseeded": _reseeds(world, again),
+        }
+
+
+def _rng_states(device: torch.device) -> list[torch.Tensor]:
+    """The global random states a call on ``device`` draws from: the CPU's, and its GPU's."""
+    return [_get_rng(), *([_get_cuda_rng(device)] if device.type == "cuda" else [])]
+
+
+def _reseeds(world: World, again) -> bool:
+    """The call sets the random state it leaves, whatever state it found (a seed).
+
+    The call runs again from the state it left, one number further on: drawing from it
+    ends elsewhere, leaving it alone or restoring it ends one number on; only a seed set
+    inside (a fixed one, or ``initial_seed()``) ends where the first call did. The
+    caller's state after the first call is put back.
+    """
+    after = _rng_states(world.device)
+    trusted.rand(1)
+    if world.device.type == "cuda":
+        trusted.rand(1, device=world.device)
+    try:
+        again()
+        now = _rng_states(world.device)
+        return any(trusted.equal(a, b) for a, b in zip(after, now, strict=True))
+    finally:
+        _set_rng(after[0])
+        if world.device.type == "cuda":
+            _set_cuda_rng(after[1], world.device)
 
 
 def check_mc_dropout_predict(

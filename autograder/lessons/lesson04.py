@@ -3,7 +3,8 @@
 Each check is a :class:`~autograder.common.oracle.Spec`: its seed draws caller states
 (contiguous, transposed, sliced, 0-d or leaf tensors; bfloat16; models arriving in
 training, evaluation or mixed mode, with a frozen layer, with stale, zero or no
-``.grad``; SGD, momentum or Adam), the learner's function and the reference run in
+``.grad``; SGD, momentum or Adam; a discriminator whose logits are far past where
+BCE of a sigmoid saturates), the learner's function and the reference run in
 identical worlds, and everything the caller can see afterwards is compared. Probes
 then test what a tensor is tied to: an in-place change made through the result, and
 backward through the caller's graph afterwards.
@@ -12,6 +13,7 @@ backward through the caller's graph afterwards.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -382,6 +384,23 @@ _STALE = {
     "zero": Text(".grad zeros", ".grad 为零"),
     "none": Text(".grad None", ".grad 为 None"),
 }
+_LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its log at -100
+    "moderate": (0.0, Text("D's logits moderate", "D 的 logits 适中")),
+    "fake": (
+        -150.0,
+        Text(
+            "D sure every sample is fake (logits near -150)",
+            "D 确信每个样本都是假的（logits 约为 -150）",
+        ),
+    ),
+    "real": (
+        150.0,
+        Text(
+            "D sure every sample is real (logits near +150)",
+            "D 确信每个样本都是真的（logits 约为 +150）",
+        ),
+    ),
+}
 _OPTIMIZERS = {
     "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
     "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
@@ -407,6 +426,8 @@ class _GanStep(Spec):
     device: str | None = None
 
     which = "D"
+    # D's logits on arrival; the G step leaves out "real": its loss then has no gradient
+    logits: ClassVar[tuple[str, ...]] = tuple(_LOGITS)
 
     def cases(self) -> list[dict]:
         axes = {
@@ -418,6 +439,7 @@ class _GanStep(Spec):
             "dtype": ["float64", "float32"],
             "batch": [max(self.batch, 2), self.batch + 1],
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+            "logits": list(self.logits),
         }
         return draw(self.seed, axes, 3)
 
@@ -428,9 +450,10 @@ class _GanStep(Spec):
             "D": Text("D[0] frozen", "D[0] 被冻结"),
         }[case["frozen"]]
         return Text(
-            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}), {t}, batch {n}",
-            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g})，{t}，批大小 {n}",
+            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}), {t}, batch {n}, {z}",
+            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g})，{t}，批大小 {n}，{z}",
         ).format(
+            z=_LOGITS[case["logits"]][1],
             g=_MODES[case["G_mode"]],
             d=_MODES[case["D_mode"]],
             s=_STALE[case["stale"]],
@@ -444,6 +467,8 @@ class _GanStep(Spec):
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
         G, D = make_gan(self.seed, self.depth, dtype, device)
+        with trusted.no_grad():
+            D[-2].bias.add_(_LOGITS[case["logits"]][0])
         z = uniform(self.seed + 1, case["batch"], 3, device=device, dtype=dtype)
         real = (uniform(self.seed + 2, case["batch"], 6, device=device, dtype=dtype) + 1) / 2
         models = {"G": G, "D": D}
@@ -491,7 +516,13 @@ def _stale_added(e: dict, f: dict, ctx) -> bool:
 
 
 def _nothing_new(e: dict, f: dict, ctx) -> bool:
-    """No gradient of this step's loss reached any parameter: None, zero or the stale one."""
+    """The right loss, but no gradient of it reached any parameter: None, zero or the stale one.
+
+    A loss that saturated (BCE of a sigmoid) also sends no gradient, but its value differs.
+    """
+    loss = ctx.expected.get("result", {}).get("value")
+    if not close(ctx.found.get("result", {}).get("value"), loss):
+        return False
     seen = {b: v for b, v in ctx.found.items() if " when " in b}
     stale = {b: ctx.before.get(b.split(" when ")[0], {}) for b in seen}
     return all(
@@ -541,6 +572,7 @@ class GStep(_GanStep):
 
     number = 5
     which = "G"
+    logits = ("moderate", "fake")
     names = {"result": "g_step(G, D, opt_g, z)"}
     allow = (Rule("D*.grad"), Rule("G*.grad"))  # the step-time gradients are what counts
     blame = (Rule("G*.grad when *", _nothing_new, "DT-5"),)

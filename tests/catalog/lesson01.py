@@ -8,6 +8,16 @@ _DEVICE = 'DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 WRONG: dict[str, list[Wrong]] = {
     "ex1_product_grads": [
         Wrong(
+            "the chain rule written out with torch.mul: values right, backward never called",
+            None,
+            """
+def product_grads(a, b):
+    c = torch.mul(a, b)
+    grad_c = torch.mul(c, 2)
+    return torch.mul(grad_c, b), torch.mul(grad_c, a), grad_c
+""",
+        ),
+        Wrong(
             "forgets retain_grad on the non-leaf c",
             "RG-1",
             """
@@ -862,6 +872,18 @@ def to_device(batch, model, device, dtype):
 
 RIGHT: dict[str, list[Right]] = {
     "ex1_product_grads": [
+        Right(
+            "torch.autograd.backward, copies made with empty_like(...).copy_",
+            """
+def product_grads(a, b):
+    a2 = torch.empty_like(a).copy_(a).requires_grad_()
+    b2 = torch.empty_like(b).copy_(b).requires_grad_()
+    c = a2 * b2
+    c.retain_grad()
+    torch.autograd.backward(c.square().sum())
+    return a2.grad, b2.grad, c.grad
+""",
+        ),
         Right(
             "torch.autograd.grad with respect to a, b and c",
             """

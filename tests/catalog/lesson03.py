@@ -10,6 +10,16 @@ from catalog import Right, Wrong
 WRONG: dict[str, list[Wrong]] = {
     "ex1_dropout_by_hand": [
         Wrong(
+            "evaluation mode returns x.clone().detach(): the graph to x is cut",
+            None,
+            """
+def dropout_by_hand(x, p, u, training):
+    if training:
+        return torch.where(u < p, torch.zeros_like(x), x / (1 - p))
+    return x.clone().detach()
+""",
+        ),
+        Wrong(
             "ev-3 catalogue answer",
             "EV-3",
             """
@@ -671,6 +681,24 @@ def finetune_head(backbone, head, x, target, lr):
     ],
     "ex5_mc_dropout_predict": [
         Wrong(
+            "seeds the global RNG with the number of samples, so the caller's stream restarts",
+            None,
+            """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    torch.manual_seed(samples)
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+        ),
+        Wrong(
             "ev-2 catalogue answer",
             "EV-2",
             """
@@ -834,6 +862,15 @@ def mc_dropout_predict(model, x, samples):
 
 RIGHT: dict[str, list[Right]] = {
     "ex1_dropout_by_hand": [
+        Right(
+            "x[...] in evaluation mode: a view of x, its graph kept",
+            """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x[...]
+    return x * (u >= p) / (1 - p)
+""",
+        ),
         Right(
             "multiplies by a mask cast to x's dtype",
             """

@@ -488,6 +488,22 @@ def d_step(G, D, opt_d, real, z):
     ],
     "ex5_g_step": [
         Wrong(
+            "nn.BCELoss on torch.sigmoid(logits): saturates where D is sure the fakes are fake",
+            None,
+            """
+bce = torch.nn.BCELoss()
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    probs = torch.sigmoid(D(G(z)))
+    loss_g = bce(probs, torch.ones_like(probs))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+        ),
+        Wrong(
             "fake detached in the G step",
             "DT-5",
             """
@@ -934,6 +950,20 @@ def d_step(G, D, opt_d, real, z):
         ),
     ],
     "ex5_g_step": [
+        Right(
+            "-logsigmoid(logits).mean(), a method chain: stable for a confident D",
+            """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    loss_g = F.logsigmoid(D(G(z))).mean().neg()
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+        ),
         Right(
             "nn.BCEWithLogitsLoss with full_like targets, G.zero_grad()",
             """
