@@ -1,12 +1,13 @@
 """Lesson notebooks graded end to end by nbgrader's autograde (through ``course-grade``).
 
 One course per language is made from solutions/ and graded once. The English course
-gets, in every lesson, the filled-in solution, the untouched learner notebook and one
-catalogued wrong answer for every exercise (test_lesson_checks judges all of them); the
+gets, in every lesson, the filled-in solution and the untouched learner notebook; the
 Chinese course the untouched Chinese notebook of every lesson. Notebooks meet a course
 of the other language in the first lesson and the capstone: there they must score the
-same in both, and the verdicts are in the course's language. Plain ``nbgrader``
-commands on a course are tested in test_course_grade.py.
+same in both (a solution, and one catalogued wrong answer for every exercise), and the
+verdicts are in the course's language. Every catalogued answer is graded through
+``course-grade`` in test_catalogue_graded.py; plain ``nbgrader`` commands on a course
+are tested in test_course_grade.py.
 """
 
 from __future__ import annotations
@@ -49,10 +50,8 @@ def _everywhere(entries: list) -> list:
 
 
 def _graded_wrong(entries: list):
-    """The wrong answer of an exercise graded end to end: its first one with a misconception
-    ID. Every catalogued wrong answer is judged by test_lesson_checks, split as grading
-    splits it (observed, round-tripped, judged); here the whole pipeline is shown once per
-    exercise: kernel, policy, observer, judge, the verdict in the notebook and gradebook."""
+    """The wrong answer of an exercise graded in both course languages: its first one with a
+    misconception ID (test_catalogue_graded grades every one in the English course)."""
     named = [w for w in _everywhere(entries) if w.misconception]
     return (named or _everywhere(entries))[0]
 
@@ -74,12 +73,7 @@ def _students(lesson: str) -> dict[str, list[str]]:
     """Who submits the lesson, per course language: name_<language of the notebook>."""
     across = lesson in ACROSS_LANGUAGES
     return {
-        "en": [
-            "solution_en",
-            *(["solution_zh"] if across else []),
-            "blank_en",
-            "wrong_en",
-        ],
+        "en": ["solution_en", "blank_en", *(["solution_zh", "wrong_en"] if across else [])],
         "zh": ["blank_zh", *(["solution_en", "wrong_en"] if across else [])],
     }
 
@@ -201,17 +195,6 @@ def test_run_all_in_jupyterlab_goes_to_the_end(graded, lesson, lang, student):
         if any(call in cell.source for call in FIGURE_CALLS):
             images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
             assert images, (cell.id, "a figure cell shows no image")
-
-
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_each_wrong_answer_loses_its_points_and_is_named(graded, lesson):
-    got = scores(graded["en"], lesson, "wrong_en")
-    outputs = autograded_outputs(graded["en"], lesson, "wrong_en")
-    for grade_id, entries in _catalogue(lesson).items():
-        answer = _graded_wrong(entries)
-        assert got[f"{grade_id}_tests"][0] == 0, (grade_id, answer.name)
-        if answer.misconception:
-            assert answer.misconception in outputs[f"{grade_id}_tests"], (grade_id, answer.name)
 
 
 @pytest.mark.parametrize("student", ["solution_en", "wrong_en"])
