@@ -238,9 +238,15 @@ def build(base: Path, learners: int, lessons: list[str], seed: int) -> list[Hand
     rng = random.Random(seed)
     people = roster(learners, rng)
     handed_in: list[Handed] = []
+    term = base / "solutions"  # the term's lessons only: the term export holds every lesson
+    term.mkdir()
+    for lesson in lessons:
+        (term / lesson).symlink_to(REPO / "solutions" / lesson, target_is_directory=True)
     for lang in LANGUAGES:
         root = base / lang
-        _run(str(BIN / "course-grade"), "create", str(root), "--lang", lang)
+        _run(
+            str(BIN / "course-grade"), "create", str(root), "--lang", lang, "--solutions", str(term)
+        )
         _register(root, [p for p in people if lang in p.courses], lessons)
     for index, lesson in enumerate(lessons):
         parts = {}
