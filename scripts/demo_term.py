@@ -273,7 +273,7 @@ def build(base: Path, learners: int, lessons: list[str], seed: int) -> list[Hand
 
 @dataclass
 class Step:
-    """One measured command: wall time, peak memory of its process tree, exit status."""
+    """One measured command: wall time, peak memory (its largest process), exit status."""
 
     name: str
     seconds: float
@@ -282,18 +282,41 @@ class Step:
     output: str
 
 
+# Forks the command from a small process and reports its rusage: on Linux a child's ru_maxrss
+# starts at its parent's resident size at the fork (kept across exec), so a command forked from
+# this script would count the script's memory as its own.
+_TIMER = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status) % 256)\n"
+)
+
+
 def measure(name: str, *command: str) -> Step:
-    """Run a command and measure it with wait4: its own rusage, not the script's other children."""
+    """Run a command; measure its wall time and the resident peak of its largest process.
+
+    ``ru_maxrss`` (from wait4) covers the command and its descendants, the largest one of
+    them, not all together.
+    """
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    with tempfile.TemporaryFile("w+") as out:
+    with tempfile.TemporaryDirectory() as scratch:
+        peak = Path(scratch) / "maxrss"
         started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _TIMER, str(peak), *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            check=False,
+        )
         seconds = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read()
-    return Step(name, seconds, usage.ru_maxrss / 1024, process.returncode, text)
+        kib = int(peak.read_text()) if peak.exists() else 0
+    return Step(name, seconds, kib / 1024, done.returncode, done.stdout)
 
 
 def statuses(term_csv: Path) -> Counter:
@@ -346,7 +369,8 @@ def table(steps: list[Step], handed_in: list[Handed], counts: Counter) -> str:
     grading = sum(s.seconds for s in steps if s.name.startswith("grade"))
     lines += [
         f"submissions: {len(submitted)} ({sum(h.late for h in submitted)} late, "
-        f"{sum(h.kind == 'blank' for h in submitted)} blank), "
+        f"{sum(h.kind == 'blank' for h in submitted)} blank, "
+        f"{sum('written' in h.answers.values() for h in submitted)} with a written answer), "
         f"not submitted: {len(handed_in) - len(submitted)}",
         f"grading: {grading:.1f} s, {grading / max(len(submitted), 1):.2f} s per submission",
         "term statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())),

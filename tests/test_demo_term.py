@@ -133,3 +133,12 @@ def test_the_same_seed_gives_the_same_term(term):
     assert first == again
     assert {p.level for p in first} == {"strong", "middling", "struggling"}
     assert any(len(p.courses) == 2 for p in first)
+
+
+def test_each_measurement_is_of_its_own_command():
+    script = _script()
+    big = script.measure("big", sys.executable, "-c", "held = b'x' * 300 * 1024**2; print('ok')")
+    small = script.measure("small", sys.executable, "-c", "pass")
+    assert (big.returncode, big.output.strip(), small.returncode) == (0, "ok", 0)
+    assert 300 <= big.peak_mib < 700
+    assert small.peak_mib < 100  # not the larger command run before it
