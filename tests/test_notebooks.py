@@ -141,7 +141,7 @@ def test_lesson_has_what_every_lesson_must_have(source):
     cells = nb.cells
     tests = [c for c in cells if _nbgrader(c).get("grade") and c.cell_type == "code"]
     manual = [c for c in cells if _nbgrader(c).get("grade") and c.cell_type == "markdown"]
-    assert len(tests) >= 5 and len(manual) == 1
+    assert len(tests) >= 4 and len(manual) == 1  # CURRICULUM.md: at least 4 auto-graded
     for cell in tests:
         assert "### BEGIN HIDDEN TESTS" in cell.source, cell.id
     prose = "\n".join(c.source for c in cells if c.cell_type == "markdown")

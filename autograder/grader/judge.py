@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 from nbformat import NotebookNode
 
-from autograder.common import i18n, protocol
+from autograder.common import hidden_tests, i18n, protocol
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text
 from autograder.common.observation import InconsistentObservation
@@ -102,11 +102,14 @@ def _observations(observed: dict) -> list[tuple[str, dict]]:
     return [(key, observation) for key, observation in found]
 
 
-def judge_cell(source: str, observed: dict, lang: str, subset: bool = False) -> Verdict:
+def judge_cell(
+    source: str, observed: dict, lang: str, subset: bool = False, salt: int = 0
+) -> Verdict:
     """Run the test cell's checks against the observer's record for it, in ``lang``.
 
     Every recorded observation must be judged (``subset``: ``source`` runs only some of
-    the recorded checks, e.g. a test cell without its hidden tests).
+    the recorded checks, e.g. a test cell without its hidden tests). ``salt``: the one the
+    observer ran the hidden tests with (``hidden_tests``).
     """
     i18n.set_language(lang)
     status = observed.get("status", "missing") if type(observed) is dict else "not plain data"
@@ -118,7 +121,8 @@ def judge_cell(source: str, observed: dict, lang: str, subset: bool = False) -> 
     scope = {"__builtins__": builtins, "torch": torch}
     try:
         protocol.MODE.judge(_observations(observed), subset)
-        exec(compile(source, "<test cell>", "exec"), scope, _Placeholders(scope))  # noqa: S102
+        names = _Placeholders(scope)
+        hidden_tests.run(source, salt, lambda code: _exec_test(code, scope, names))
         if protocol.MODE.replay and not subset:
             unjudged = len(protocol.MODE.replay)
             raise InconsistentObservation(f"{unjudged} more observations than checks")
@@ -137,6 +141,10 @@ def judge_cell(source: str, observed: dict, lang: str, subset: bool = False) -> 
         return Verdict(True, "\n".join([PASSED(lang), *notes]))
     finally:
         protocol.MODE.reset()
+
+
+def _exec_test(code: str, scope: dict, names: _Placeholders) -> None:
+    exec(compile(code, "<test cell>", "exec"), scope, names)  # noqa: S102 - course code
 
 
 def visible_checks_pass(source: str, observed: dict, lang: str) -> bool:

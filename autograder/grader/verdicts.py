@@ -87,6 +87,9 @@ class ObserveTestCells(NbGraderPreprocessor):
     cgroup = Any(None, allow_none=True, help="The submission's Cgroup (None: --unsafe).").tag(
         config=True
     )
+    salt = Integer(0, help="The submission's salt for the hidden tests (hidden_inputs).").tag(
+        config=True
+    )
     env = Dict(help="The observer's whole environment.").tag(config=True)
     cwd = Unicode(help="The observer's working folder (its scratch).").tag(config=True)
 
@@ -114,6 +117,7 @@ class ObserveTestCells(NbGraderPreprocessor):
             "timeout_s": self.cell_timeout,
             "budget_s": budget,  # no test cell starts, and no retry, after this
             "threads": self.threads,
+            "salt": self.salt,
             "log": f"{name}.observer.log",  # in the observer's working folder (its scratch)
         }
         child = None
@@ -275,6 +279,7 @@ class JudgeTestCells(NbGraderPreprocessor):
     report_dir = Unicode(help="Folder that receives <notebook>.json: flags, verdicts.").tag(
         config=True
     )
+    salt = Integer(0, help="The salt the observer ran the hidden tests with.").tag(config=True)
     voided = Dict(
         help="Per notebook, test cells that earn nothing whatever the verdict, with the reason "
         "(e.g. found deleted or edited when the submission was read)."
@@ -289,7 +294,8 @@ class JudgeTestCells(NbGraderPreprocessor):
         verdicts = {}
         for cell in filter(is_test_cell, nb.cells):
             grade_id = _meta(cell)["grade_id"]
-            verdict = judge_cell(cell.source, observed.get(grade_id, {}), self.language)
+            seen = observed.get(grade_id, {})
+            verdict = judge_cell(cell.source, seen, self.language, salt=self.salt)
             voided = [f"{f['cell']} {f['detail']}" for f in flags if grade_id in f["voids"]]
             voided += [read_before[grade_id]] if grade_id in read_before else []
             if voided and verdict.passed:
@@ -297,7 +303,6 @@ class JudgeTestCells(NbGraderPreprocessor):
                 verdict = Verdict(False, _VOIDED[self.language].format(reason=reason))
             disagrees = first_run_passed(cell) != verdict.passed
             if disagrees and first_run_passed(cell):  # the first run had no hidden tests
-                seen = observed.get(grade_id, {})
                 disagrees = not visible_checks_pass(cell.source, seen, self.language)
             if disagrees and not voided:
                 flags.append(_disagreement(grade_id, first_run_passed(cell)))

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grader import forked, integrity, records, submission, verdicts
+from autograder.grader import forked, hidden_inputs, integrity, records, submission, verdicts
 from autograder.grader.cgroups import CgroupParent
 from autograder.grader.records import GradeRecord
 from autograder.grader.sandbox import Confinement
@@ -91,6 +91,8 @@ def _config(
     # Without a sandbox (--unsafe) the observer works in the kernel's folder: same learner.
     config.ObserveTestCells.env = learner_environment(confinement, str(workdir), task.threads)
     config.ObserveTestCells.cwd = learner_scratch(confinement, str(workdir))
+    salt = hidden_inputs.salt(root, task.student, task.assignment)
+    config.ObserveTestCells.salt = config.JudgeTestCells.salt = salt
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {

@@ -26,19 +26,24 @@ import time
 from typing import Any
 
 import autograder.lessons
-from autograder.common import protocol
+from autograder.common import hidden_tests, protocol
 
 MAX_BLOB = 64 * 1024**2  # bytes one child may send back
 
 
 def observe_cell(
-    statements: list[str], test_source: str, skipped: set[int] = frozenset(), progress=None
+    statements: list[str],
+    test_source: str,
+    skipped: set[int] = frozenset(),
+    progress=None,
+    salt: int = 0,
 ) -> list[tuple[str, dict]]:
     """Run the statements, then the test cell in observe mode; return the observations.
 
     Each statement runs on its own: one that fails (as it would have in the notebook)
     leaves its names undefined, and the check that needs them says so. ``skipped``
-    statements hung or crashed before; ``progress(k)`` is told which one starts.
+    statements hung or crashed before; ``progress(k)`` is told which one starts. The
+    hidden tests run with the submission's ``salt`` (``hidden_tests``).
     """
     namespace: dict[str, Any] = {"__name__": "__main__"}
     for k, code in enumerate(statements):
@@ -53,11 +58,17 @@ def observe_cell(
     if progress:
         progress(len(statements))
     protocol.MODE.observe()
-    exec(compile(test_source, "<test cell>", "exec"), namespace)  # noqa: S102 - course code
+    hidden_tests.run(test_source, salt, lambda code: _exec_test(code, namespace))
     return protocol.MODE.recorded
 
 
-def _child(write_fd: int, log_fd: int, statements: list[str], source: str, skipped, at) -> None:
+def _exec_test(code: str, namespace: dict) -> None:
+    exec(compile(code, "<test cell>", "exec"), namespace)  # noqa: S102 - course code
+
+
+def _child(
+    write_fd: int, log_fd: int, statements: list[str], source: str, skipped, at, salt: int
+) -> None:
     """In the forked child: learner code runs here, then the observations go to the pipe.
 
     ``at`` is memory shared with the parent, where the child notes which statement runs.
@@ -69,7 +80,7 @@ def _child(write_fd: int, log_fd: int, statements: list[str], source: str, skipp
         at[:4] = k.to_bytes(4, "little")
 
     try:
-        observed = observe_cell(statements, source, skipped, progress)
+        observed = observe_cell(statements, source, skipped, progress, salt)
         blob = protocol.to_bytes({"status": "ok", "observations": observed})
     except BaseException as error:  # the learner's statements or a check could not run
         text = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
@@ -119,7 +130,7 @@ def _observe_once(
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(write_fd, log_fd, statements, test["source"], skipped, at)
+        _child(write_fd, log_fd, statements, test["source"], skipped, at, int(job.get("salt", 0)))
     os.close(write_fd)
     record = _collect(pid, read_fd, timeout_s)
     os.close(read_fd)
