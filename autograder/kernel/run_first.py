@@ -24,7 +24,7 @@ RUN_FIRST = Text(
 def exercise_named(name: str | None):
     """The exercise, of a lesson whose checks are loaded, whose function is ``name``."""
     lessons = [m for key, m in sys.modules.items() if key.startswith("autograder.lessons.lesson")]
-    for lesson in sorted(lessons, key=lambda m: m.__name__, reverse=True):  # capstone first
+    for lesson in sorted(lessons, key=lambda m: m.__name__, reverse=True):  # 08 before 03
         for exercise in getattr(lesson, "EXERCISES", ()):
             if exercise.function == name:
                 return exercise
