@@ -232,6 +232,21 @@ def _assignment_command(
     return command
 
 
+def _lesson_or_term(command: argparse.ArgumentParser, joined: str) -> None:
+    """The arguments export and report share: a course, and a lesson or the whole term."""
+    command.add_argument("course", type=Path, help="the nbgrader course directory")
+    command.add_argument("assignment", nargs="?", help="assignment (lesson) name")
+    command.add_argument("--term", action="store_true", help="every lesson of the course")
+    command.add_argument(
+        "--with-course",
+        type=Path,
+        action="append",
+        default=[],
+        help="another course of the same class (the other language); its learners join the "
+        f"same {joined} (repeatable)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="course-grade", description=__doc__.splitlines()[0])
     sub = main.add_subparsers(dest="command", required=True)
@@ -344,17 +359,7 @@ def parser() -> argparse.ArgumentParser:
         "one per learner for every lesson), and beside it <name>-canvas.csv and "
         "<name>-moodle.csv for an LMS's grade import (README: 'Term outputs').",
     )
-    csv_export.add_argument("course", type=Path, help="the nbgrader course directory")
-    csv_export.add_argument("assignment", nargs="?", help="assignment (lesson) name")
-    csv_export.add_argument("--term", action="store_true", help="every lesson of the course")
-    csv_export.add_argument(
-        "--with-course",
-        type=Path,
-        action="append",
-        default=[],
-        help="another course of the same class (the other language); its learners join the "
-        "same roster (repeatable)",
-    )
+    _lesson_or_term(csv_export, "roster")
     csv_export.add_argument(
         "--canvas-assignment",
         action="append",
@@ -386,17 +391,7 @@ def parser() -> argparse.ArgumentParser:
         "misconceptions behind lost points, a sortable learner table linking each feedback page, "
         "misconceptions across lessons, and what needs attention (README: 'Term outputs').",
     )
-    class_report.add_argument("course", type=Path, help="the nbgrader course directory")
-    class_report.add_argument("assignment", nargs="?", help="assignment (lesson) name")
-    class_report.add_argument("--term", action="store_true", help="every lesson of the course")
-    class_report.add_argument(
-        "--with-course",
-        type=Path,
-        action="append",
-        default=[],
-        help="another course of the same class (the other language); its learners join the "
-        "same report (repeatable)",
-    )
+    _lesson_or_term(class_report, "report")
     class_report.add_argument(
         "--lang",
         choices=("en", "zh"),
