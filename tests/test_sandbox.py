@@ -682,6 +682,6 @@ def test_a_submission_folder_is_judged_without_following_links(tmp_path):
     assert submission.rejection(course, LESSON, "ann", bounds) is None
     for k in range(6):
         (folder / f"f{k}").write_text("x")
-    assert "more than 5" in submission.rejection(course, LESSON, "ann", bounds)
-    assert "control" in submission.plain_name_problem("a\x1bb")
+    assert "more than 5" in submission.rejection(course, LESSON, "ann", bounds).en
+    assert "control" in submission.plain_name_problem("a\x1bb").en
     assert submission.plain_name_problem("ok name.ipynb") is None

@@ -4,6 +4,8 @@ Per lesson, one row per learner and notebook; for the term, one row per learner 
 lesson's columns side by side, both course languages merged (``gradebook_rows``). A written
 answer waiting for the instructor's hand grade counts nothing in ``score`` yet; its own column
 says "pending" and ``hand_grading`` says "pending: N points" ("done" once all are graded).
+Reasons and flags are in the course's language (the first course given); column names and
+statuses are the same in both.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ OUTCOME = (
     "hand_grading",
 )
 PENDING = "pending"
+TRANSLATED = ("reason", "flags")  # the columns whose text is in the course's language
 
 
 def _number(value: float | None) -> str:
@@ -42,12 +45,21 @@ def _exercise_values(row: Row) -> dict[str, str]:
     return {e.grade_id: PENDING if e.pending else _number(e.score) for e in row.exercises}
 
 
-def _outcome(row: Row) -> dict[str, str]:
+def _language(rows: list[Row]) -> str:
+    """The course's language: the first course's (the one the export is written for)."""
+    return rows[0].language if rows else "en"
+
+
+def _joined(parts, lang: str) -> str:
+    return ("；" if lang == "zh" else "; ").join(parts)
+
+
+def _outcome(row: Row, lang: str) -> dict[str, str]:
     return {
         "misconceptions": " ".join(row.misconceptions),
         "status": row.status,
-        "reason": row.reason,
-        "flags": "; ".join(row.flag_kinds),
+        "reason": row.reason_in(lang),
+        "flags": _joined(row.flag_kinds_in(lang), lang),
         "timestamp": row.timestamp.isoformat(sep=" ") + " UTC" if row.timestamp else "",
         "seconds_late": _number(row.seconds_late) if row.seconds_late else "",
         "hand_grading": row.hand_grading,
@@ -65,8 +77,9 @@ def _person(rows: list[Row]) -> dict[str, str]:
     }
 
 
-def lesson_table(rows: list[Row]) -> tuple[list[str], list[dict]]:
-    """The header and the rows of one lesson's CSV."""
+def lesson_table(rows: list[Row], lang: str | None = None) -> tuple[list[str], list[dict]]:
+    """The header and the rows of one lesson's CSV; reasons in ``lang`` (the course's)."""
+    lang = lang or _language(rows)
     ids = exercise_ids(rows)
     header = [*PERSON, "assignment", "notebook", *POINTS, *ids, *OUTCOME]
     table = []
@@ -80,13 +93,13 @@ def lesson_table(rows: list[Row]) -> tuple[list[str], list[dict]]:
             "late_penalty": _number(row.late_penalty) if row.score is not None else "",
             "max_score": _number(row.max_score),
             **_exercise_values(row),
-            **_outcome(row),
+            **_outcome(row, lang),
         }
         table.append({key: values.get(key, "") for key in header})
     return header, table
 
 
-def lesson_summary(rows: list[Row]) -> dict[str, str]:
+def lesson_summary(rows: list[Row], lang: str = "en") -> dict[str, str]:
     """One lesson of one learner in a cell each: the notebooks summed, refusals after."""
     own = [r for r in rows if r.status != gradebook_rows.REFUSED]
     totals = [r.total for r in own]
@@ -102,16 +115,18 @@ def lesson_summary(rows: list[Row]) -> dict[str, str]:
     handed_in = [r for r in own if r.status != gradebook_rows.NOT_SUBMITTED]
     # Their own submission stands and the refusal is said beside it; with none, the lesson
     # shows the refusal.
-    parts = [_outcome(r) for r in (handed_in or refused or own)]
+    parts = [_outcome(r, lang) for r in (handed_in or refused or own)]
     for key in OUTCOME:
-        values[key] = "; ".join(dict.fromkeys(p[key] for p in parts if p[key]))
+        found = dict.fromkeys(p[key] for p in parts if p[key])
+        values[key] = _joined(found, lang) if key in TRANSLATED else "; ".join(found)
     if handed_in and refused:
-        values["reason"] = "; ".join([values["reason"], *(r.reason for r in refused)])
+        values["reason"] = _joined([values["reason"], *(r.reason_in(lang) for r in refused)], lang)
     return values
 
 
-def term_table(rows: list[Row]) -> tuple[list[str], list[dict]]:
-    """The header and the rows of the term's CSV: one row per learner."""
+def term_table(rows: list[Row], lang: str | None = None) -> tuple[list[str], list[dict]]:
+    """The header and the rows of the term's CSV: one row per learner; reasons in ``lang``."""
+    lang = lang or _language(rows)
     lessons = list(dict.fromkeys(sorted(r.lesson for r in rows)))
     ids = {lesson: exercise_ids([r for r in rows if r.lesson == lesson]) for lesson in lessons}
     per_lesson = ("total", "max_score", "late_penalty")
@@ -125,7 +140,7 @@ def term_table(rows: list[Row]) -> tuple[list[str], list[dict]]:
         values["student"] = student
         total = 0.0
         for lesson, found in by_lesson.items():
-            summary = lesson_summary(found)
+            summary = lesson_summary(found, lang)
             total += float(summary["total"] or 0)
             values.update({f"{lesson}:{key}": value for key, value in summary.items()})
             values[f"{lesson}:max_score"] = _number(maxima.get(lesson, 0.0))

@@ -16,12 +16,20 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
+from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
-from autograder.grader import records, submission
+from autograder.grader import reasons, records, submission
 
 REFUSED = "refused"  # a submission collect refused: another account made it
 NOT_SUBMITTED = "not submitted"  # a learner of the gradebook with no submission of the lesson
 NOT_GRADED = "not graded"  # a submission without a grading record: `grade` has not run on it
+NO_RECORD = Text("no grading record: run `grade` first", "没有评分记录：请先运行 `grade`")
+NOTHING_SUBMITTED = Text("nothing submitted", "没有提交任何内容")
+REFUSED_REASON = (
+    "refused at collect: it claims to be {claimed}'s submission but {owner} made it; "
+    "it was not collected",
+    "收取时被拒：它自称是 {claimed} 的提交，实际却由 {owner} 提交；未被收取",
+)
 
 
 @dataclass(frozen=True)
@@ -50,8 +58,8 @@ class Row:
     email: str
     lms_user_id: str
     status: str  # records.STATUSES, or REFUSED, NOT_SUBMITTED, NOT_GRADED
-    reason: str
-    flags: tuple[dict, ...]  # integrity flags: {"kind", "cell", "detail", "voids"}
+    reason: str  # in English; reason_zh beside it (reasons.py), shown by reason_in
+    flags: tuple[dict, ...]  # integrity flags: {"kind", "cell", "detail", "voids"} (+ "_zh")
     score: float | None  # nbgrader's points before any late penalty; None: no score
     max_score: float
     late_penalty: float  # points nbgrader's late-submission plugin took off
@@ -60,6 +68,7 @@ class Row:
     seconds_late: float  # past the due date (with any extension), as nbgrader computes it
     exercises: tuple[Exercise, ...]
     feedback: Path | None  # the learner's feedback page, once `feedback` wrote it
+    reason_zh: str = ""  # "" in a record saved before reasons had a Chinese side
 
     @property
     def total(self) -> float | None:
@@ -75,6 +84,24 @@ class Row:
     def flag_kinds(self) -> tuple[str, ...]:
         return tuple(flag["kind"] for flag in self.flags)
 
+    def reason_in(self, lang: str) -> str:
+        return reasons.shown(self, "reason", lang)
+
+    def flag_kinds_in(self, lang: str) -> tuple[str, ...]:
+        return tuple(reasons.shown(flag, "kind", lang) for flag in self.flags)
+
+    def flag_details_in(self, lang: str) -> tuple[str, ...]:
+        """Each flag as "kind (cell: detail)" in ``lang``."""
+        en, zh = "{kind} ({cell}: {detail})", "{kind}（{cell}：{detail}）"
+        return tuple(
+            (zh if lang == "zh" else en).format(
+                kind=reasons.shown(flag, "kind", lang),
+                cell=_shown(reasons.cell_name(str(flag.get("cell", ""))), lang),
+                detail=reasons.shown(flag, "detail", lang),
+            )
+            for flag in self.flags
+        )
+
     @property
     def hand_grading(self) -> str:
         """ "pending: N points", "done" once every hand-graded answer has its grade, or ""."""
@@ -87,6 +114,10 @@ class Row:
     def final(self) -> bool:
         """Whether the total is a grade to hand on: scored, and no hand grade pending."""
         return self.total is not None and not self.pending_points
+
+
+def _shown(value: Text | str, lang: str) -> str:
+    return value(lang) if isinstance(value, Text) else value
 
 
 def lessons(course_root: Path) -> list[str]:
@@ -198,11 +229,11 @@ def _row(
 ) -> Row:
     submitted = (root / "submitted" / student / lesson).exists()
     if record:
-        status, reason = record.status, record.reason
+        status, reason = record.status, {"reason": record.reason, "reason_zh": record.reason_zh}
     elif submitted or handed_in is not None:
-        status, reason = NOT_GRADED, "no grading record: run `grade` first"
+        status, reason = NOT_GRADED, reasons.fields("reason", NO_RECORD)
     else:
-        status, reason = NOT_SUBMITTED, "nothing submitted"
+        status, reason = NOT_SUBMITTED, reasons.fields("reason", NOTHING_SUBMITTED)
     score = penalty = pending = 0.0
     grades = ()
     # A rejected folder was never read, and nbgrader could not grade an errored one: any
@@ -224,7 +255,7 @@ def _row(
         email=(person.email or "") if person else "",
         lms_user_id=(person.lms_user_id or "") if person else "",
         status=status,
-        reason=reason,
+        **reason,
         flags=tuple(record.flags) if record else (),
         score=score if grades else None,
         max_score=float(notebook.max_score) if notebook is not None else maximum,
@@ -245,31 +276,28 @@ def _refused_row(root, language, lesson, item, maxima_total) -> Row:
             when = when.astimezone(UTC).replace(tzinfo=None)
     except ValueError:
         when = None
-    reason = (
-        f"refused at collect: it claims to be {claimed}'s submission but {owner} made it; "
-        "it was not collected"
-    )
+    reason = reasons.says(*REFUSED_REASON, claimed=claimed, owner=owner)
     return Row(
-        root,
-        language,
-        lesson,
-        "",
-        claimed,
-        "",
-        "",
-        "",
-        "",
-        REFUSED,
-        reason,
-        (),
-        None,
-        maxima_total,
-        0.0,
-        0.0,
-        when,
-        0.0,
-        (),
-        None,
+        course_root=root,
+        language=language,
+        lesson=lesson,
+        notebook="",
+        student=claimed,
+        first_name="",
+        last_name="",
+        email="",
+        lms_user_id="",
+        status=REFUSED,
+        **reasons.fields("reason", reason),
+        flags=(),
+        score=None,
+        max_score=maxima_total,
+        late_penalty=0.0,
+        pending_points=0.0,
+        timestamp=when,
+        seconds_late=0.0,
+        exercises=(),
+        feedback=None,
     )
 
 

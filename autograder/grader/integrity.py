@@ -8,23 +8,55 @@ by the judge step.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from autograder.common.i18n import Text
+from autograder.grader import reasons
+
+# The kinds of flag; a record saves the English as the flag's kind, the Chinese beside it.
+DELETED = Text("deleted test cell", "测试单元格被删除")
+STRIPPED = Text("metadata-stripped test cell", "测试单元格的 nbgrader 元数据被删除")
+EDITED = Text("edited test cell", "测试单元格被修改")
+FORBIDDEN = Text("forbidden construct", "不允许的写法")
+DISAGREES = Text("first run disagrees", "首次运行与评分结果不一致")
+NOT_INTACT = Text("the graded test cell is not intact", "这个评分测试单元格已不完整")
+DIFFERS = Text("its code differs from the original", "它的代码与原来的不同")
 
 
 @dataclass(frozen=True)
 class Flag:
     """One integrity problem: what, where, and which graded cells lose their credit."""
 
-    kind: str
+    kind: Text
     cell: str
-    detail: str
+    detail: Text
     voids: tuple[str, ...]
 
-    def describe(self) -> str:
-        return f"{self.kind} in {self.cell}: {self.detail}"
+    def describe(self) -> Text:
+        return reasons.says(
+            "{kind} in {cell}: {detail}",
+            "{kind}（{cell}）：{detail}",
+            kind=self.kind,
+            cell=reasons.cell_name(self.cell),
+            detail=self.detail,
+        )
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """As a record saves it: kind and detail in English, each with its Chinese beside it."""
+        return {
+            **reasons.fields("kind", self.kind),
+            "cell": self.cell,
+            **reasons.fields("detail", self.detail),
+            "voids": list(self.voids),
+        }
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> Flag:
+        """A flag that ``as_dict`` wrote (the judge step's, read back in the worker)."""
+        kind, detail = reasons.saved(saved, "kind"), reasons.saved(saved, "detail")
+        if kind is None or detail is None:
+            raise ValueError(f"not a flag as_dict wrote: {saved!r}")
+        return cls(kind, str(saved["cell"]), detail, tuple(saved["voids"]))
 
 
 def _grade_id(cell) -> str | None:
@@ -61,11 +93,8 @@ def structural_flags(source_nb, submitted_nb) -> list[Flag]:
         visible = visible_source(cell.source)
         if mine is None:
             stripped = any(visible and visible in bare for bare in bare_sources)
-            kind = "metadata-stripped test cell" if stripped else "deleted test cell"
-            flags.append(Flag(kind, gid, "the graded test cell is not intact", (gid,)))
+            flags.append(Flag(STRIPPED if stripped else DELETED, gid, NOT_INTACT, (gid,)))
             continue
         if normal_source(mine.source) != visible:
-            flags.append(
-                Flag("edited test cell", gid, "its code differs from the original", (gid,))
-            )
+            flags.append(Flag(EDITED, gid, DIFFERS, (gid,)))
     return flags

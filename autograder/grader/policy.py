@@ -29,6 +29,9 @@ import symtable
 import types
 from dataclasses import dataclass, field
 
+from autograder.common.i18n import Text
+from autograder.grader.reasons import says
+
 ANY = None  # every public name of the module (modules it holds must be listed too)
 ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     **dict.fromkeys(
@@ -99,16 +102,39 @@ REFUSED_ATTRIBUTES = frozenset(
 )
 REFUSED_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "co_")
 
+# What a violation says, in both languages (names and code in it stay as written).
+NOT_LITERAL_DEFAULT = Text(
+    "a default value that is not a literal or a name", "默认值既不是字面量也不是名称"
+)
+NOT_NAME_ANNOTATION = Text("an annotation that is not a name", "类型注解不是名称")
+CLASS_BODY_STATEMENT = Text(
+    "a class body statement other than a method or a literal",
+    "类体中除方法和字面量以外的语句",
+)
+VALUE_KINDS = {"module": "模块", "class": "类"}  # _is_value_kind's words, in Chinese
+
+
+def _named_only(name: str) -> Text:
+    return says("{name}", "名称 {name}", name=name)
+
+
+def _imported_as(name: str) -> Text:
+    return says("import … as {name}", "以别名 {name} 导入", name=name)
+
+
+def _changes(node: ast.AST) -> Text:
+    return says("changes {code}", "修改 {code}", code=ast.unparse(node))
+
 
 @dataclass(frozen=True)
 class Violation:
     """One construct outside the list: where it is and what it is."""
 
     line: int
-    what: str
+    what: Text
 
-    def describe(self) -> str:
-        return f"line {self.line}: {self.what}"
+    def describe(self) -> Text:
+        return says("line {line}: {what}", "第 {line} 行：{what}", line=self.line, what=self.what)
 
 
 @dataclass
@@ -143,15 +169,21 @@ def _is_private(name: str) -> bool:
     return name.startswith("_") and not _is_dunder(name) and name != "_"
 
 
-def attribute_problem(name: str) -> str | None:
+def attribute_problem(name: str) -> Text | None:
     """Why an attribute name may not be used, or None."""
     if _is_dunder(name):
-        return None if name in ALLOWED_DUNDER_ATTRIBUTES else f".{name}"
+        return None if name in ALLOWED_DUNDER_ATTRIBUTES else _attribute(name)
     if _is_private(name):
-        return None if name in ALLOWED_PRIVATE_ATTRIBUTES else f".{name} (private)"
+        if name in ALLOWED_PRIVATE_ATTRIBUTES:
+            return None
+        return says(".{name} (private)", "私有属性 .{name}", name=name)
     if name in REFUSED_ATTRIBUTES or name.startswith(REFUSED_ATTRIBUTE_PREFIXES):
-        return f".{name}"
+        return _attribute(name)
     return None
+
+
+def _attribute(name: str) -> Text:
+    return says(".{name}", "属性 .{name}", name=name)
 
 
 def _module_allowed(name: str) -> bool:
@@ -187,7 +219,7 @@ def _member(module: types.ModuleType, attr: str):
 
 
 @functools.lru_cache(maxsize=8192)
-def resolve(path: str) -> tuple[object, str | None]:
+def resolve(path: str) -> tuple[object, Text | None]:
     """The object a dotted path of an allowed module names, and why it is refused (or None).
 
     Resolution stops at the first object that is not a module: beyond it, only the
@@ -197,7 +229,11 @@ def resolve(path: str) -> tuple[object, str | None]:
     parts = path.split(".")
     current = _module(parts[0])
     if current is None:
-        return _MISSING, f"{parts[0]} is not a module graded code may import"
+        return _MISSING, says(
+            "{name} is not a module graded code may import",
+            "{name} 不是评分代码可以导入的模块",
+            name=parts[0],
+        )
     for index, attr in enumerate(parts[1:], start=1):
         problem = attribute_problem(attr)
         if problem:
@@ -206,10 +242,19 @@ def resolve(path: str) -> tuple[object, str | None]:
             return _MISSING, None
         listed = ALLOWED_MODULES.get(current.__name__, ANY)
         if listed is not ANY and attr not in listed:
-            return _MISSING, f"{current.__name__}.{attr} is not on the list"
+            return _MISSING, says(
+                "{path} is not on the list",
+                "{path} 不在允许使用的列表中",
+                path=f"{current.__name__}.{attr}",
+            )
         current = _member(current, attr)
         if isinstance(current, types.ModuleType) and not _module_allowed(current.__name__):
-            return _MISSING, f"{'.'.join(parts[: index + 1])} (module {current.__name__})"
+            return _MISSING, says(
+                "{path} (module {module})",
+                "{path}（模块 {module}，不在允许之列）",
+                path=".".join(parts[: index + 1]),
+                module=current.__name__,
+            )
     return current, None
 
 
@@ -289,12 +334,12 @@ def _literal_form(node: ast.AST | None) -> bool:
 DUNDER_IN_TEXT = re.compile(r"__\w+__")
 
 
-def _string_problem(text: str) -> str | None:
+def _string_problem(text: str) -> Text | None:
     """A string that could act as a dunder or private name: a dunder word, or a format field
     that reaches an attribute the rules refuse."""
     found = DUNDER_IN_TEXT.search(text)
     if found:
-        return f"the string {found.group()!r}"
+        return says("the string {text!r}", "字符串 {text!r}", text=found.group())
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(text) if f]
     except ValueError:  # not a format string: str.format would refuse it too
@@ -302,7 +347,7 @@ def _string_problem(text: str) -> str | None:
     for name in fields:
         for attr in re.findall(r"\.([^.\[]*)", name):
             if attribute_problem(attr):
-                return f"the format field {{{name}}}"
+                return says("the format field {{{name}}}", "格式字段 {{{name}}}", name=name)
     return None
 
 
@@ -316,7 +361,7 @@ class _Reader(ast.NodeVisitor):
         self.docstrings: set[int] = set()
         self.decorators: set[int] = set()
 
-    def flag(self, node: ast.AST, what: str) -> None:
+    def flag(self, node: ast.AST, what: Text) -> None:
         self.found.append(Violation(getattr(node, "lineno", 0), what))
 
     # -- where a module or a class may appear: called, dereferenced, subclassed, tested
@@ -350,46 +395,61 @@ class _Reader(ast.NodeVisitor):
     def _imported(self, node: ast.AST, path: str) -> None:
         _, problem = resolve(path)
         if problem:
-            self.flag(node, f"import {path}: {problem}")
+            self.flag(
+                node, says("import {path}: {why}", "导入 {path}：{why}", path=path, why=problem)
+            )
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if not _module_allowed(alias.name):
-                self.flag(node, f"import {alias.name}")
+                self.flag(node, says("import {name}", "导入 {name}", name=alias.name))
             elif alias.asname and _is_dunder(alias.asname):
-                self.flag(node, f"import … as {alias.asname}")
+                self.flag(node, _imported_as(alias.asname))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if node.level or not _module_allowed(module):
-            self.flag(node, f"from {'.' * node.level}{module} import …")
+            name = "." * node.level + module
+            self.flag(node, says("from {name} import …", "从 {name} 导入", name=name))
             return
         for alias in node.names:
             if alias.name == "*":
-                self.flag(node, f"from {module} import *")
+                self.flag(node, says("from {name} import *", "从 {name} 导入 *", name=module))
             else:
                 self._imported(node, f"{module}.{alias.name}")
                 if alias.asname and (_is_dunder(alias.asname) or _is_private(alias.asname)):
-                    self.flag(node, f"import … as {alias.asname}")
+                    self.flag(node, _imported_as(alias.asname))
 
     # -- names and attributes
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
         if _is_dunder(name):
-            self.flag(node, name)
+            self.flag(node, _named_only(name))
         elif isinstance(node.ctx, ast.Store | ast.Del) and name in self.context.aliases:
-            self.flag(node, f"rebinds the imported {name}")
+            self.flag(node, says("rebinds the imported {name}", "重新绑定导入的 {name}", name=name))
         elif name in DECORATOR_BUILTINS and id(node) not in self.decorators:
-            self.flag(node, f"{name} outside a decorator")
+            self.flag(
+                node, says("{name} outside a decorator", "在装饰器以外使用 {name}", name=name)
+            )
         elif name in self.context.aliases:
             self._used_as_value(node, self.context.aliases[name])
 
     def _used_as_value(self, node: ast.AST, path: str) -> None:
         obj, problem = resolve(path)
         if problem:
-            self.flag(node, f"{path}: {problem}")
+            self.flag(node, says("{path}: {why}", "{path}：{why}", path=path, why=problem))
         elif id(node) not in self.inert and _is_value_kind(obj):
-            self.flag(node, f"the {_is_value_kind(obj)} {path} used as a value")
+            kind = _is_value_kind(obj)
+            self.flag(
+                node,
+                says(
+                    "the {kind} {path} used as a value",
+                    "把{kind_zh} {path} 当作值使用",
+                    kind=kind,
+                    kind_zh=VALUE_KINDS[kind],
+                    path=path,
+                ),
+            )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         problem = attribute_problem(node.attr)
@@ -402,7 +462,7 @@ class _Reader(ast.NodeVisitor):
             root, parts = chain
             self._used_as_value(node, ".".join([self.context.aliases[root], *parts]))
             if isinstance(node.ctx, ast.Store | ast.Del):
-                self.flag(node, f"changes {ast.unparse(node)}")
+                self.flag(node, _changes(node))
             return  # the chain is resolved as a whole
         self.generic_visit(node)
 
@@ -419,30 +479,31 @@ class _Reader(ast.NodeVisitor):
 
     def visit_keyword(self, node: ast.keyword) -> None:
         if node.arg and (_is_dunder(node.arg)):
-            self.flag(node.value, f"the keyword {node.arg}=")
+            self.flag(node.value, says("the keyword {arg}=", "关键字参数 {arg}=", arg=node.arg))
         self.generic_visit(node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:
             problem = attribute_problem(attr)
             if problem:
-                self.flag(node, f"case …({attr}=…)")
+                self.flag(node, says("case …({attr}=…)", "模式匹配的类模式 …({attr}=…)", attr=attr))
         self.generic_visit(node)
 
     # -- definitions: what runs when they are made
     def _definition_time(self, node, args: ast.arguments, decorators: list[ast.expr]) -> None:
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             if not _literal_form(default):
-                self.flag(default, "a default value that is not a literal or a name")
+                self.flag(default, NOT_LITERAL_DEFAULT)
         every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
         for arg in filter(None, every):
             if _is_dunder(arg.arg):
-                self.flag(node, f"the parameter {arg.arg}")
+                self.flag(node, says("the parameter {name}", "参数名 {name}", name=arg.arg))
             if arg.annotation is not None and not _literal_form(arg.annotation):
-                self.flag(arg, "an annotation that is not a name")
+                self.flag(arg, NOT_NAME_ANNOTATION)
         for decorator in decorators:
             if not self._allowed_decorator(decorator):
-                self.flag(decorator, f"the decorator @{ast.unparse(decorator)}")
+                code = ast.unparse(decorator)
+                self.flag(decorator, says("the decorator @{code}", "装饰器 @{code}", code=code))
 
     def _allowed_decorator(self, node: ast.expr) -> bool:
         target, args = node, []
@@ -462,10 +523,10 @@ class _Reader(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if _is_dunder(node.name) and node.name not in ALLOWED_DUNDER_DEFINITIONS:
-            self.flag(node, f"def {node.name}")
+            self.flag(node, says("def {name}", "定义函数 {name}", name=node.name))
         self._definition_time(node, node.args, node.decorator_list)
         if node.returns is not None and not _literal_form(node.returns):
-            self.flag(node.returns, "an annotation that is not a name")
+            self.flag(node.returns, NOT_NAME_ANNOTATION)
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -476,17 +537,27 @@ class _Reader(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if _is_dunder(node.name):
-            self.flag(node, f"class {node.name}")
+            self.flag(node, says("class {name}", "定义类 {name}", name=node.name))
         if node.keywords:
-            self.flag(node, f"class {node.name}(…, {node.keywords[0].arg}=…)")
+            self.flag(
+                node,
+                says(
+                    "class {name}(…, {arg}=…)",
+                    "类 {name} 的关键字参数 {arg}=",
+                    name=node.name,
+                    arg=node.keywords[0].arg,
+                ),
+            )
         for decorator in node.decorator_list:
-            self.flag(decorator, f"the class decorator @{ast.unparse(decorator)}")
+            code = ast.unparse(decorator)
+            self.flag(decorator, says("the class decorator @{code}", "类装饰器 @{code}", code=code))
         for base in node.bases:
             if not (isinstance(base, ast.Name) or _chain(base)):
-                self.flag(base, f"the base class {ast.unparse(base)}")
+                code = ast.unparse(base)
+                self.flag(base, says("the base class {code}", "基类 {code}", code=code))
         for statement in node.body:
             if not _class_statement(statement):
-                self.flag(statement, "a class body statement other than a method or a literal")
+                self.flag(statement, CLASS_BODY_STATEMENT)
         self.generic_visit(node)
 
     # -- changes to what is not the learner's
@@ -496,7 +567,7 @@ class _Reader(ast.NodeVisitor):
                 if isinstance(part, ast.Attribute | ast.Subscript):
                     root = _root(part)
                     if root in self.context.aliases or root in self.context.course:
-                        self.flag(node, f"changes {ast.unparse(part)}")
+                        self.flag(node, _changes(part))
                         return
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -510,7 +581,7 @@ class _Reader(ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._targets(node, [node.target])
         if not _literal_form(node.annotation):
-            self.flag(node.annotation, "an annotation that is not a name")
+            self.flag(node.annotation, NOT_NAME_ANNOTATION)
         self.generic_visit(node)
 
     def visit_Delete(self, node: ast.Delete) -> None:
@@ -531,22 +602,34 @@ def _class_statement(node: ast.stmt) -> bool:
     return False
 
 
-def _refused_global(name: str, context: Context) -> str | None:
+def _refused_global(name: str, context: Context) -> Text | None:
     """Why a name that resolves to the module's globals (or builtins) is refused."""
     if name.startswith("."):  # symtable's own names (comprehension arguments)
         return None
     if name in context.course:
-        return f"{name} (the course's own code)"
+        return says("{name} (the course's own code)", "{name}（课程自己的代码）", name=name)
     if name in IPYTHON_NAMES or IPYTHON_HISTORY.fullmatch(name):
-        return f"{name} (IPython's history or shell)"
+        return says(
+            "{name} (IPython's history or shell)",
+            "{name}（IPython 的历史记录或交互环境）",
+            name=name,
+        )
     if _is_dunder(name):
-        return name
+        return _named_only(name)
     if hasattr(builtins, name) and name not in ALLOWED_BUILTINS:
         if name in DECORATOR_BUILTINS:
             return None  # checked where it is used: only as a decorator
-        return f"{name} (a builtin graded code may not use)"
+        return says(
+            "{name} (a builtin graded code may not use)",
+            "{name}（评分代码不能使用的内置函数）",
+            name=name,
+        )
     if _is_private(name) and name not in context.bound:
-        return f"{name} (a private name the notebook does not define)"
+        return says(
+            "{name} (a private name the notebook does not define)",
+            "{name}（笔记本中没有定义的私有名称）",
+            name=name,
+        )
     return None
 
 
@@ -557,7 +640,7 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
         top = symtable.symtable(source, "<cell>", "exec")
     except SyntaxError:
         return []
-    refused: dict[str, str] = {}
+    refused: dict[str, Text] = {}
     pending = [top]
     while pending:
         table = pending.pop()
@@ -566,7 +649,8 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
             if symbol.get_name() in TRUSTED_BUILTINS and (
                 symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported()
             ):
-                refused.setdefault(symbol.get_name(), f"rebinds {symbol.get_name()}")
+                name = symbol.get_name()
+                refused.setdefault(name, says("rebinds {name}", "重新绑定 {name}", name=name))
             # a class body reads a name from the globals until it assigns it (``x = getattr``)
             reaches_globals = (
                 module_level
@@ -754,7 +838,7 @@ def violations(tree: ast.Module, context: Context) -> list[Violation]:
     reader.visit(tree)
     found = reader.found + _scope_violations(ast.unparse(tree), tree, context)
     unique = {(v.line, v.what): v for v in found}
-    return sorted(unique.values(), key=lambda v: (v.line, v.what))
+    return sorted(unique.values(), key=lambda v: (v.line, v.what.en))
 
 
 def statements(tree: ast.Module) -> list[str]:

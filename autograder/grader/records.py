@@ -31,9 +31,10 @@ class GradeRecord:
     assignment: str
     notebook: str
     status: str
-    reason: str = ""
+    reason: str = ""  # in English; the Chinese beside it (reasons.py)
+    reason_zh: str = ""
     incidents: list[dict] = field(default_factory=list)
-    flags: list[dict] = field(default_factory=list)
+    flags: list[dict] = field(default_factory=list)  # integrity.Flag.as_dict()
     sandbox: str = ""
     seconds: float = 0.0
     verdicts: dict = field(default_factory=dict)  # grade_id -> the judge's verdict

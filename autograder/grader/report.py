@@ -124,7 +124,12 @@ NOT_GRADED_IN_FULL = {"missing", "timed out", "crashed", "corrupt file", "reject
 
 
 def _status(status: str, lang: str) -> str:
-    return STATUS[status](lang) if status in STATUS else status
+    """A status in ``lang``; a lesson of several notebooks has theirs joined (Work.status)."""
+    return ", ".join(STATUS[s](lang) if s in STATUS else s for s in status.split(", "))
+
+
+def _joined(parts, lang: str) -> str:
+    return ("；" if lang == "zh" else "; ").join(parts)
 
 
 @dataclass(frozen=True)
@@ -333,7 +338,7 @@ def _learners(works: list[Work], base: Path, lang: str, with_course: bool) -> Ma
             ", ".join(work.misconceptions) or "—",
             _status(work.status, lang),
             _late(work, lang),
-            "; ".join(k for r in work.rows for k in r.flag_kinds) or "—",
+            _joined((k for r in work.rows for k in r.flag_kinds_in(lang)), lang) or "—",
             _feedback_links(work, base, lang),
         ]
         rows.append(row)
@@ -351,11 +356,11 @@ def _needs_attention(works: list[Work], refused: list[Row], lang: str) -> list[t
         for row in work.rows:
             if row.status in ("error", NOT_GRADED):
                 what = ATTENTION["error" if row.status == "error" else "not_graded"](lang)
-                found.append((row, what, row.reason))
+                found.append((row, what, row.reason_in(lang)))
             elif row.status in NOT_GRADED_IN_FULL:
-                found.append((row, ATTENTION["submission"](lang), row.reason))
+                found.append((row, ATTENTION["submission"](lang), row.reason_in(lang)))
             if row.flags:
-                detail = "; ".join(f"{f['kind']} ({f['cell']}: {f['detail']})" for f in row.flags)
+                detail = _joined(row.flag_details_in(lang), lang)
                 found.append((row, ATTENTION["flagged"](lang), detail))
             if row.pending_points:
                 what = ATTENTION["pending"](lang).format(points=row.pending_points)
@@ -365,7 +370,7 @@ def _needs_attention(works: list[Work], refused: list[Row], lang: str) -> list[t
                 what = ATTENTION["late"](lang).format(how=how, penalty=row.late_penalty)
                 found.append((row, what, str(row.timestamp or "")))
     for row in refused:
-        found.append((row, ATTENTION["refused"](lang), row.reason))
+        found.append((row, ATTENTION["refused"](lang), row.reason_in(lang)))
     return [(r.student, r.lesson, what, detail) for r, what, detail in found]
 
 

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.common.i18n import Text
+from autograder.grader.reasons import says
+
 IGNORED = {".ipynb_checkpoints"}  # Jupyter's autosaves: skipped, never read, never staged
 READ_CHUNK = 1024**2
 
@@ -63,30 +66,48 @@ def students(course_root: Path, assignment: str) -> list[str]:
     return sorted(found)
 
 
-def plain_name_problem(name: str) -> str | None:
+def plain_name_problem(name: str) -> Text | None:
     """Why a file or folder name is not plain, or None."""
     if not name or name in (".", ".."):
-        return "an empty or dot name"
+        return Text("an empty or dot name", "名称为空，或是 . 或 ..")
     if "/" in name or "\\" in name or "\0" in name:
-        return f"a path separator in {name!r}"
+        return says("a path separator in {name!r}", "名称 {name!r} 中有路径分隔符", name=name)
     if any(unicodedata.category(c)[0] == "C" for c in name):
-        return f"a control or unassigned character in {name!r}"
+        return says(
+            "a control or unassigned character in {name!r}",
+            "名称 {name!r} 中有控制字符或未分配的字符",
+            name=name,
+        )
     if name.startswith((".", "-", "~")):
-        return f"a name starting with {name[0]!r}: {name!r}"
+        return says(
+            "a name starting with {first!r}: {name!r}",
+            "以 {first!r} 开头的名称：{name!r}",
+            first=name[0],
+            name=name,
+        )
     if name != name.strip() or len(name.encode("utf-8", "surrogateescape")) > 200:
-        return f"leading/trailing spaces or an overlong name: {name!r}"
+        return says(
+            "leading/trailing spaces or an overlong name: {name!r}",
+            "名称首尾有空格或过长：{name!r}",
+            name=name,
+        )
     return None
 
 
-def rejection(course_root: Path, assignment: str, student: str, bounds: Bounds) -> str | None:
+def rejection(course_root: Path, assignment: str, student: str, bounds: Bounds) -> Text | None:
     """Why the submission folder must not be read at all, or None when it is plain data."""
     problem = plain_name_problem(student)
     if problem:
-        return f"the learner folder has {problem}"
+        return says(
+            "the learner folder has {problem}", "学生文件夹的名称不合规：{problem}", problem=problem
+        )
     if not valid_learner_id(student):
-        return (
-            f"{student!r} is not a valid learner id (letters, digits and . _ @ + -, starting "
-            "with a letter or digit): nbgrader would read it as a pattern"
+        return says(
+            "{student!r} is not a valid learner id (letters, digits and . _ @ + -, starting "
+            "with a letter or digit): nbgrader would read it as a pattern",
+            "{student!r} 不是有效的学生 ID（只能由字母、数字和 . _ @ + - 组成，"
+            "并以字母或数字开头）：nbgrader 会把它当作通配模式",
+            student=student,
         )
     learner = course_root / "submitted" / student
     for folder in (learner, learner / assignment):
@@ -95,13 +116,17 @@ def rejection(course_root: Path, assignment: str, student: str, bounds: Bounds) 
         except FileNotFoundError:
             return None  # nothing submitted: every notebook is "missing"
         if stat.S_ISLNK(mode):
-            return f"{folder.name} is a symbolic link"
+            return _symbolic_link(folder.name)
         if not stat.S_ISDIR(mode):
-            return f"{folder.name} is not a folder"
+            return says("{name} is not a folder", "{name} 不是文件夹", name=folder.name)
     return _walk_problem(learner / assignment, bounds)
 
 
-def _walk_problem(top: Path, bounds: Bounds) -> str | None:
+def _symbolic_link(where: str) -> Text:
+    return says("{where} is a symbolic link", "{where} 是符号链接", where=where)
+
+
+def _walk_problem(top: Path, bounds: Bounds) -> Text | None:
     """Walk without following links; stop at the first problem or past the bounds."""
     files = total = 0
     pending = [(top, 0)]
@@ -110,7 +135,12 @@ def _walk_problem(top: Path, bounds: Bounds) -> str | None:
         try:
             entries = os.scandir(folder)
         except OSError as error:
-            return f"{folder.name} cannot be listed: {error.strerror}"
+            return says(
+                "{name} cannot be listed: {error}",
+                "无法列出 {name} 的内容：{error}",
+                name=folder.name,
+                error=error.strerror,
+            )
         with entries:
             for entry in entries:
                 if entry.name in IGNORED and depth == 0:
@@ -118,46 +148,81 @@ def _walk_problem(top: Path, bounds: Bounds) -> str | None:
                 where = os.path.relpath(entry.path, top)
                 problem = plain_name_problem(entry.name)
                 if problem:
-                    return f"{problem} (at {where!r})"
+                    return says(
+                        "{problem} (at {where!r})",
+                        "{problem}（位于 {where!r}）",
+                        problem=problem,
+                        where=where,
+                    )
                 files += 1
                 if files > bounds.max_files:
-                    return f"more than {bounds.max_files} files and folders"
+                    return says(
+                        "more than {n} files and folders",
+                        "文件和文件夹超过 {n} 个",
+                        n=bounds.max_files,
+                    )
                 info = entry.stat(follow_symlinks=False)
                 if stat.S_ISLNK(info.st_mode):
-                    return f"{where} is a symbolic link"
+                    return _symbolic_link(where)
                 if stat.S_ISDIR(info.st_mode):
                     if depth + 1 >= bounds.max_depth:
-                        return f"folders nested deeper than {bounds.max_depth}"
+                        return says(
+                            "folders nested deeper than {n}",
+                            "文件夹嵌套超过 {n} 层",
+                            n=bounds.max_depth,
+                        )
                     pending.append((Path(entry.path), depth + 1))
                 elif stat.S_ISREG(info.st_mode):
                     if info.st_nlink > 1:
-                        return f"{where} is a hard link to another file"
+                        return says(
+                            "{where} is a hard link to another file",
+                            "{where} 是指向另一个文件的硬链接",
+                            where=where,
+                        )
                     total += info.st_size
                     if total > bounds.max_bytes:
-                        return f"more than {bounds.max_bytes // 1024**2} MiB in all"
+                        return says(
+                            "more than {mib} MiB in all",
+                            "总大小超过 {mib} MiB",
+                            mib=bounds.max_bytes // 1024**2,
+                        )
                 else:
-                    return f"{where} is a special file (fifo, device or socket)"
+                    return says(
+                        "{where} is a special file (fifo, device or socket)",
+                        "{where} 是特殊文件（FIFO、设备或套接字）",
+                        where=where,
+                    )
     return None
 
 
-def problem(path: Path) -> tuple[str, str] | None:
+def problem(path: Path) -> tuple[str, Text] | None:
     """(status, reason) when a notebook cannot be graded at all, else None.
 
     ``path`` is the staged copy: a regular file this process wrote.
     """
     if not path.is_file():
-        return "missing", f"{path.name} was not submitted"
+        return "missing", says("{name} was not submitted", "没有提交 {name}", name=path.name)
     from autograder.grader.verdicts import too_large
 
     try:
         nb = nbformat.read(str(path), as_version=4)
         large = too_large(nb)  # before validating: the bound is on all reading
         if large:
-            return "rejected", f"{path.name} is too large to grade: {large}"
+            return "rejected", says(
+                "{name} is too large to grade: {why}",
+                "{name} 太大，无法评分：{why}",
+                name=path.name,
+                why=large,
+            )
         nbformat.validate(nb)
     except Exception as error:  # any parse or schema failure means the file is unusable
         first = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
-        return "corrupt file", f"{path.name} is not a valid notebook: {first}"
+        return "corrupt file", says(
+            "{name} is not a valid notebook: {error}",
+            "{name} 不是有效的笔记本：{error}",
+            name=path.name,
+            error=first,
+        )
     return None
 
 

@@ -22,7 +22,8 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Any, Dict, Integer, List, Unicode
 
-from autograder.grader import policy
+from autograder.common.i18n import Text
+from autograder.grader import integrity, policy, reasons
 from autograder.grader.integrity import is_test_cell, normal_source, visible_source
 from autograder.grader.judge import Verdict, judge_cell, visible_checks_pass
 
@@ -187,19 +188,28 @@ MAX_CELLS = 2000  # the course's notebooks have fewer than 100
 MAX_CODE_CHARS = 4 * 1024**2  # all code cells together
 
 
-def too_large(nb) -> str | None:
+def too_large(nb) -> Text | None:
     """Why a notebook is too large to read for grading (status ``rejected``), or None."""
     cells = nb.get("cells")
     if not isinstance(cells, list):
         return None  # not a notebook: nbformat's validation says so
     if len(cells) > MAX_CELLS:
-        return f"it has {len(cells)} cells, more than the {MAX_CELLS} a graded notebook may have"
+        return reasons.says(
+            "it has {n} cells, more than the {most} a graded notebook may have",
+            "它有 {n} 个单元格，超过了评分笔记本最多允许的 {most} 个",
+            n=len(cells),
+            most=MAX_CELLS,
+        )
     code = 0
     for cell in cells:
         source = cell.get("source", "") if isinstance(cell, dict) else ""
         code += sum(map(len, source)) if isinstance(source, list) else len(str(source))
     if code > MAX_CODE_CHARS:
-        return f"its cells hold more than {MAX_CODE_CHARS // 1024**2} MiB of code"
+        return reasons.says(
+            "its cells hold more than {mib} MiB of code",
+            "它的单元格里的代码超过 {mib} MiB",
+            mib=MAX_CODE_CHARS // 1024**2,
+        )
     return None
 
 
@@ -219,7 +229,7 @@ def read_notebook(nb, exempt: set[str]):
     """
     problem = too_large(nb)
     if problem:
-        raise ValueError(problem)
+        raise ValueError(problem.en)
     code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     tests = [c for _, c in code if is_test_cell(c)]
     test_ids = {_meta(c)["grade_id"] for c in tests}
@@ -239,14 +249,10 @@ def read_notebook(nb, exempt: set[str]):
         grade_id = _meta(cell).get("grade_id")
         for violation in policy.violations(tree, context):
             refused.add(index)
-            flags.append(
-                {
-                    "kind": "forbidden construct",
-                    "cell": grade_id or f"cell {index}",
-                    "detail": violation.describe(),
-                    "voids": _exercise_test(grade_id, test_ids),
-                }
-            )
+            cell_name = grade_id or f"cell {index}"
+            voids = tuple(_exercise_test(grade_id, test_ids))
+            flag = integrity.Flag(integrity.FORBIDDEN, cell_name, violation.describe(), voids)
+            flags.append(flag.as_dict())
     reads = set()
     for index, _, tree, instructors in cells:
         if not instructors and index not in refused:
@@ -282,7 +288,7 @@ class JudgeTestCells(NbGraderPreprocessor):
     salt = Integer(0, help="The salt the observer ran the hidden tests with.").tag(config=True)
     voided = Dict(
         help="Per notebook, test cells that earn nothing whatever the verdict, with the reason "
-        "(e.g. found deleted or edited when the submission was read)."
+        '(e.g. found deleted or edited when the submission was read) as {"en": …, "zh": …}.'
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
@@ -296,11 +302,11 @@ class JudgeTestCells(NbGraderPreprocessor):
             grade_id = _meta(cell)["grade_id"]
             seen = observed.get(grade_id, {})
             verdict = judge_cell(cell.source, seen, self.language, salt=self.salt)
-            voided = [f"{f['cell']} {f['detail']}" for f in flags if grade_id in f["voids"]]
-            voided += [read_before[grade_id]] if grade_id in read_before else []
+            voided = [_voiding(f) for f in flags if grade_id in f["voids"]]
+            voided += [Text(**read_before[grade_id])] if grade_id in read_before else []
             if voided and verdict.passed:
-                reason = "; ".join(voided)
-                verdict = Verdict(False, _VOIDED[self.language].format(reason=reason))
+                reason = reasons.join(voided)
+                verdict = Verdict(False, _VOIDED.format(reason=reason)(self.language))
             disagrees = first_run_passed(cell) != verdict.passed
             if disagrees and first_run_passed(cell):  # the first run had no hidden tests
                 disagrees = not visible_checks_pass(cell.source, seen, self.language)
@@ -319,21 +325,30 @@ class JudgeTestCells(NbGraderPreprocessor):
         return nb, resources
 
 
-_VOIDED = {
-    "en": "No credit for this test: {reason}. Graded notebooks keep their test cells intact and "
+_VOIDED = Text(
+    "No credit for this test: {reason}. Graded notebooks keep their test cells intact and "
     "use only what graded code may use (README: “What graded code may use”).",
-    "zh": "这个测试不计分：{reason}。评分笔记本必须保留完整的测试单元格，"
+    "这个测试不计分：{reason}。评分笔记本必须保留完整的测试单元格，"
     "且只能使用评分代码允许的写法（见 README“评分代码可以使用的写法”）。",
+)
+_DISAGREES = {
+    True: Text(
+        "the test passed in the learner's kernel but not in the grader's judgement",
+        "这个测试在学生的内核里通过了，评分程序却判定为未通过",
+    ),
+    False: Text(
+        "the test failed in the learner's kernel but passed in the grader's judgement",
+        "这个测试在学生的内核里未通过，评分程序却判定为通过",
+    ),
 }
 
 
+def _voiding(flag: dict) -> Text:
+    """What a policy flag of this notebook says in a test's feedback: its cell and detail."""
+    detail = reasons.saved(flag, "detail")
+    cell = reasons.cell_name(flag["cell"])
+    return reasons.says("{cell} {detail}", "{cell} {detail}", cell=cell, detail=detail)
+
+
 def _disagreement(grade_id: str, first_run: bool) -> dict:
-    said = "passed" if first_run else "failed"
-    return {
-        "kind": "first run disagrees",
-        "cell": grade_id,
-        "detail": f"the test {said} in the learner's kernel but not in the grader's judgement"
-        if first_run
-        else f"the test {said} in the learner's kernel but passed in the grader's judgement",
-        "voids": [],
-    }
+    return integrity.Flag(integrity.DISAGREES, grade_id, _DISAGREES[first_run], ()).as_dict()

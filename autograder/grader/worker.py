@@ -18,7 +18,16 @@ from pathlib import Path
 import nbformat
 
 from autograder import course
-from autograder.grader import forked, hidden_inputs, integrity, records, submission, verdicts
+from autograder.common.i18n import Text
+from autograder.grader import (
+    forked,
+    hidden_inputs,
+    integrity,
+    reasons,
+    records,
+    submission,
+    verdicts,
+)
 from autograder.grader.cgroups import CgroupParent
 from autograder.grader.records import GradeRecord
 from autograder.grader.sandbox import Confinement
@@ -96,22 +105,36 @@ def _config(
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {
-        name: {gid: flag.describe() for flag in found for gid in flag.voids}
+        name: {gid: dataclasses.asdict(flag.describe()) for flag in found for gid in flag.voids}
         for name, found in read_flags.items()
     }
     return config
 
 
-def _describe(incident: dict, budget_s: int) -> str:
-    if incident["kind"] == OUT_OF_TIME:
-        return (
-            f"out of time: the notebook's {budget_s} s budget ran out before {incident['cell']}; "
-            "the cells from there on were not run"
-        )
-    return f"{incident['kind']} in {incident['cell']}"
+# What an incident of the kernel's run says in a reason (execute.py's kinds).
+INCIDENTS = {
+    OUT_OF_TIME: (
+        "out of time: the notebook's {budget} s budget ran out before {cell}; "
+        "the cells from there on were not run",
+        "评分时间用完：运行到 {cell} 之前，笔记本已用完 {budget} 秒的评分时间；"
+        "从这里起的单元格都没有运行",
+    ),
+    "timed out": ("timed out in {cell}", "{cell} 运行超时"),
+    "crashed": ("crashed in {cell}", "运行 {cell} 时内核崩溃"),
+}
+NOT_OBSERVED = ("test cells not observed: {said}", "测试单元格没有被观察到：{said}")
+NBGRADER_FAILED = ("nbgrader could not grade it: {said}", "nbgrader 无法评分：{said}")
 
 
-def _status(incidents: list[dict], flags: list[integrity.Flag], budget_s: int) -> tuple[str, str]:
+def _describe(incident: dict, budget_s: int) -> Text:
+    en, zh = INCIDENTS.get(incident["kind"], ("{kind} in {cell}", "{cell}：{kind}"))
+    cell = reasons.cell_name(incident["cell"])
+    return reasons.says(en, zh, budget=budget_s, cell=cell, kind=incident["kind"])
+
+
+def _status(
+    incidents: list[dict], flags: list[integrity.Flag], budget_s: int
+) -> tuple[str, Text | None]:
     """Crashes, then timeouts, then integrity flags decide the status; the reason lists all."""
     kinds = [i["kind"] for i in incidents]
     if "crashed" in kinds:
@@ -122,7 +145,7 @@ def _status(incidents: list[dict], flags: list[integrity.Flag], budget_s: int) -
         status = "flagged" if flags else "graded"
     parts = [_describe(i, budget_s) for i in incidents]
     parts += [flag.describe() for flag in flags]
-    return status, "; ".join(parts)
+    return status, reasons.join(parts)
 
 
 def _flags(root: Path, assignment: str, name: str, path: Path) -> list[integrity.Flag]:
@@ -133,14 +156,10 @@ def _flags(root: Path, assignment: str, name: str, path: Path) -> list[integrity
 
 def _judged(found: list[integrity.Flag], report: dict) -> list[integrity.Flag]:
     """Add the judge step's flags (policy, disagreements) to those found by reading."""
-    extra = [
-        integrity.Flag(f["kind"], f["cell"], f["detail"], tuple(f["voids"]))
-        for f in report.get("flags", [])
-    ]
-    return found + extra
+    return found + [integrity.Flag.from_dict(f) for f in report.get("flags", [])]
 
 
-def _failure(outcome: dict, child_error: str) -> str:
+def _failure(outcome: dict, child_error: str) -> Text:
     """Why nbgrader could not grade: its own last exception (not its "see the above
     traceback"), then what the kernel or observer said before it died, if anything."""
     text = "\n".join(outcome.get(key) or "" for key in ("log", "error"))
@@ -148,8 +167,8 @@ def _failure(outcome: dict, child_error: str) -> str:
     raised = [
         line for line in lines if EXCEPTION_LINE.match(line) and "NbGraderException" not in line
     ]
-    reason = "nbgrader could not grade it: " + ((raised or lines or ["no log"])[-1])
-    return reason + (f"; {child_error}" if child_error else "")
+    said = (raised or lines or ["no log"])[-1] + (f"; {child_error}" if child_error else "")
+    return reasons.says(*NBGRADER_FAILED, said=said)
 
 
 def _read_json(path: Path) -> dict:
@@ -167,9 +186,7 @@ def grade(task: Task) -> list[GradeRecord]:
     names = submission.expected_notebooks(root, task.assignment)
     refused = submission.rejection(root, task.assignment, task.student, task.bounds)
     if refused:
-        result = [
-            GradeRecord(task.student, task.assignment, name, "rejected", refused) for name in names
-        ]
+        result = [_record(task, name, "rejected", refused) for name in names]
     else:
         staged = submission.stage(
             root, root / STAGING, task.assignment, task.student, names, task.bounds.max_bytes
@@ -185,6 +202,13 @@ def grade(task: Task) -> list[GradeRecord]:
         record.seconds = round(elapsed, 2)
         records.save(root, record)
     return result
+
+
+def _record(task: Task, name: str, status: str, reason: Text | None) -> GradeRecord:
+    """A notebook's record, its reason in both languages."""
+    return GradeRecord(
+        task.student, task.assignment, name, status, **reasons.fields("reason", reason)
+    )
 
 
 def _judge_threads(threads: int) -> None:
@@ -241,7 +265,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         trouble = submission.problem(staged / f"{name}.ipynb")
         if trouble:
             (staged / f"{name}.ipynb").unlink(missing_ok=True)
-            result.append(GradeRecord(task.student, task.assignment, name, *trouble))
+            result.append(_record(task, name, *trouble))
         else:
             gradable.append(name)
             flags[name] = _flags(root, task.assignment, name, staged / f"{name}.ipynb")
@@ -271,8 +295,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
     said = zygote.last_error(mark)
     for name in gradable:
         if not outcome["success"]:
-            reason = _failure(outcome, said)
-            result.append(GradeRecord(task.student, task.assignment, name, "error", reason))
+            result.append(_record(task, name, "error", _failure(outcome, said)))
             continue
         incidents = _read_json(incident_dir / f"{name}.json").get("incidents", [])
         judged = _read_json(incident_dir / "verdicts" / f"{name}.json")
@@ -280,9 +303,11 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         status, reason = _status(incidents, flags[name], limits.notebook_timeout_s)
         if said.startswith((forked.OBSERVER, forked.CONFINING)):
             # Said, not an error: the learner's own processes can starve the observer (pids).
-            reason = "; ".join(filter(None, (reason, f"test cells not observed: {said}")))
-        found = [flag.as_dict() for flag in flags[name]]
-        record = GradeRecord(task.student, task.assignment, name, status, reason, incidents, found)
+            unobserved = reasons.says(*NOT_OBSERVED, said=said)
+            reason = reasons.join(filter(None, (reason, unobserved)))
+        record = _record(task, name, status, reason)
+        record.incidents = incidents
+        record.flags = [flag.as_dict() for flag in flags[name]]
         record.verdicts = judged.get("verdicts", {})
         result.append(record)
     return result
