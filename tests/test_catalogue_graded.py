@@ -31,7 +31,7 @@ from processes import BIN, stop_group, venv_env
 
 from autograder import course
 from autograder.common.result import CheckFailed
-from autograder.grader import records
+from autograder.grader import hidden_inputs, records
 from autograder.kernel.device import course_device
 
 pytestmark = pytest.mark.notebooks
@@ -39,6 +39,9 @@ pytestmark = pytest.mark.notebooks
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
 DEVICE = course_device().type  # where grading runs here, and self-study with it
 
+# The course's key for hidden inputs, fixed so that each run draws the same ones (a miss
+# found here can be reproduced); a real course draws its own.
+HIDDEN_INPUTS_KEY = b"test_catalogue_graded: fixed key".ljust(32, b".")
 # Answers graded in a notebook of their own, with why: (grade_id, catalogued name) -> reason.
 GRADED_ALONE: dict[tuple[str, str], str] = {}
 
@@ -123,6 +126,8 @@ def graded(tmp_path_factory, make_course) -> Graded:
     answer judged in-process in self-study mode."""
     base = tmp_path_factory.mktemp("catalogue")
     root = make_course(base / "course", "en")
+    (root / hidden_inputs.KEY).parent.mkdir(parents=True, exist_ok=True)
+    (root / hidden_inputs.KEY).write_bytes(HIDDEN_INPUTS_KEY)
     for lesson in LESSONS:
         learner = NOTEBOOKS / "en" / f"{lesson}.ipynb"
         for student, answers in CLASSES[lesson].items():
