@@ -46,6 +46,7 @@ BIN = Path(sys.executable).parent
 LANGUAGES = ("en", "zh")
 DEFAULT_LESSONS = ("01", "02", "03", "04", "05", "06", "07", "08")
 FIRST_DUE = datetime(2026, 9, 14, 12, 0, tzinfo=UTC)  # lesson k is due a week after lesson k-1
+SHOWN = 10  # disagreements with the catalogue printed in full
 MANIFEST = "demo_term.json"  # beside the two courses: what each learner handed in
 
 # Levels of learners: (name, share of the class, chance that an exercise is answered right).
@@ -319,15 +320,39 @@ def measure(name: str, *command: str) -> Step:
     return Step(name, seconds, kib / 1024, done.returncode, done.stdout)
 
 
-def statuses(term_csv: Path) -> Counter:
-    """How many learner-lessons of the term export ended in each status."""
+def term_rows(term_csv: Path) -> list[dict]:
+    """The rows of the term export: one per learner, every lesson's columns side by side."""
     with term_csv.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        return list(csv.DictReader(handle))
+
+
+def statuses(rows: list[dict]) -> Counter:
+    """How many learner-lessons of the term export ended in each status."""
     columns = [c for c in (rows[0] if rows else {}) if c.endswith(":status")]
     return Counter(row[c] or "(none)" for row in rows for c in columns)
 
 
-def run_term(base: Path, lessons: list[str]) -> tuple[list[Step], Counter]:
+def disagreements(rows: list[dict], handed_in: list[Handed]) -> list[str]:
+    """Exercises whose points say otherwise than the catalogue: a right answer that scored 0,
+    a wrong or blank one that scored. Only submissions graded in full are compared."""
+    by_student = {row["student"]: row for row in rows}
+    found = []
+    for handed in handed_in:
+        row = by_student.get(handed.student, {})
+        if handed.kind != "submitted" or row.get(f"{handed.lesson}:status") != "graded":
+            continue
+        for gid, answer in handed.answers.items():
+            points = row.get(f"{handed.lesson}:{gid}_tests")
+            if answer == "written" or points is None:
+                continue
+            if answer.startswith("right:") == (points in ("0", "")):
+                found.append(
+                    f"{handed.course} {handed.student} {handed.lesson} {gid}: {answer} → {points}"
+                )
+    return found
+
+
+def run_term(base: Path, lessons: list[str]) -> tuple[list[Step], list[dict]]:
     """Grade both courses, export and report the term; every step measured."""
     cli = str(BIN / "course-grade")
     en, zh = base / "en", base / "zh"
@@ -355,10 +380,10 @@ def run_term(base: Path, lessons: list[str]) -> tuple[list[Step], Counter]:
     for step in steps[len(LANGUAGES) :]:
         if step.returncode != 0:
             sys.exit(f"{step.name} failed:\n{step.output[-3000:]}")
-    return steps, statuses(en / "grading" / "term.csv")
+    return steps, term_rows(en / "grading" / "term.csv")
 
 
-def table(steps: list[Step], handed_in: list[Handed], counts: Counter) -> str:
+def table(steps: list[Step], handed_in: list[Handed], rows: list[dict]) -> str:
     """The measurements and the term's outcome as a small text table."""
     submitted = [h for h in handed_in if h.kind != "not submitted"]
     lines = [f"{'step':<16}{'wall s':>10}{'peak MiB':>10}{'exit':>6}"]
@@ -373,9 +398,12 @@ def table(steps: list[Step], handed_in: list[Handed], counts: Counter) -> str:
         f"{sum('written' in h.answers.values() for h in submitted)} with a written answer), "
         f"not submitted: {len(handed_in) - len(submitted)}",
         f"grading: {grading:.1f} s, {grading / max(len(submitted), 1):.2f} s per submission",
-        "term statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())),
+        "term statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses(rows).items())),
     ]
-    return "\n".join(lines)
+    odd = disagreements(rows, handed_in)
+    answers = sum(a != "written" for h in submitted for a in h.answers.values())
+    lines.append(f"points that disagree with the catalogue: {len(odd)} of {answers} answers")
+    return "\n".join(lines + [f"  {line}" for line in odd[:SHOWN]])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -398,8 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         handed_in = build(base, args.learners, lessons, args.seed)
         print(f"built the term in {time.perf_counter() - started:.1f} s under {base}")
-        steps, counts = run_term(base, lessons)
-        print(table(steps, handed_in, counts))
+        steps, rows = run_term(base, lessons)
+        print(table(steps, handed_in, rows))
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -142,3 +142,21 @@ def test_each_measurement_is_of_its_own_command():
     assert (big.returncode, big.output.strip(), small.returncode) == (0, "ok", 0)
     assert 300 <= big.peak_mib < 700
     assert small.peak_mib < 100  # not the larger command run before it
+
+
+def test_points_are_compared_with_the_catalogue():
+    script = _script()
+    handed = [
+        script.Handed(
+            "en", "01_x", "ann", "submitted", answers={"ex1": "right:a", "ex2": "wrong:b"}
+        ),
+        script.Handed("zh", "01_x", "bo", "submitted", answers={"ex1": "right:a", "ex2": "blank"}),
+        script.Handed("en", "01_x", "cy", "submitted", answers={"ex1": "right:a"}),
+    ]
+    rows = [
+        {"student": "ann", "01_x:status": "graded", "01_x:ex1_tests": "2", "01_x:ex2_tests": "0"},
+        {"student": "bo", "01_x:status": "graded", "01_x:ex1_tests": "0", "01_x:ex2_tests": "3"},
+        {"student": "cy", "01_x:status": "flagged", "01_x:ex1_tests": "0"},  # not compared
+    ]
+    found = script.disagreements(rows, handed)
+    assert [line.split(":")[0] for line in found] == ["zh bo 01_x ex1", "zh bo 01_x ex2"]
