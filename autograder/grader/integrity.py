@@ -8,7 +8,7 @@ by the judge step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from autograder.common.i18n import Text
 from autograder.grader import reasons
@@ -57,6 +57,12 @@ class Flag:
         if kind is None or detail is None:
             raise ValueError(f"not a flag as_dict wrote: {saved!r}")
         return cls(kind, str(saved["cell"]), detail, tuple(saved["voids"]))
+
+
+def voided_cells(flags: list[Flag]) -> dict[str, dict[str, str]]:
+    """The test cells ``flags`` void, each with why as {"en": …, "zh": …}: plain data for the
+    judge step's configuration (verdicts.JudgeTestCells.voided)."""
+    return {gid: asdict(flag.describe()) for flag in flags for gid in flag.voids}
 
 
 def _grade_id(cell) -> str | None:

@@ -98,7 +98,7 @@ ATTENTION = {
         "grading failed: regrade once the cause is fixed", "评分失败：排除原因后重新评分"
     ),
     "not_graded": Text(
-        "not graded yet: run course-grade grade", "尚未评分：请运行 course-grade grade"
+        "not graded yet: run `course-grade grade`", "尚未评分：请运行 `course-grade grade`"
     ),
     "submission": Text("the submission could not be graded in full", "提交未能完整评分"),
     "flagged": Text("integrity flag: read the submission", "诚信标记：请查看该提交"),

@@ -302,11 +302,9 @@ class JudgeTestCells(NbGraderPreprocessor):
             grade_id = _meta(cell)["grade_id"]
             seen = observed.get(grade_id, {})
             verdict = judge_cell(cell.source, seen, self.language, salt=self.salt)
-            voided = [_voiding(f) for f in flags if grade_id in f["voids"]]
-            voided += [Text(**read_before[grade_id])] if grade_id in read_before else []
+            voided = voiding(grade_id, flags, read_before)
             if voided and verdict.passed:
-                reason = reasons.join(voided)
-                verdict = Verdict(False, _VOIDED.format(reason=reason)(self.language))
+                verdict = Verdict(False, voided_feedback(voided)(self.language))
             disagrees = first_run_passed(cell) != verdict.passed
             if disagrees and first_run_passed(cell):  # the first run had no hidden tests
                 disagrees = not visible_checks_pass(cell.source, seen, self.language)
@@ -341,6 +339,20 @@ _DISAGREES = {
         "这个测试在学生的内核里未通过，评分程序却判定为通过",
     ),
 }
+
+
+def voiding(grade_id: str, flags: list[dict], read_before: dict[str, dict]) -> Text | None:
+    """Why a test cell earns nothing whatever its verdict, or None: the policy flags of its
+    exercise (``flags``, from read_notebook) and what reading the submission found
+    (``read_before``: grade id -> {"en": …, "zh": …})."""
+    found = [_voiding(f) for f in flags if grade_id in f["voids"]]
+    found += [Text(**read_before[grade_id])] if grade_id in read_before else []
+    return reasons.join(found)
+
+
+def voided_feedback(reason: Text) -> Text:
+    """A voided test cell's feedback, in both languages."""
+    return _VOIDED.format(reason=reason)
 
 
 def _voiding(flag: dict) -> Text:

@@ -105,8 +105,7 @@ def _config(
     config.JudgeTestCells.language = course.language(root)
     config.JudgeTestCells.report_dir = str(incident_dir / "verdicts")
     config.JudgeTestCells.voided = {
-        name: {gid: dataclasses.asdict(flag.describe()) for flag in found for gid in flag.voids}
-        for name, found in read_flags.items()
+        name: integrity.voided_cells(found) for name, found in read_flags.items()
     }
     return config
 
