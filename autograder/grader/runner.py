@@ -84,12 +84,17 @@ def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecor
     try:
         return get()
     except Exception as error:  # the worker process died or raised: record it, keep going
-        from autograder.grader import records, submission
+        from autograder.grader import reasons, records, submission
 
         root = Path(task.course_root)
-        reason = f"grading worker failed: {type(error).__name__}: {error}"[:300]
+        what = f"{type(error).__name__}: {error}"[:260]
+        reason = reasons.says(
+            "grading worker failed: {what}", "评分工作进程失败：{what}", what=what
+        )
         failed = [
-            GradeRecord(task.student, task.assignment, name, "error", reason)
+            GradeRecord(
+                task.student, task.assignment, name, "error", **reasons.fields("reason", reason)
+            )
             for name in submission.expected_notebooks(root, task.assignment)
         ]
         for record in failed:
