@@ -16,7 +16,9 @@ has one and no ID where it has none.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import random
 import signal
@@ -99,22 +101,24 @@ def verdict(answer: Answer, salt: int, threads: tuple[int, int]):
     """Observe with ``threads[0]`` torch threads, judge with ``threads[1]``, as grading does."""
     signal.signal(signal.SIGALRM, _timeout)
     signal.alarm(SECONDS_PER_VERDICT)
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
     try:
-        torch.set_num_threads(threads[0])
-        try:
-            observations = observe_cell(
-                ["import torch", answer.code], _test_source(answer), salt=salt
-            )
-        finally:
-            protocol.MODE.reset()
-        blob = protocol.from_bytes(
-            protocol.to_bytes({"status": "ok", "observations": observations})
-        )
-        torch.set_num_threads(threads[1])
-        return judge_cell(_test_source(answer), blob, "en", salt=salt)
+        with quiet[0], quiet[1]:  # what learner code prints is not the sweep's report
+            return _verdict(answer, salt, threads)
     finally:
         signal.alarm(0)
         torch.set_num_threads(1)
+
+
+def _verdict(answer: Answer, salt: int, threads: tuple[int, int]):
+    torch.set_num_threads(threads[0])
+    try:
+        observations = observe_cell(["import torch", answer.code], _test_source(answer), salt=salt)
+    finally:
+        protocol.MODE.reset()
+    blob = protocol.from_bytes(protocol.to_bytes({"status": "ok", "observations": observations}))
+    torch.set_num_threads(threads[1])
+    return judge_cell(_test_source(answer), blob, "en", salt=salt)
 
 
 def disagreement(answer: Answer, result) -> str | None:

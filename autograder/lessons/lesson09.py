@@ -234,18 +234,23 @@ class CheckpointedForward(_Spec):
     )
 
     def cases(self) -> list[dict]:
+        # (blocks[0] frozen, x requires grad): all four in every matrix. Frozen and x free
+        # is where only a checkpoint per block leaves blocks[0] out of the recomputation.
+        needs = [(True, False), (False, True), (False, False), (True, True)]
         axes = {
-            "x_grad": [False, True],
+            "needs": needs,
             "mode": ["train", "mixed", "eval"],
             "layout": list(_LAYOUTS),
             "stale": list(_STALE),
-            "frozen": [True, False, False],
             "dtype": ["float32", "float64"],
             "depth": [self.depth, self.depth + 1],
             "batch": [self.batch, self.batch + 3, 1],
             "p": [0.5, 0.25],
         }
-        return draw(self.seed, axes, 4)
+        cases = draw(self.seed, axes, len(needs))
+        for case in cases:
+            case["frozen"], case["x_grad"] = case.pop("needs")
+        return cases
 
     def describe(self, case: dict) -> Text:
         x_grad = (
