@@ -89,8 +89,8 @@ def _describe(case: dict) -> Text:
         m=_model_text(case), s=", ".join(str(n) for n in case["sizes"])
     )
     if "lr" in case:
-        text = Text("{t}, optimizer {o}(lr={lr:g})", "{t}，优化器 {o}(lr={lr:g})").format(
-            t=text, o=case["optimizer"], lr=case["lr"]
+        text = Text("{t}, optimizer {o}(lr={lr:g}{x})", "{t}，优化器 {o}(lr={lr:g}{x})").format(
+            t=text, o=case["optimizer"], lr=case["lr"], x=_OPTIONS.get(case["optimizer"], "")
         )
     return text
 
@@ -135,11 +135,18 @@ def _modes_changed(e: dict, f: dict, ctx) -> bool:
 
 # Exercise 1 (lesson 01): gradients zeroed before every backward ------------------------------
 
+# Adam divides a gradient by its own size plus eps. With the default eps (1e-8), a gradient
+# that is 0 in exact arithmetic (a bias before a BatchNorm in training mode) and rounding
+# noise in float32 moves its parameter by about lr in a direction the noise picks, which the
+# order of a sum (another formula, another thread count) changes; with eps well above that
+# noise, such a parameter stays where any right answer leaves it.
+_ADAM_EPS = 1e-2
 _OPTIMIZERS = {
     "SGD": lambda params, lr: torch.optim.SGD(params, lr=lr),
     "SGD+momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
-    "Adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
+    "Adam": lambda params, lr: torch.optim.Adam(params, lr=lr, eps=_ADAM_EPS),
 }
+_OPTIONS = {"Adam": f", eps={_ADAM_EPS:g}"}  # what the case's text adds to lr
 
 
 @dataclass(frozen=True)
