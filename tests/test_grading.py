@@ -62,11 +62,17 @@ def _wrong_answers(lesson: str) -> dict[str, str]:
     return {grade_id: _graded_wrong(entries).code for grade_id, entries in wrong.items()}
 
 
+def _starts_from_code(lesson: str) -> bool:
+    """Whether the learner starts from starter code (the capstone) instead of nbgrader's stub."""
+    cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb").values()
+    return any(starter_source(cell, "en") is not None for cell in cells)
+
+
 # Where a notebook meets a course of the other language: the first lesson and the capstone
 # (nbgrader's stubs, and starter code). The graded cells are the same in both languages
 # (test_notebooks), so the other lessons add nothing there but minutes: in the Chinese
 # course they are graded untouched, which runs every Chinese notebook to its self-check.
-ACROSS_LANGUAGES = (LESSONS[0], LESSONS[-1])
+ACROSS_LANGUAGES = (LESSONS[0], *[lesson for lesson in LESSONS if _starts_from_code(lesson)])
 
 
 def _students(lesson: str) -> dict[str, list[str]]:
@@ -120,12 +126,6 @@ def graded(tmp_path_factory, make_course):
                 assert record.status in ("graded", "flagged"), (lesson, record)
         roots[lang] = root
     return roots
-
-
-def _starts_from_code(lesson: str) -> bool:
-    """Whether the learner starts from starter code (the capstone) instead of nbgrader's stub."""
-    cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb").values()
-    return any(starter_source(cell, "en") is not None for cell in cells)
 
 
 def _auto_cells(lesson: str) -> dict[str, float]:
