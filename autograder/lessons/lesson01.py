@@ -22,6 +22,8 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from autograder.common import trusted
+from autograder.common.caller_states import MODES as _MODES
+from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -528,13 +530,6 @@ def make_mlp(seed: int, depth: int, dtype, device="cpu", width: int = 6) -> torc
     return model.to(device)
 
 
-_MODES = {
-    "train": Text("training mode", "训练模式"),
-    "eval": Text("evaluation mode", "评估模式"),
-    "mixed": Text("mixed modes", "混合模式"),
-}
-
-
 def _arrive(model: torch.nn.Module, mode: str, frozen: bool) -> None:
     """The model's state on arrival: its modes, and model[0].weight frozen or not."""
     model.train(mode == "train")
@@ -545,12 +540,6 @@ def _arrive(model: torch.nn.Module, mode: str, frozen: bool) -> None:
 
 
 # Exercise 6 (RG-6) -------------------------------------------------------------------------
-
-_STALE = {
-    "stale": Text("stale .grad", "残留的 .grad"),
-    "zero": Text(".grad zeros", ".grad 为零"),
-    "none": Text(".grad None", ".grad 为 None"),
-}
 
 
 def _froze_elsewhere(e: dict, f: dict, ctx) -> bool:

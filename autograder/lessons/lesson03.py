@@ -21,6 +21,7 @@ from typing import ClassVar
 import torch
 
 from autograder.common import trusted
+from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -153,11 +154,6 @@ _MODES = {
     "mixed": Text(
         "in evaluation mode except its first Dropout", "处于评估模式，但第一个 Dropout 处于训练模式"
     ),
-}
-_STALE = {
-    "stale": Text("stale .grad", "残留的 .grad"),
-    "zero": Text(".grad zeros", ".grad 为零"),
-    "none": Text(".grad None", ".grad 为 None"),
 }
 _OUTER = Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")
 

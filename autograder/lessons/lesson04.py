@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
+from autograder.common.caller_states import MODES as _MODES
+from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -375,16 +377,6 @@ def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu"):
     return G, D
 
 
-_MODES = {
-    "train": Text("training mode", "训练模式"),
-    "eval": Text("evaluation mode", "评估模式"),
-    "mixed": Text("mixed modes", "混合模式"),
-}
-_STALE = {
-    "stale": Text("stale .grad", "残留的 .grad"),
-    "zero": Text(".grad zeros", ".grad 为零"),
-    "none": Text(".grad None", ".grad 为 None"),
-}
 _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its log at -100
     "moderate": (0.0, Text("D's logits moderate", "D 的 logits 适中")),
     "fake": (

@@ -25,6 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
+from autograder.common.caller_states import MODES as _MODES
+from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -80,16 +82,6 @@ def _built(make, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
         return _seeded(make(), seed, dtype, device)
 
 
-_MODES = {
-    "train": Text("training mode", "训练模式"),
-    "eval": Text("evaluation mode", "评估模式"),
-    "mixed": Text("mixed modes", "混合模式"),
-}
-_STALE = {
-    "stale": Text("stale .grad", "残留的 .grad"),
-    "zero": Text(".grad zeros", ".grad 为零"),
-    "none": Text(".grad None", ".grad 为 None"),
-}
 _LAYOUTS = {
     "contiguous": Text("x contiguous", "x 连续"),
     "transposed": Text("x transposed (not contiguous)", "x 是转置（不连续）"),

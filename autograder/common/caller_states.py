@@ -1,0 +1,21 @@
+"""How a check's case describes the caller's state, in both languages, for every lesson.
+
+Several lessons draw the same caller states (a model's modes on arrival, what its
+parameters' ``.grad`` holds); one wording serves them all, so that feedback names a
+state the same way wherever it appears.
+"""
+
+from __future__ import annotations
+
+from autograder.common.i18n import Text
+
+MODES = {
+    "train": Text("training mode", "训练模式"),
+    "eval": Text("evaluation mode", "评估模式"),
+    "mixed": Text("mixed modes", "混合模式"),
+}
+STALE = {
+    "stale": Text("stale .grad", "残留的 .grad"),
+    "zero": Text(".grad zeros", ".grad 为零"),
+    "none": Text(".grad None", ".grad 为 None"),
+}
