@@ -3,7 +3,8 @@
 #   make test   - lint and run every test
 #   make build  - regenerate notebooks/ from solutions/ with nbgrader
 #   make gpu-check - run the solution notebooks and the CUDA tests on a machine with a GPU
-#   make system-packages - once, on Debian/Ubuntu: bubblewrap (grading sandbox), Chromium (browser test)
+#   make system-packages - once, on Debian/Ubuntu: bubblewrap (grading sandbox), Chromium and a
+#                          Chinese font for it (browser tests; their screenshots show zh text)
 
 # CPython versions for which every pinned dependency ships wheels (requires-python in
 # pyproject.toml says the same). The newest one on PATH is used; `make PYTHON=/path/to/python`
@@ -83,7 +84,7 @@ gpu-check: setup
 
 # Not Python packages: the grading sandbox needs bubblewrap and libseccomp, the browser test
 # Debian's Chromium.
-SYSTEM_PACKAGES := bubblewrap libseccomp2 chromium
+SYSTEM_PACKAGES := bubblewrap libseccomp2 chromium fonts-wqy-microhei
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 system-packages:

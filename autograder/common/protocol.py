@@ -288,6 +288,9 @@ def note(text: Text) -> None:
         MODE.notes.append(text)
 
 
+SEEDS = 2**31 - 1  # torch.manual_seed and the oracle's draws take any seed below this
+
+
 def salted(check: Check) -> Check:
     """The check with its seed moved by ``MODE.salt``: while grading, the hidden tests'
     seeds come from the submission (learner and lesson), so the inputs they draw differ
@@ -296,9 +299,6 @@ def salted(check: Check) -> Check:
     if not MODE.salt or "seed" not in {f.name for f in dataclasses.fields(check)}:
         return check
     return dataclasses.replace(check, seed=(check.seed + MODE.salt) % SEEDS)
-
-
-SEEDS = 2**31 - 1  # torch.manual_seed and the oracle's draws take any seed below this
 
 
 def verdict(check: Check, fn: Callable[..., Any]) -> None:
