@@ -1004,6 +1004,1054 @@ def checkpointed_forward(blocks, x):
     return h
 """,
     ),
+    # Lesson 04, a second class of learners (brief r1)
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        OBSERVABLE,
+        "to(t.device, t.dtype) for the copy: it returns the detached tensor itself",
+        """
+def frozen_copy(t, share):
+    frozen = t.detach()
+    if share:
+        return frozen
+    return frozen.to(t.device, t.dtype)
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        OBSERVABLE,
+        "empty_like filled with copy_ from t itself: the copy is recorded in the graph",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    return torch.empty_like(t).copy_(t)
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        OBSERVABLE,
+        "one try around the whole list: a single view makes every result a new tensor",
+        """
+def detach_all(tensors):
+    try:
+        return [t.detach_() for t in tensors]
+    except RuntimeError:
+        return [t.detach() for t in tensors]
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        OBSERVABLE,
+        "the exponent shifted by its max 'for stability': p right, the gradient scaled",
+        """
+def normalised_and_grad(w, x):
+    logits = x @ w
+    out = torch.exp(logits - logits.max())
+    p = out.detach().clone()
+    p /= p.sum()
+    out.sum().backward()
+    return p, w.grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        OBSERVABLE,
+        "a clone divided in place by out.sum(), which has history: p joins the graph",
+        """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    p = out.detach().clone()
+    p.div_(out.sum())
+    out.sum().backward()
+    return p, w.grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        ARGUMENT,
+        "targets for a batch of 64, the example's size",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z).detach()
+    ones = torch.ones(64, 1, device=real.device, dtype=real.dtype)
+    zeros = torch.zeros(64, 1, device=real.device, dtype=real.dtype)
+    loss_d = F.binary_cross_entropy_with_logits(D(real), ones) + F.binary_cross_entropy_with_logits(
+        D(fake), zeros
+    )
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        OBSERVABLE,
+        "detaches the noise instead of the fakes: G's graph stays attached",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z.detach())
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        STATE,
+        "zero_grad after backward, before the step: the step sees no gradient",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.zero_grad()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        SIDE_EFFECT,
+        "D frozen with each flag saved, but D put in eval() for the G step and left there",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    flags = [p.requires_grad for p in D.parameters()]
+    D.requires_grad_(False)
+    D.eval()
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.step()
+    for p, flag in zip(D.parameters(), flags):
+        p.requires_grad_(flag)
+    return loss_g.item()
+""",
+    ),
+    # Lesson 05, a second class of learners (brief r1)
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        ARGUMENT,
+        "submodules looked up among the direct children: a nested name like 'body.2' is missed",
+        """
+def extract_features(model, names, x):
+    children = dict(model.named_children())
+    features = {}
+    handles = []
+    for name in names:
+        def hook(module, args, output, name=name):
+            features[name] = output.detach().clone().cpu()
+        handles.append(children[name].register_forward_hook(hook))
+    try:
+        model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        SIDE_EFFECT,
+        "hooks in a list, but only the last handle removed in finally",
+        """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handle = None
+    try:
+        for name in names:
+            handle = modules[name].register_forward_hook(
+                lambda m, a, out, name=name: features.__setitem__(name, out.detach().clone().cpu())
+            )
+        with torch.no_grad():
+            model(x)
+    finally:
+        if handle is not None:
+            handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        OBSERVABLE,
+        "clip_grad_value_ once, now: no hook, later gradients never clipped",
+        """
+def clip_gradients(model, max_abs):
+    torch.nn.utils.clip_grad_value_(model.parameters(), max_abs)
+    return []
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        EDGE,
+        "clamp with an upper bound only: large negative gradients pass",
+        """
+def clip_gradients(model, max_abs):
+    return [p.register_hook(lambda g: g.clamp(max=max_abs)) for p in model.parameters()]
+""",
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        EDGE,
+        "torch.where on the mask's truth: a mask of scales (0.5) is read as ones",
+        """
+def mask_output(module, mask):
+    def hook(module, args, output):
+        return torch.where(mask.bool(), output, torch.zeros_like(output))
+
+    return module.register_forward_hook(hook)
+""",
+        xfail=(
+            "every mask the check draws holds only 0 and 1 (_mask: binary, row, view, zeros), "
+            "where torch.where(mask.bool(), output, 0) equals output * mask; the task says "
+            "output * mask and never a 0/1 mask, but tests/catalog/lesson05.py lists this "
+            "style as RIGHT: a mask of scales would need that entry moved (the lead's call), "
+            "or the prompt to say 0/1"
+        ),
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        EDGE,
+        "the mask flattened to (1, -1): only 2-d outputs broadcast",
+        """
+def mask_output(module, mask):
+    flat = mask.reshape(1, -1)
+    return module.register_forward_hook(lambda m, args, out: out * flat)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        ARGUMENT,
+        "SGD with momentum 0.9 'to train faster': not the optimizer asked for",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    handle = layer.register_forward_hook(lambda m, a, out: log.append(out.mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        OBSERVABLE,
+        "the loss summed over the elements, not averaged",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(lambda m, a, out: log.append(out.mean().item()))
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y, reduction="sum")
+            loss.backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        OBSERVABLE,
+        "counts only saved tensors that require grad: the saved input is left out",
+        """
+def forward_counting_saved(model, x):
+    n_bytes = 0
+
+    def pack(t):
+        nonlocal n_bytes
+        if t.requires_grad:
+            n_bytes += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        output = model(x)
+    return output, n_bytes
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        EDGE,
+        "every saved tensor priced at x's element size: MaxPool's indices are int64",
+        """
+def forward_counting_saved(model, x):
+    count = [0]
+
+    def pack(t):
+        count[0] += t.numel()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        output = model(x)
+    return output, count[0] * x.element_size()
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        EDGE,
+        "floating-point tensors only, 'the activations': integer and bool saves dropped",
+        """
+def forward_counting_saved(model, x):
+    n_bytes = 0
+
+    def pack(t):
+        nonlocal n_bytes
+        if t.is_floating_point():
+            n_bytes += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        output = model(x)
+    return output, n_bytes
+""",
+    ),
+    # Lesson 06, a second class of learners (brief r1)
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        OBSERVABLE,
+        "the middle duration in call order: never sorted",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    durations = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return durations[repeats // 2]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        EDGE,
+        "the warm-up loop one short: range(warmup - 1)",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup - 1):
+        work()
+    durations = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return sorted(durations)[repeats // 2]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "copies made float32 on the way: to('cpu', torch.float32, non_blocking=True)",
+        """
+def to_host(tensors, synchronize):
+    copies = [t.to("cpu", torch.float32, non_blocking=True) for t in tensors]
+    synchronize()
+    return copies
+""",
+    ),
+    Wrong(
+        "06",
+        "ex3_pick_device",
+        STATE,
+        "the machine probed once, when the cell runs: later answers of the probes are ignored",
+        """
+_ACCELERATOR = torch.accelerator.current_accelerator(check_available=True)
+
+
+def pick_device():
+    return _ACCELERATOR if _ACCELERATOR is not None else torch.device("cpu")
+""",
+    ),
+    Wrong(
+        "06",
+        "ex3_pick_device",
+        STATE,
+        "the first answer cached in a module-level dict: every later call repeats it",
+        """
+_PICKED = {}
+
+
+def pick_device():
+    if "device" not in _PICKED:
+        accelerator = torch.accelerator.current_accelerator()
+        usable = accelerator is not None and torch.accelerator.is_available()
+        _PICKED["device"] = accelerator if usable else torch.device("cpu")
+    return _PICKED["device"]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        OBSERVABLE,
+        "only the targets copied non_blocking: the inputs, the big tensor, hold the host",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    return inputs.to(device), targets.to(device, non_blocking=True)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        OBSERVABLE,
+        "skips NaN losses with an if on a device tensor: every step reads to the host",
+        """
+def epoch_mean_loss(step, batches):
+    total, count = 0.0, 0
+    for batch in batches:
+        loss = step(batch)
+        if torch.isnan(loss):
+            continue
+        total = total + loss
+        count += 1
+    return (total / count).item()
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        EDGE,
+        "the sum assigned, not added: the mean of the last loss alone",
+        """
+def epoch_mean_loss(step, batches):
+    total = None
+    for batch in batches:
+        total = step(batch)
+    return (total / len(batches)).item()
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        OBSERVABLE,
+        "the current stream made to wait for the side stream before the computation is queued",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    main = cuda.current_stream()
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    main.wait_stream(side)
+    moved.record_stream(main)
+    result = compute()
+    return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        OBSERVABLE,
+        "record_stream on the side stream: the current stream's use of the batch is not recorded",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+        moved.record_stream(side)
+    result = compute()
+    cuda.current_stream().wait_stream(side)
+    return result, moved
+""",
+    ),
+    # Lesson 07, a second class of learners (brief r1)
+    Wrong(
+        "07",
+        "ex1_silu",
+        OBSERVABLE,
+        "a sign slip in the derivative: s * (1 - x * (1 - s))",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 - x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "rounded to integer indices with long(): the result comes back float32",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step).long() * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "trunc(x / step + 0.5): negative values round towards zero",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.trunc(x / step + 0.5) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        ARGUMENT,
+        "tolerances loosened to eps=1e-3, atol=1e-2 'because the input is float32'",
+        """
+def backward_is_correct(fn, x):
+    x64 = x.detach().double().requires_grad_()
+    return torch.autograd.gradcheck(
+        fn, (x64,), eps=1e-3, atol=1e-2, rtol=1e-2, raise_exception=False
+    )
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        EDGE,
+        "checks only the first two entries, to be quick",
+        """
+def backward_is_correct(fn, x):
+    x64 = x.detach().flatten()[:2].double().requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+        xfail=(
+            "every wrong backward the check hands over (Cube with 2.97·x², LogCosh ignoring "
+            "grad_out, CumSum in forward order) is already wrong at the first two entries: no "
+            "function is wrong only at some entries of x (e.g. only where x < 0, placed after "
+            "them)"
+        ),
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        SIDE_EFFECT,
+        "forward multiplies a in place (a *= b): the caller's a changes",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a.clone(), b)
+        a *= b
+        return a
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out * b, grad_out * a
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        SIDE_EFFECT,
+        "tanh_ in place on x / limit, then mul_: fine, but x / limit written as x.div_(limit)",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = x.div_(limit).tanh_().mul_(limit)
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y.clone()
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        return grad_out * (1 - (y / ctx.limit) ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        EDGE,
+        "the sigmoid written out in backward as exp(x) / (1 + exp(x)): NaN for large x",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        e = torch.exp(x)
+        return grad_out * e / (1 + e)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        OBSERVABLE,
+        "the Function only where x requires grad, autograd's softplus elsewhere: grad() misses it",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    if x.requires_grad:
+        return Softplus.apply(x)
+    return torch.nn.functional.softplus(x)
+""",
+    ),
+    # Lesson 08, a second class of learners (brief r1)
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        ARGUMENT,
+        "skips a batch smaller than 64, the example's batch size",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        if len(x) < 64:
+            continue
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        SIDE_EFFECT,
+        "grad mode switched off with set_grad_enabled(False) and never switched back on",
+        """
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    torch.set_grad_enabled(False)
+    for x, y in batches:
+        total += F.cross_entropy(model(x), y).item()
+    model.train(was_training)
+    return float(total) / len(batches)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex3_accuracy",
+        EDGE,
+        "argmax with keepdim=True: (n, 1) against (n,) labels compares every pair",
+        """
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            predicted = model(images).argmax(dim=1, keepdim=True)
+    finally:
+        model.train(was_training)
+    return (predicted == labels).float().mean().item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex4_discriminator_step",
+        OBSERVABLE,
+        "detaches the noise instead of the generated samples",
+        """
+import torch.nn.functional as F
+
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise.detach())
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex4_discriminator_step",
+        SIDE_EFFECT,
+        "detaches, then clears G's .grad 'for hygiene': the caller's G gradients are lost",
+        """
+import torch.nn.functional as F
+
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise).detach()
+    G.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        xfail=(
+            "DiscriminatorStep inherits lesson04.DStep's allow Rule('G*.grad', zero or None), "
+            "so emptying G's .grad passes; lesson 08's prompt says G's .grad 'may hold values "
+            "the caller still needs', which this loses, yet tests/catalog/lesson08.py lists "
+            "'no detach, then G's .grad emptied' as RIGHT: prompt and catalogue disagree (the "
+            "lead's call)"
+        ),
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        OBSERVABLE,
+        "extend instead of append: one entry per row, not per batch",
+        """
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(
+        lambda module, inputs, output: features.extend(output.detach())
+    )
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "08",
+        "ex6_time_step",
+        OBSERVABLE,
+        "the first step left out of the timing as a warm-up, still divided by repeats",
+        """
+def time_step(step, synchronize, clock, repeats):
+    synchronize()
+    step()
+    synchronize()
+    start = clock()
+    for _ in range(repeats - 1):
+        step()
+    synchronize()
+    return (clock() - start) / repeats
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        SIDE_EFFECT,
+        "the incoming gradient multiplied in place and returned",
+        """
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output.mul_(s + ctx.beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
+    # Lesson 09, a second class of learners (brief r1)
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "a lambda per block without binding it: backward recomputes the last block every time",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for block in blocks:
+        h = checkpoint(lambda inp: block(inp), h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        EDGE,
+        "the last block left unwrapped: 'its output is needed anyway'",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for block in blocks[:-1]:
+        h = checkpoint(block, h, use_reentrant=False)
+    return blocks[-1](h)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "x replaced by a detached leaf that requires grad: no gradient reaches the caller's x",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x.detach().requires_grad_()
+    for block in blocks:
+        h = checkpoint(block, h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        ARGUMENT,
+        "autocast for 'cuda' written out: on the CPU nothing runs in bfloat16",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        EDGE,
+        "the target cast to bfloat16 'to match the autocast output'",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        out = model(x)
+        loss = loss_fn(out, target.to(torch.bfloat16))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        STATE,
+        "modes saved and restored for the direct children only: grandchildren's modes lost",
+        """
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    was = model.training
+    children = [(child, child.training) for child in model.children()]
+    model.eval()
+    with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+        out = model(x)
+    for child, mode in children:
+        child.train(mode)
+    model.training = was
+    return out.float()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        EDGE,
+        "returned in x's dtype, not float32",
+        """
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, mode in modes.items():
+            m.training = mode
+    return out.to(x.dtype)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        OBSERVABLE,
+        "the parameters passed undetached: the returned gradients require grad",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = dict(model.named_parameters())
+
+    def loss_of_one(params, xi, yi):
+        return loss_fn(functional_call(model, params, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+
+    return vmap(grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        SIDE_EFFECT,
+        "model.eval() 'so that BatchNorm works on one sample', never restored",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    model.eval()
+    params = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss_of_one(params, xi, yi):
+        return loss_fn(functional_call(model, params, (xi[None],)), yi[None])
+
+    return vmap(grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        EDGE,
+        "the rows returned in float32 whatever the parameters' dtype",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss_of_one(params, xi, yi):
+        return loss_fn(functional_call(model, params, (xi[None],)), yi[None])
+
+    grads = vmap(grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+    return {name: g.float() for name, g in grads.items()}
+""",
+    ),
 ]
 
 RIGHT = [
@@ -1258,6 +2306,430 @@ def per_sample_grads(model, loss_fn, x, y):
     buffers = {k: v.detach() for k, v in model.named_buffers()}
     batched = vmap(SAMPLE_GRAD, in_dims=(None, None, None, None, 0, 0))
     return batched(params, buffers, model, loss_fn, x, y)
+""",
+    ),
+    # Lesson 04, a second class of learners (brief r1)
+    Right(
+        "04",
+        "ex1_frozen_copy",
+        "view_as of the detached tensor to share, clone then detach_ to copy",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach().view_as(t)
+    return t.clone().detach_()
+""",
+    ),
+    Right(
+        "04",
+        "ex2_detach_all",
+        "views told apart by t._base (the one private attribute allowed)",
+        """
+def detach_all(tensors):
+    return [t.detach() if t._base is not None else t.detach_() for t in tensors]
+""",
+    ),
+    Right(
+        "04",
+        "ex3_normalised_and_grad",
+        "torch.mv, p by an L1 normalize of a detached copy, autograd.grad",
+        """
+def normalised_and_grad(w, x):
+    out = torch.exp(torch.mv(x, w))
+    p = torch.nn.functional.normalize(out.detach(), p=1, dim=0)
+    (grad,) = torch.autograd.grad(out.sum(), [w])
+    return p, grad
+""",
+    ),
+    Right(
+        "04",
+        "ex5_g_step",
+        "both models' gradients cleared with Module.zero_grad, softplus of minus the logits",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    G.zero_grad()
+    D.zero_grad()
+    loss_g = F.softplus(-D(G(z))).mean()
+    loss_g.backward()
+    opt_g.step()
+    return float(loss_g)
+""",
+    ),
+    # Lesson 05, a second class of learners (brief r1)
+    Right(
+        "05",
+        "ex1_extract_features",
+        "no_grad forward, to('cpu', copy=True) without detach, get_submodule",
+        """
+def extract_features(model, names, x):
+    features = {}
+    handles = []
+    try:
+        for name in names:
+            module = model.get_submodule(name)
+            handles.append(
+                module.register_forward_hook(
+                    lambda m, a, out, key=name: features.update({key: out.to("cpu", copy=True)})
+                )
+            )
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+    ),
+    Right(
+        "05",
+        "ex2_clip_gradients",
+        "torch.where with the sign times the limit, a for loop",
+        """
+def clip_gradients(model, max_abs):
+    def clip(grad):
+        return torch.where(grad.abs() > max_abs, grad.sign() * max_abs, grad)
+
+    handles = []
+    for parameter in model.parameters():
+        handles.append(parameter.register_hook(clip))
+    return handles
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "means kept as detached tensors, turned into floats at the end; a new SGD per step",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    means = []
+    handle = model.get_submodule(layer_name).register_forward_hook(
+        lambda m, a, out: means.append(out.detach().mean())
+    )
+    try:
+        for x, y in batches:
+            optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return [m.item() for m in means]
+""",
+    ),
+    Right(
+        "05",
+        "ex5_forward_counting_saved",
+        "nbytes summed in a list, a contextmanager-free alias of the hooks",
+        """
+SAVED = torch.autograd.graph.saved_tensors_hooks
+
+
+def forward_counting_saved(model, x):
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.nbytes)
+        return t
+
+    with SAVED(pack, lambda t: t):
+        output = model(x)
+    return output, int(sum(sizes))
+""",
+    ),
+    # Lesson 06, a second class of learners (brief r1)
+    Right(
+        "06",
+        "ex1_benchmark",
+        "one synchronize before the timed loop, then one after each call; torch's median",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    durations = []
+    for _ in range(repeats):
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return torch.tensor(durations, dtype=torch.float64).median().item()
+""",
+    ),
+    Right(
+        "06",
+        "ex2_to_host",
+        "detached copies issued in a for loop, one synchronize at the end",
+        """
+def to_host(tensors, synchronize):
+    copies = []
+    for t in tensors:
+        copies.append(t.detach().to(device="cpu", non_blocking=True))
+    synchronize()
+    return copies
+""",
+    ),
+    Right(
+        "06",
+        "ex3_pick_device",
+        "CUDA, then MPS, then the generic accelerator, each asked whether it is usable",
+        """
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    if torch.accelerator.is_available():
+        return torch.accelerator.current_accelerator()
+    return torch.device("cpu")
+""",
+    ),
+    Right(
+        "06",
+        "ex5_epoch_mean_loss",
+        "an integer start, +=, the mean read once with float()",
+        """
+def epoch_mean_loss(step, batches):
+    total = 0
+    for batch in batches:
+        total += step(batch)
+    return float(total / len(batches))
+""",
+    ),
+    # Lesson 07, a second class of learners (brief r1)
+    Right(
+        "07",
+        "ex1_silu",
+        "forward as x / (1 + exp(-x)), backward factored as s + y * (1 - s) from x",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x / (1 + torch.exp(-x))
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * (s + x * s * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Right(
+        "07",
+        "ex4_mul",
+        "needs_input_grad unpacked, torch.mul in backward",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.mul(a, b)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = torch.mul(grad_out, b) if need_a else None
+        grad_b = torch.mul(grad_out, a) if need_b else None
+        return grad_a, grad_b
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Right(
+        "07",
+        "ex5_soft_clip",
+        "the result saved and a clone returned: a change to the result cannot reach backward",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = torch.tanh(x / limit) * limit
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y.clone()
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        t = y / ctx.limit
+        return grad_out * (1 - t * t), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Right(
+        "07",
+        "ex3_backward_is_correct",
+        "a float64 copy by to(dtype=..., copy=True), gradcheck's exhaustive mode spelt out",
+        """
+def backward_is_correct(fn, x):
+    x64 = x.detach().to(dtype=torch.float64, copy=True).requires_grad_(True)
+    return bool(torch.autograd.gradcheck(fn, [x64], fast_mode=False, raise_exception=False))
+""",
+    ),
+    # Lesson 08, a second class of learners (brief r1)
+    Right(
+        "08",
+        "ex3_accuracy",
+        "torch.max for the predicted class, train(mode=...) restored in finally",
+        """
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.train(False)
+    try:
+        with torch.inference_mode():
+            _, predicted = torch.max(model(images), dim=1)
+    finally:
+        model.train(mode=was_training)
+    return (predicted == labels).float().mean().item()
+""",
+    ),
+    Right(
+        "08",
+        "ex5_log_features",
+        "the loop under no_grad, outputs stored as they are (they carry no graph)",
+        """
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(lambda module, inputs, output: features.append(output))
+    try:
+        with torch.no_grad():
+            for x, _ in batches:
+                model(x)
+    finally:
+        handle.remove()
+    return features
+""",
+    ),
+    Right(
+        "08",
+        "ex7_swish",
+        "the derivative factored as s * (1 + beta * x * (1 - s))",
+        """
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * s * (1 + ctx.beta * x * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
+    Right(
+        "08",
+        "ex2_validate",
+        "a no_grad-decorated helper for one batch, the losses summed with sum()",
+        """
+import torch.nn.functional as F
+
+
+@torch.no_grad()
+def _batch_loss(model, x, y):
+    return F.cross_entropy(model(x), y).item()
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    total += sum(_batch_loss(model, x, y) for x, y in batches)
+    model.train(was_training)
+    return float(total) / len(batches)
+""",
+    ),
+    # Lesson 09, a second class of learners (brief r1)
+    Right(
+        "09",
+        "ex1_checkpointed_forward",
+        "an index loop over len(blocks), preserve_rng_state spelt out",
+        """
+import torch.utils.checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for i in range(len(blocks)):
+        h = torch.utils.checkpoint.checkpoint(
+            blocks[i], h, use_reentrant=False, preserve_rng_state=True
+        )
+    return h
+""",
+    ),
+    Right(
+        "09",
+        "ex2_bf16_train_step",
+        "model.zero_grad(set_to_none=True), torch.amp.autocast, float() of the loss",
+        """
+from torch.amp import autocast
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    model.zero_grad(set_to_none=True)
+    with autocast(x.device.type, dtype=torch.bfloat16):
+        prediction = model(x)
+        loss = loss_fn(prediction, target)
+    loss.backward()
+    optimizer.step()
+    return float(loss)
+""",
+    ),
+    Right(
+        "09",
+        "ex3_autocast_predict",
+        "modes as a list in modules() order, restored by zip with train(mode)",
+        """
+def autocast_predict(model, x):
+    modules = list(model.modules())
+    modes = [m.training for m in modules]
+    model.eval()
+    dtype = {"cpu": torch.bfloat16}.get(x.device.type, torch.float16)
+    try:
+        with torch.inference_mode():
+            with torch.autocast(x.device.type, dtype):
+                out = model(x)
+    finally:
+        for m, mode in zip(modules, modes):
+            m.train(mode)
+    return out.to(torch.float32)
+""",
+    ),
+    Right(
+        "09",
+        "ex4_per_sample_grads",
+        "a Python loop of autograd.grad on detached copies of every parameter, stacked",
+        """
+def per_sample_grads(model, loss_fn, x, y):
+    names = [name for name, _ in model.named_parameters()]
+    rows = {name: [] for name in names}
+    params = {name: p.detach().requires_grad_() for name, p in model.named_parameters()}
+    with torch.enable_grad():
+        for i in range(len(x)):
+            out = torch.func.functional_call(model, params, (x[i : i + 1],))
+            grads = torch.autograd.grad(loss_fn(out, y[i : i + 1]), list(params.values()))
+            for name, g in zip(names, grads):
+                rows[name].append(g)
+    return {name: torch.stack(rows[name]) for name in names}
 """,
     ),
 ]

@@ -140,7 +140,16 @@ _MASKS = {
         "mask a column of a larger tensor (not contiguous)", "mask 是更大张量的一列（不连续）"
     ),
     "zeros": Text("mask all zeros", "mask 全为零"),
+    # for a layer output of shape (n, 2, 6): a mask per position
+    "binary3": Text("mask of shape (2, 6)", "形状为 (2, 6) 的 mask"),
+    "row3": Text("mask of shape (1, 2, 6)", "形状为 (1, 2, 6) 的 mask"),
+    "view3": Text(
+        "mask of shape (2, 6), a transposed slice of a larger tensor (not contiguous)",
+        "形状为 (2, 6) 的 mask，是更大张量的转置切片（不连续）",
+    ),
+    "zeros3": Text("mask all zeros, of shape (2, 6)", "形状为 (2, 6) 的全零 mask"),
 }
+_MASK_KINDS = ["binary", "row", "view", "zeros"]
 
 
 def make_input(seed: int, rows: int, layout: str, device, dtype, width: int = 4):
@@ -224,6 +233,18 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
     "mask": _MASKS,
     "raises": {True: Text("the model raises during the call", "调用过程中模型会抛出异常")},
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+    "x_dims": {
+        3: Text(
+            "x of shape (n, 2, 4): model[1] outputs (n, 2, 6)",
+            "x 的形状为 (n, 2, 4)：model[1] 的输出形状为 (n, 2, 6)",
+        )
+    },
+    "pool": {
+        True: Text(
+            "a MaxPool1d before the head (it saves int64 indices)",
+            "输出层之前有一个 MaxPool1d（它会保存 int64 类型的下标）",
+        )
+    },
 }
 
 
@@ -540,12 +561,15 @@ def _mask(seed: int, kind: str, device, dtype) -> torch.Tensor:
     big = (trusted.rand(6, 3, generator=g) > 0.4).to(device=device, dtype=dtype)
     masks = {"binary": big[:, 0].clone(), "row": big[:, 0].reshape(1, 6).clone()}
     masks.update(view=big[:, 1], zeros=trusted.zeros(6, device=device, dtype=dtype))
+    pairs = big[:, :2].t()  # (2, 6): a mask per position of a (n, 2, 6) output
+    masks.update(binary3=pairs.clone(), row3=pairs.reshape(1, 2, 6).clone())
+    masks.update(view3=big[:, 1:].t(), zeros3=trusted.zeros(2, 6, device=device, dtype=dtype))
     return masks[kind]
 
 
 def _unmasked(e: dict, f: dict, ctx) -> bool:
     """model(x) as if no hook ran, with a mask that changes it: the new output was dropped."""
-    return ctx.case["mask"] != "zeros" and _probe_equals("y_after")(e, f, ctx)
+    return not ctx.case["mask"].startswith("zeros") and _probe_equals("y_after")(e, f, ctx)
 
 
 def _inplace_error(e: dict, f: dict, ctx) -> bool:
@@ -587,14 +611,16 @@ class MaskOutput(_HookSpec):
     def cases(self) -> list[dict]:
         axes = {
             "model[1]": [self.layer, *(k for k in _LAYERS if k != self.layer)],
-            "mask": list(_MASKS),
+            "mask": _MASK_KINDS,
             "dtype": _dtypes(self.dtype),
             "x_rows": [5, 1],
             "mode": ["train", "eval"],
+            "x_dims": [2, 2, 3],  # 3: x of shape (n, 2, 4), model[1]'s output (n, 2, 6)
         }
         cases = draw(self.seed, axes, 4)
         for case in cases:  # BatchNorm in training mode needs more than one row
             case["mode"] = "eval" if case["x_rows"] == 1 else case["mode"]
+            case["mask"] += "3" if case["x_dims"] == 3 else ""
         return cases
 
     def build(self, case: dict, device) -> World:
@@ -602,12 +628,17 @@ class MaskOutput(_HookSpec):
         g = trusted.generator().manual_seed(self.seed)
         layer = _LAYERS[case["model[1]"]]
         middle = layer(dtype) if case["model[1]"] in ("linear", "norm") else layer()
+        if case["model[1]"] == "norm" and case["x_dims"] == 3:  # channels are dimension 1
+            middle = nn.BatchNorm1d(2, dtype=dtype)
         model = nn.Sequential(nn.Linear(4, 6, dtype=dtype), middle, nn.Linear(6, 2, dtype=dtype))
         with trusted.no_grad():
             for p in model.parameters():
                 p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) * 2 - 1)
         model.to(device).train(case["mode"] == "train")
-        x = make_input(self.seed + 1, case["x_rows"], "plain", device, dtype).requires_grad_()
+        x = make_input(self.seed + 1, case["x_rows"], "plain", device, dtype)
+        if case["x_dims"] == 3:
+            x = uniform(self.seed + 1, case["x_rows"], 2, 4, device=device, dtype=dtype)
+        x.requires_grad_()
         mask = _mask(self.seed + 2, case["mask"], device, dtype)
         return World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
 
@@ -756,6 +787,7 @@ class ForwardCountingSaved(_HookSpec):
             "x": list(_LAYOUTS),
             "x.requires_grad": [False, True],
             "activation": list(_ACTS),
+            "pool": [False, True],
         }
         cases = draw(self.seed, axes, 4)
         # The sliced x is saved (and a count of whole storages too large) only where the first
@@ -769,6 +801,8 @@ class ForwardCountingSaved(_HookSpec):
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
         model = make_model(self.seed, self.depth, dtype, case["activation"], norm=False).to(device)
+        if case["pool"]:  # saves int64 indices: not every saved tensor has x's dtype
+            model.insert(len(model) - 1, nn.MaxPool1d(3, stride=1, padding=1))
         arrive(model, case, self.seed)
         x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
         x.requires_grad_(case["x.requires_grad"])

@@ -628,6 +628,10 @@ class SwishFunction(Spec):
             "after x changed in place, backward gives a wrong gradient without an error",
             "x 被原地修改之后，backward 不报错却给出错误的梯度",
         ),
+        "grad_output changed": Text(
+            "backward changed the caller's incoming gradient (grad_output) in place",
+            "backward 原地修改了调用者传入的梯度（grad_output）",
+        ),
     }
     blame = (
         Rule("probe:wrong count", None, "CF-2"),
@@ -684,6 +688,9 @@ class SwishFunction(Spec):
         g = uniform(self.seed + 710, *value.shape, device=value.device, dtype=value.dtype)
         back = call(lambda: trusted.autograd_grad(value, world.leaf, g))
         found = {"wrong count": not back.ok and _cf(trusted.repr_(back.error)) == "CF-2"}
+        # The caller's gradient may be shared (.sum() passes a view of ones): never written.
+        again_g = uniform(self.seed + 710, *value.shape, device=value.device, dtype=value.dtype)
+        found["grad_output changed"] = not trusted.equal(g, again_g)
         if back.ok:
             found["x.grad"] = back.value[0].detach().to("cpu", copy=True)
         world2, value2 = again()  # the input changed in place after forward, then backward

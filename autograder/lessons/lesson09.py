@@ -429,9 +429,10 @@ def _watch_layers(world: World, model: torch.nn.Module) -> None:
             entry = world.logged["BatchNorm/Dropout calls in training mode"]
             entry["value"] += 1
 
-    for k, m in model.named_children():
+    for k, m in model.named_modules():  # named as indexed: model[0], model[0][1] when nested
         if trusted.isinstance_(m, torch.nn.Linear):
-            m.register_forward_hook(lambda m, a, o, n=f"model[{k}]": linear(m, a, o, n))
+            name = "model" + "".join(f"[{part}]" for part in k.split("."))
+            m.register_forward_hook(lambda m, a, o, n=name: linear(m, a, o, n))
         elif trusted.isinstance_(m, (_BATCHNORM, _DROPOUT)):
             m.register_forward_hook(trained)
 
@@ -626,6 +627,8 @@ class AutocastPredict(_Spec):
             "layout": list(_LAYOUTS),
             "batch": [self.batch, 1, self.batch + 3],
             "outer": [False, False, True],
+            "x dtype": ["float32", "float32", "bfloat16"],  # the result is float32 whatever x is
+            "nested": [False, True],  # the layers in a body: modes of grandchildren
         }
         return draw(self.seed, axes, 4)
 
@@ -636,6 +639,13 @@ class AutocastPredict(_Spec):
             if case["outer"]
             else ""
         )
+        if case["x dtype"] == "bfloat16":
+            outer = Text("{o}, x in bfloat16", "{o}，x 为 bfloat16").format(o=outer)
+        if case["nested"]:
+            outer = Text(
+                "{o}, the layers nested inside model[0] (a Sequential in the Sequential)",
+                "{o}，各层嵌套在 model[0] 之内（Sequential 里的 Sequential）",
+            ).format(o=outer)
         return Text(
             "model ({y}) in {m}{f}, {s}, {l}, batch {b}{o}",
             "模型（{y}）处于{m}{f}，{s}，{l}，批大小 {b}{o}",
@@ -656,11 +666,16 @@ class AutocastPredict(_Spec):
             torch.float32,
             device,
         )
+        if case["nested"]:
+            model = torch.nn.Sequential(model[:-1], model[-1])
         _set_mode(model, case["mode"])
+        if case["nested"]:
+            _set_mode(model[0], case["mode"])
         if case["frozen"]:
             model[0].requires_grad_(False)
         _stale_grads(model, case["stale"], self.seed)
-        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], torch.float32, device)
+        dtype = getattr(torch, case["x dtype"])
+        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], dtype, device)
         world = World((model, x), {"model": model, "x": x}, device)
         _watch_layers(world, model)
         return world
