@@ -1156,6 +1156,27 @@ def g_step(G, D, opt_g, z):
     return loss_g.item()
 """,
     ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        STATE,
+        "D switched to eval() for the G step 'so it is not trained', its mode restored after",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    was_training = D.training
+    D.eval()
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.step()
+    D.train(was_training)
+    return loss_g.item()
+""",
+    ),
     # Lesson 05, a second class of learners (brief r1)
     Wrong(
         "05",
@@ -1355,6 +1376,24 @@ def forward_counting_saved(model, x):
     return output, n_bytes
 """,
     ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        SIDE_EFFECT,
+        "a counting forward pass, then a second one for a clean output: the model runs twice",
+        """
+def forward_counting_saved(model, x):
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.numel() * t.element_size())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(x)
+    return model(x), sum(sizes)
+""",
+    ),
     # Lesson 06, a second class of learners (brief r1)
     Wrong(
         "06",
@@ -1506,6 +1545,16 @@ def overlap_copy(compute, batch, side, cuda, device):
     result = compute()
     cuda.current_stream().wait_stream(side)
     return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        OBSERVABLE,
+        "a generator expression returned, not a tuple: nothing is copied until it is unpacked",
+        """
+def load_batch(batch, device):
+    return (t.to(device, non_blocking=True) for t in batch)
 """,
     ),
     # Lesson 07, a second class of learners (brief r1)
@@ -2052,6 +2101,29 @@ def per_sample_grads(model, loss_fn, x, y):
     return {name: g.float() for name, g in grads.items()}
 """,
     ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        OBSERVABLE,
+        "frozen parameters given rows of zeros: their per-sample gradients are not zero",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    trainable = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
+    frozen = {n: p.detach() for n, p in model.named_parameters() if not p.requires_grad}
+
+    def loss_of_one(params, xi, yi):
+        out = functional_call(model, {**params, **frozen}, (xi[None],))
+        return loss_fn(out, yi[None])
+
+    grads = vmap(grad(loss_of_one), in_dims=(None, 0, 0))(trainable, x, y)
+    for n, p in frozen.items():
+        grads[n] = torch.zeros(len(x), *p.shape, dtype=p.dtype, device=p.device)
+    return {n: grads[n] for n, _ in model.named_parameters()}
+""",
+    ),
 ]
 
 RIGHT = [
@@ -2358,6 +2430,20 @@ def g_step(G, D, opt_g, z):
     return float(loss_g)
 """,
     ),
+    Right(
+        "04",
+        "ex3_normalised_and_grad",
+        "the gradient kept, w.grad set back to None: w exactly as it came",
+        """
+def normalised_and_grad(w, x):
+    out = (x @ w).exp()
+    p = out.detach() / out.detach().sum()
+    out.sum().backward()
+    grad = w.grad
+    w.grad = None
+    return p, grad
+""",
+    ),
     # Lesson 05, a second class of learners (brief r1)
     Right(
         "05",
@@ -2658,6 +2744,24 @@ def validate(model, batches):
     return float(total) / len(batches)
 """,
     ),
+    Right(
+        "08",
+        "ex2_validate",
+        "the batch losses summed under no_grad in one expression, one .item()",
+        """
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        total = sum(F.cross_entropy(model(x), y) for x, y in batches).item()
+    model.train(was_training)
+    return float(total) / len(batches)
+""",
+    ),
     # Lesson 09, a second class of learners (brief r1)
     Right(
         "09",
@@ -2730,6 +2834,23 @@ def per_sample_grads(model, loss_fn, x, y):
             for name, g in zip(names, grads):
                 rows[name].append(g)
     return {name: torch.stack(rows[name]) for name in names}
+""",
+    ),
+    Right(
+        "09",
+        "ex3_autocast_predict",
+        "autocast's default dtype per device (bfloat16 on the CPU, float16 on CUDA)",
+        """
+def autocast_predict(model, x):
+    modes = {name: m.training for name, m in model.named_modules()}
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(x.device.type):
+            out = model(x)
+    finally:
+        for name, m in model.named_modules():
+            m.train(modes[name])
+    return out.float()
 """,
     ),
 ]

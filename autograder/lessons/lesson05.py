@@ -239,6 +239,7 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
             "x 的形状为 (n, 2, 4)：model[1] 的输出形状为 (n, 2, 6)",
         )
     },
+    "norm": {True: Text("BatchNorm1d after each Linear", "每个 Linear 之后有 BatchNorm1d")},
     "pool": {
         True: Text(
             "a MaxPool1d before the head (it saves int64 indices)",
@@ -788,8 +789,11 @@ class ForwardCountingSaved(_HookSpec):
             "x.requires_grad": [False, True],
             "activation": list(_ACTS),
             "pool": [False, True],
+            "norm": [True, False],  # BatchNorm in training mode: a second forward pass shows
         }
         cases = draw(self.seed, axes, 4)
+        for case in cases:  # BatchNorm in training mode needs more than one row
+            case["norm"] = case["norm"] and case["x"] != "row"
         # The sliced x is saved (and a count of whole storages too large) only where the first
         # layer learns: that case never gets the first layer frozen, another one does instead.
         sliced = next(case for case in cases if case["x"] == "slice")
@@ -800,7 +804,8 @@ class ForwardCountingSaved(_HookSpec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_model(self.seed, self.depth, dtype, case["activation"], norm=False).to(device)
+        model = make_model(self.seed, self.depth, dtype, case["activation"], norm=case["norm"])
+        model = model.to(device)
         if case["pool"]:  # saves int64 indices: not every saved tensor has x's dtype
             model.insert(len(model) - 1, nn.MaxPool1d(3, stride=1, padding=1))
         arrive(model, case, self.seed)
