@@ -1177,6 +1177,35 @@ def g_step(G, D, opt_g, z):
     return loss_g.item()
 """,
     ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        EDGE,
+        "real and fake through D as one batch: with BatchNorm in D the statistics mix",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z).detach()
+    logits = D(torch.cat([real, fake]))
+    n = real.shape[0]
+    loss_d = F.binary_cross_entropy_with_logits(
+        logits[:n], torch.ones_like(logits[:n])
+    ) + F.binary_cross_entropy_with_logits(logits[n:], torch.zeros_like(logits[n:]))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+        xfail=(
+            "make_gan's D is Linear → LeakyReLU blocks only: no case has BatchNorm in D, "
+            "where one batch of real and fake normalises with other statistics than the two "
+            "calls D(real), D(fake) the task writes; tests/catalog/lesson08.py lists this "
+            "style as RIGHT on the same DStep cases (lesson 08 ex4), so drawing a D with "
+            "BatchNorm is the lead's call"
+        ),
+    ),
     # Lesson 05, a second class of learners (brief r1)
     Wrong(
         "05",
@@ -1757,6 +1786,27 @@ def softplus(x):
     return torch.nn.functional.softplus(x)
 """,
     ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "flattened with view(-1) 'to handle any shape': a transposed x raises",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        flat = x.view(-1)
+        return (torch.round(flat / step) * step).view(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
     # Lesson 08, a second class of learners (brief r1)
     Wrong(
         "08",
@@ -2124,6 +2174,21 @@ def per_sample_grads(model, loss_fn, x, y):
     return {n: grads[n] for n, _ in model.named_parameters()}
 """,
     ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "each block's forward method checkpointed directly: the blocks' hooks never run",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = checkpoint(block.forward, x, use_reentrant=False)
+    return x
+""",
+    ),
 ]
 
 RIGHT = [
@@ -2444,6 +2509,16 @@ def normalised_and_grad(w, x):
     return p, grad
 """,
     ),
+    Right(
+        "04",
+        "ex1_frozen_copy",
+        "Tensor.detach called unbound, a copy by torch.clone",
+        """
+def frozen_copy(t, share):
+    frozen = torch.Tensor.detach(t)
+    return frozen if share else torch.clone(frozen)
+""",
+    ),
     # Lesson 05, a second class of learners (brief r1)
     Right(
         "05",
@@ -2523,6 +2598,33 @@ def forward_counting_saved(model, x):
     with SAVED(pack, lambda t: t):
         output = model(x)
     return output, int(sum(sizes))
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "a contextmanager that registers the hook and removes it",
+        """
+from contextlib import contextmanager
+
+
+@contextmanager
+def _logging(layer, log):
+    handle = layer.register_forward_hook(lambda m, a, out: log.append(float(out.mean())))
+    try:
+        yield log
+    finally:
+        handle.remove()
+
+
+def train_and_log(model, layer_name, batches, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    with _logging(model.get_submodule(layer_name), []) as log:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    return log
 """,
     ),
     # Lesson 06, a second class of learners (brief r1)
@@ -2663,6 +2765,32 @@ def soft_clip(x, limit):
 def backward_is_correct(fn, x):
     x64 = x.detach().to(dtype=torch.float64, copy=True).requires_grad_(True)
     return bool(torch.autograd.gradcheck(fn, [x64], fast_mode=False, raise_exception=False))
+""",
+    ),
+    Right(
+        "07",
+        "ex6_softplus",
+        "forward as logaddexp(x, 0), stable for large x",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.logaddexp(x, torch.zeros_like(x))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.special.expit(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
 """,
     ),
     # Lesson 08, a second class of learners (brief r1)
