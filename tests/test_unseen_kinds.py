@@ -1586,6 +1586,46 @@ def load_batch(batch, device):
     return (t.to(device, non_blocking=True) for t in batch)
 """,
     ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        OBSERVABLE,
+        "a lazy map of copies, synchronized, then listed: the copies are issued after the wait",
+        """
+def to_host(tensors, synchronize):
+    copies = map(lambda t: t.to("cpu", non_blocking=True), tensors)
+    synchronize()
+    return list(copies)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        OBSERVABLE,
+        "the event recorded on the side stream before the copy: waiting for it orders nothing",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    copied = cuda.Event()
+    with cuda.stream(side):
+        copied.record()
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    main = cuda.current_stream()
+    main.wait_event(copied)
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        OBSERVABLE,
+        "copy=True as well: for the CPU the batch is copied on the host for nothing",
+        """
+def load_batch(batch, device):
+    return [t.to(device, non_blocking=True, copy=True) for t in batch]
+""",
+    ),
     # Lesson 07, a second class of learners (brief r1)
     Wrong(
         "07",
