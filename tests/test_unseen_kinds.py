@@ -1477,7 +1477,7 @@ def to_host(tensors, synchronize):
     Wrong(
         "06",
         "ex3_pick_device",
-        STATE,
+        ARGUMENT,
         "the machine probed once, when the cell runs: later answers of the probes are ignored",
         """
 _ACCELERATOR = torch.accelerator.current_accelerator(check_available=True)
@@ -1490,7 +1490,7 @@ def pick_device():
     Wrong(
         "06",
         "ex3_pick_device",
-        STATE,
+        ARGUMENT,
         "the first answer cached in a module-level dict: every later call repeats it",
         """
 _PICKED = {}
