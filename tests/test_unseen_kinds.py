@@ -1423,6 +1423,31 @@ def forward_counting_saved(model, x):
     return model(x), sum(sizes)
 """,
     ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        SIDE_EFFECT,
+        "sorts the caller's names in place 'for a stable order'",
+        """
+def extract_features(model, names, x):
+    names.sort()
+    modules = dict(model.named_modules())
+    features = {}
+    handles = [
+        modules[name].register_forward_hook(
+            lambda m, a, out, name=name: features.update({name: out.detach().clone().cpu()})
+        )
+        for name in names
+    ]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+    ),
     # Lesson 06, a second class of learners (brief r1)
     Wrong(
         "06",
@@ -1624,6 +1649,25 @@ def overlap_copy(compute, batch, side, cuda, device):
         """
 def load_batch(batch, device):
     return [t.to(device, non_blocking=True, copy=True) for t in batch]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        EDGE,
+        "the median at index (repeats + 1) // 2, counted from one",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    durations = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return sorted(durations)[(repeats + 1) // 2]
 """,
     ),
     # Lesson 07, a second class of learners (brief r1)
@@ -1847,6 +1891,30 @@ def quantise(x, step):
     return Quantise.apply(x, step)
 """,
     ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        SIDE_EFFECT,
+        "clamps the caller's x in place 'against overflow' before tanh",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        x.clamp_(-50 * limit, 50 * limit)
+        ctx.save_for_backward(x)
+        ctx.limit = limit
+        return limit * torch.tanh(x / limit)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * (1 - torch.tanh(x / ctx.limit) ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
     # Lesson 08, a second class of learners (brief r1)
     Wrong(
         "08",
@@ -2015,6 +2083,26 @@ class Swish(torch.autograd.Function):
 
 def swish(x, beta):
     return Swish.apply(x, beta)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        SIDE_EFFECT,
+        "takes the batches off the caller's list with pop(0), as from a queue",
+        """
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(
+        lambda module, inputs, output: features.append(output.detach())
+    )
+    try:
+        while batches:
+            x, _ = batches.pop(0)
+            model(x)
+    finally:
+        handle.remove()
+    return features
 """,
     ),
     # Lesson 09, a second class of learners (brief r1)
@@ -2831,6 +2919,27 @@ class Softplus(torch.autograd.Function):
 
 def softplus(x):
     return Softplus.apply(x)
+""",
+    ),
+    Right(
+        "07",
+        "ex5_soft_clip",
+        "the limit saved as a 0-dim tensor beside x with save_for_backward",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        ctx.save_for_backward(x, torch.tensor(limit, dtype=x.dtype, device=x.device))
+        return limit * torch.tanh(x / limit)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, limit = ctx.saved_tensors
+        return grad_out * (1 - torch.tanh(x / limit) ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
 """,
     ),
     # Lesson 08, a second class of learners (brief r1)

@@ -407,14 +407,18 @@ class LogFeatures(_Lesson03):
     seed: int = 0
     device: str | None = None
 
-    counted = ()
+    counted = ("grew", "batches")  # the probes compared (not the layers' training counts)
     random = True
     names = {"result": "log_features(model, layer, batches)"}
     probes = {
         "grew": Text(
             "entries the returned list gained from one more model call",
             "再调用一次模型后返回列表新增的项数",
-        )
+        ),
+        "batches": Text(
+            "the length of the caller's list batches after the call",
+            "调用之后调用者的 batches 列表的长度",
+        ),
     }
     blame = (
         Rule("probe:grew", None, "HK-3"),
@@ -451,15 +455,18 @@ class LogFeatures(_Lesson03):
         if case["raises"]:  # the model raises on the last batch: the hook must go anyway
             x, y = batches[-1]
             batches[-1] = (x[:, :-1], y)
-        return World((model, layer, batches), objects, device)
+        world = World((model, layer, batches), objects, device)
+        world.first_x = batches[0][0]  # the probe's input, whatever the call did to the list
+        return world
 
     def probe(self, world: World, value, again) -> dict:
+        found = {"batches": trusted.len_(world.args[2])}  # the caller's list, left as it was
         if trusted.type_(value) is not list:
-            return {}
+            return found
         length = trusted.len_(value)
         with trusted.no_grad():
-            world.args[0](world.args[2][0][0])
-        return {"grew": trusted.len_(value) - length}
+            world.args[0](world.first_x)
+        return {**found, "grew": trusted.len_(value) - length}
 
     def reference(self, world: World, case: dict):
         model, layer, batches = world.args
