@@ -1757,12 +1757,6 @@ def backward_is_correct(fn, x):
     x64 = x.detach().flatten()[:2].double().requires_grad_()
     return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
 """,
-        xfail=(
-            "every wrong backward the check hands over (Cube with 2.97·x², LogCosh ignoring "
-            "grad_out, CumSum in forward order) is already wrong at the first two entries: no "
-            "function is wrong only at some entries of x (e.g. only where x < 0, placed after "
-            "them)"
-        ),
     ),
     Wrong(
         "07",

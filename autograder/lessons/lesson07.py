@@ -476,6 +476,26 @@ class CumSumForwardOrder(CumSum):
         return torch.cumsum(grad_out, -1)
 
 
+class MovingSum(torch.autograd.Function):
+    """Sums of three neighbours along the last dimension: x[i] + x[i-1] + x[i-2]."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x + F.pad(x, (1, 0))[..., :-1] + F.pad(x, (2, 0))[..., :-2]
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out + F.pad(grad_out, (0, 1))[..., 1:] + F.pad(grad_out, (0, 2))[..., 2:]
+
+
+class MovingSumForgetsOldest(MovingSum):
+    """Moving sums whose backward forgets x[i-2]: right for two entries, wrong from three."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out + F.pad(grad_out, (0, 1))[..., 1:]
+
+
 _TO_CHECK = {  # name: (description, function, whether its backward is correct)
     "cube": (Text("Cube (a correct backward)", "Cube（backward 正确）"), Cube, True),
     "cube_off": (
@@ -496,6 +516,19 @@ _TO_CHECK = {  # name: (description, function, whether its backward is correct)
         False,
     ),
 }
+# One more case, outside the drawn ones: a backward wrong only from the third entry on, so
+# that a check of a few entries of x, not of x, is caught.
+_ALSO_CHECKED = {
+    "moving_sum_off": (
+        Text(
+            "MovingSum (x[i] + x[i-1] + x[i-2]) with a backward that forgets x[i-2]",
+            "backward 漏掉了 x[i-2] 的 MovingSum（x[i] + x[i-1] + x[i-2]）",
+        ),
+        MovingSumForgetsOldest,
+        False,
+    ),
+}
+_FUNCTIONS = {**_TO_CHECK, **_ALSO_CHECKED}
 
 
 def _kept_x(f: dict, ctx) -> bool:
@@ -544,11 +577,12 @@ class BackwardIsCorrect(_FunctionSpec):
             }
             drawn = draw(self.seed + k, axes, 6 if k == 0 else len(states))
             cases += [{**case, **case.pop("x")} for case in drawn]
-        return cases
+        also = {"layout": "vector", "scale": 1.5, "dtype": "float32", "grad": "fresh"}
+        return cases + [{"fn": name, **also} for name in _ALSO_CHECKED]
 
     def build(self, case: dict, device) -> World:
         world = super().build(case, device)
-        world.args = (_TO_CHECK[case["fn"]][1].apply, *world.args)
+        world.args = (_FUNCTIONS[case["fn"]][1].apply, *world.args)
         return world
 
     def reference(self, world: World, case: dict):
@@ -560,12 +594,12 @@ class BackwardIsCorrect(_FunctionSpec):
         return {}
 
     def blame_error(self, message: str, case: dict) -> str | None:
-        correct = _TO_CHECK[case["fn"]][2]
+        correct = _FUNCTIONS[case["fn"]][2]
         return "CF-3" if correct and "mismatch" in message else classify(message)
 
     def describe(self, case: dict) -> Text:
         text = super().describe(case)
-        fn = _TO_CHECK[case["fn"]][0]
+        fn = _FUNCTIONS[case["fn"]][0]
         return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")
 
 
