@@ -1206,6 +1206,47 @@ def d_step(G, D, opt_d, real, z):
             "BatchNorm is the lead's call"
         ),
     ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        SIDE_EFFECT,
+        "D.requires_grad_(True) 'to be sure D learns': a layer the caller froze is unfrozen",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    D.requires_grad_(True)
+    opt_d.zero_grad()
+    fake = G(z).detach()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        SIDE_EFFECT,
+        "G.requires_grad_(True) 'so that G gets its gradient': a frozen G layer is unfrozen",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    G.requires_grad_(True)
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
     # Lesson 05, a second class of learners (brief r1)
     Wrong(
         "05",
@@ -2099,6 +2140,27 @@ def log_features(model, layer, batches):
     return features
 """,
     ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        STATE,
+        "model.train() first 'to be safe': a model that arrives with a layer in eval mode changes",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    model.train()
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
     # Lesson 09, a second class of learners (brief r1)
     Wrong(
         "09",
@@ -2746,6 +2808,28 @@ def train_and_log(model, layer_name, batches, lr):
             optimizer.zero_grad()
             torch.nn.functional.mse_loss(model(x), y).backward()
             optimizer.step()
+    return log
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "an SGD over the trainable parameters only, found with filter",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    trainable = filter(lambda p: p.requires_grad, model.parameters())
+    optimizer = torch.optim.SGD(trainable, lr=lr)
+    log = []
+    handle = model.get_submodule(layer_name).register_forward_hook(
+        lambda m, a, out: log.append(out.mean().item())
+    )
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
     return log
 """,
     ),
