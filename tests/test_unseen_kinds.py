@@ -3117,6 +3117,22 @@ def validate(model, batches):
     return float(total) / len(batches)
 """,
     ),
+    Right(
+        "08",
+        "ex3_accuracy",
+        "@torch.no_grad() on the whole function, the mode restored in finally",
+        """
+@torch.no_grad()
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.eval()
+    try:
+        predicted = model(images).argmax(dim=1)
+    finally:
+        model.train(was_training)
+    return (predicted == labels).float().mean().item()
+""",
+    ),
     # Lesson 09, a second class of learners (brief r1)
     Right(
         "09",
@@ -3206,6 +3222,40 @@ def autocast_predict(model, x):
         for name, m in model.named_modules():
             m.train(modes[name])
     return out.float()
+""",
+    ),
+    Right(
+        "09",
+        "ex4_per_sample_grads",
+        "vmap of grad of a lambda, the sample's batch dimension by slicing xi[None]",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = {name: p.detach() for name, p in model.named_parameters()}
+    per_sample = vmap(
+        grad(lambda p, xi, yi: loss_fn(functional_call(model, p, (xi[None],)), yi[None])),
+        in_dims=(None, 0, 0),
+    )
+    return per_sample(params, x, y)
+""",
+    ),
+    Right(
+        "09",
+        "ex2_bf16_train_step",
+        "the stale gradients set to None by hand, autocast entered through a variable",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p.grad = None
+    mixed = torch.autocast(device_type=x.device.type, dtype=torch.bfloat16)
+    with mixed:
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
 """,
     ),
 ]
