@@ -2052,13 +2052,6 @@ def discriminator_step(G, D, opt_d, real, noise):
     opt_d.step()
     return loss.item()
 """,
-        xfail=(
-            "DiscriminatorStep inherits lesson04.DStep's allow Rule('G*.grad', zero or None), "
-            "so emptying G's .grad passes; lesson 08's prompt says G's .grad 'may hold values "
-            "the caller still needs', which this loses, yet tests/catalog/lesson08.py lists "
-            "'no detach, then G's .grad emptied' as RIGHT: prompt and catalogue disagree (the "
-            "lead's call)"
-        ),
     ),
     Wrong(
         "08",

@@ -26,7 +26,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw
+from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
@@ -382,10 +382,21 @@ def check_accuracy(fn, seed: int = 0, device=None) -> None:
 
 @dataclass(frozen=True)
 class DiscriminatorStep(lesson04.DStep):
-    """Lesson 04's discriminator step: D's own gradient only, G's .grad and parameters kept."""
+    """Lesson 04's discriminator step: D's own gradient only, G's .grad and parameters kept.
+
+    Stricter than lesson 04 on G's ``.grad``: there it holds what the last G step left (stale,
+    so emptying it is allowed); here the task says it may hold values the caller still needs,
+    so emptying it loses them. That names no misconception of its own (with or without a
+    detach before it); G's .grad grown by D's loss is still DT-4.
+    """
 
     number = 4
     names = {"result": "discriminator_step(G, D, opt_d, real, noise)"}
+    allow = tuple(rule for rule in lesson04.DStep.allow if rule.pattern != "G*.grad")
+    blame = (
+        Rule("G*.grad", lambda e, f, ctx: is_zero_or_none(f)),
+        *lesson04.DStep.blame,
+    )
 
 
 def check_discriminator_step(fn, seed: int = 0, lr: float = 0.05, device=None) -> None:

@@ -589,6 +589,25 @@ def discriminator_step(G, D, opt_d, real, noise):
     return loss.item()
 """,
         ),
+        Wrong(
+            "no detach, then G's .grad emptied: the values the caller still needed are lost",
+            None,
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise)
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    G.zero_grad()
+    return loss.item()
+""",
+        ),
     ],
     "ex5_log_features": [
         Wrong(
@@ -1330,24 +1349,6 @@ def discriminator_step(G, D, opt_d, real, noise):
 """,
         ),
         Right(
-            "no detach, then G's .grad emptied (allowed, as in lesson 04)",
-            """
-import torch.nn.functional as F
-
-def discriminator_step(G, D, opt_d, real, noise):
-    opt_d.zero_grad()
-    fake = G(noise)
-    real_logits, fake_logits = D(real), D(fake)
-    loss = F.binary_cross_entropy_with_logits(
-        real_logits, torch.ones_like(real_logits)
-    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
-    loss.backward()
-    opt_d.step()
-    G.zero_grad()
-    return loss.item()
-""",
-        ),
-        Right(
             "D(G(noise).detach()) inline, zero_grad(set_to_none=False)",
             """
 import torch
@@ -1359,6 +1360,79 @@ def discriminator_step(G, D, opt_d, real, noise):
     fake_logits = D(G(noise).detach())
     loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
     loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Right(
+            "one backward per term: the gradients add up in D's .grad",
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    real_logits = D(real)
+    loss_real = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    loss_real.backward()
+    fake_logits = D(G(noise).detach())
+    loss_fake = F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_fake.backward()
+    opt_d.step()
+    return loss_real.item() + loss_fake.item()
+""",
+        ),
+        Right(
+            "G's output detached in place with detach_() (it is not a view)",
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    fake = G(noise)
+    fake.detach_()
+    D.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return float(loss)
+""",
+        ),
+        Right(
+            "G's flags saved, G frozen, each flag restored in a finally",
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    flags = [p.requires_grad for p in G.parameters()]
+    G.requires_grad_(False)
+    try:
+        opt_d.zero_grad()
+        real_logits, fake_logits = D(real), D(G(noise))
+        loss = F.binary_cross_entropy_with_logits(
+            real_logits, torch.ones_like(real_logits)
+        ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+        loss.backward()
+        opt_d.step()
+    finally:
+        for p, flag in zip(G.parameters(), flags):
+            p.requires_grad_(flag)
+    return loss.item()
+""",
+        ),
+        Right(
+            "the same loss written with logsigmoid",
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    with torch.no_grad():
+        fake = G(noise)
+    real_logits, fake_logits = D(real), D(fake)
+    loss = -F.logsigmoid(real_logits).mean() - F.logsigmoid(-fake_logits).mean()
     loss.backward()
     opt_d.step()
     return loss.item()
