@@ -1198,13 +1198,6 @@ def d_step(G, D, opt_d, real, z):
     opt_d.step()
     return loss_d.item()
 """,
-        xfail=(
-            "make_gan's D is Linear → LeakyReLU blocks only: no case has BatchNorm in D, "
-            "where one batch of real and fake normalises with other statistics than the two "
-            "calls D(real), D(fake) the task writes; tests/catalog/lesson08.py lists this "
-            "style as RIGHT on the same DStep cases (lesson 08 ex4), so drawing a D with "
-            "BatchNorm is the lead's call"
-        ),
     ),
     Wrong(
         "04",
@@ -1313,26 +1306,6 @@ def clip_gradients(model, max_abs):
 def clip_gradients(model, max_abs):
     return [p.register_hook(lambda g: g.clamp(max=max_abs)) for p in model.parameters()]
 """,
-    ),
-    Wrong(
-        "05",
-        "ex3_mask_output",
-        EDGE,
-        "torch.where on the mask's truth: a mask of scales (0.5) is read as ones",
-        """
-def mask_output(module, mask):
-    def hook(module, args, output):
-        return torch.where(mask.bool(), output, torch.zeros_like(output))
-
-    return module.register_forward_hook(hook)
-""",
-        xfail=(
-            "every mask the check draws holds only 0 and 1 (_mask: binary, row, view, zeros), "
-            "where torch.where(mask.bool(), output, 0) equals output * mask; the task says "
-            "output * mask and never a 0/1 mask, but tests/catalog/lesson05.py lists this "
-            "style as RIGHT: a mask of scales would need that entry moved (the lead's call), "
-            "or the prompt to say 0/1"
-        ),
     ),
     Wrong(
         "05",
