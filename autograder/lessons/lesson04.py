@@ -347,12 +347,17 @@ def check_normalised_and_grad(
 _BN = torch.nn.BatchNorm1d
 
 
-def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu"):
-    """G (Linear → BatchNorm1d → ReLU blocks, Sigmoid) and D (Linear → LeakyReLU), seeded."""
+def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu", d_norm: bool = False):
+    """G (Linear → BatchNorm1d → ReLU blocks, Sigmoid) and D (Linear → LeakyReLU), seeded.
+
+    With ``d_norm``, D starts with a BatchNorm1d over its input samples: in training mode it
+    normalises each batch by that batch's statistics, so real and fake sent through D as one
+    batch share statistics that two calls D(real), D(fake) keep apart.
+    """
     g = trusted.generator().manual_seed(seed)
 
-    def mlp(sizes: list[int], block, last) -> torch.nn.Sequential:
-        layers: list[torch.nn.Module] = []
+    def mlp(sizes: list[int], block, last, first=()) -> torch.nn.Sequential:
+        layers: list[torch.nn.Module] = list(first)
         for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
             layers.append(torch.nn.Linear(n_in, n_out, dtype=dtype))
             layers += block(n_out) if k < len(sizes) - 2 else [last()]
@@ -373,7 +378,8 @@ def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu"):
         lambda n: [_BN(n, dtype=dtype), torch.nn.ReLU()],
         torch.nn.Sigmoid,
     )
-    D = mlp([6, *inner, 1], lambda n: [torch.nn.LeakyReLU(0.2)], torch.nn.Identity)
+    first = [_BN(6, dtype=dtype)] if d_norm else []
+    D = mlp([6, *inner, 1], lambda n: [torch.nn.LeakyReLU(0.2)], torch.nn.Identity, first)
     return G, D
 
 
@@ -394,6 +400,7 @@ _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its
         ),
     ),
 }
+_D_NORM = Text(", D starting with a BatchNorm1d", "，D 的第一层是 BatchNorm1d")
 _OPTIMIZERS = {
     "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
     "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
@@ -423,7 +430,10 @@ class _GanStep(Spec):
     logits: ClassVar[tuple[str, ...]] = tuple(_LOGITS)
 
     def cases(self) -> list[dict]:
-        axes = {
+        return draw(self.seed, self.axes(), 3)
+
+    def axes(self) -> dict[str, list]:
+        return {
             "G_mode": list(_MODES),
             "D_mode": list(_MODES)[::-1],
             "stale": list(_STALE),
@@ -434,7 +444,6 @@ class _GanStep(Spec):
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "logits": list(self.logits),
         }
-        return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
         frozen = {
@@ -443,9 +452,10 @@ class _GanStep(Spec):
             "D": Text("D[0] frozen", "D[0] 被冻结"),
         }[case["frozen"]]
         return Text(
-            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}), {t}, batch {n}, {z}",
-            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g})，{t}，批大小 {n}，{z}",
+            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}), {t}, batch {n}, {z}{b}",
+            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g})，{t}，批大小 {n}，{z}{b}",
         ).format(
+            b=_D_NORM if case.get("D_norm") else "",
             z=_LOGITS[case["logits"]][1],
             g=_MODES[case["G_mode"]],
             d=_MODES[case["D_mode"]],
@@ -459,7 +469,7 @@ class _GanStep(Spec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        G, D = make_gan(self.seed, self.depth, dtype, device)
+        G, D = make_gan(self.seed, self.depth, dtype, device, case.get("D_norm", False))
         with trusted.no_grad():
             D[-2].bias.add_(_LOGITS[case["logits"]][0])
         z = uniform(self.seed + 1, case["batch"], 3, device=device, dtype=dtype)
@@ -550,6 +560,28 @@ def _nothing_new(e: dict, f: dict, ctx) -> bool:
     )
 
 
+def _other_order(e: dict, f: dict, ctx) -> bool:
+    """D's BatchNorm running statistics as the two calls in the other order leave them.
+
+    Each call D(x) in training mode moves the running statistics towards x's batch
+    statistics by the BatchNorm's momentum, so D(fake) before D(real) ends with other
+    running statistics than the reference's D(real) before D(fake), with the same loss,
+    gradients and step. The task fixes no order; the number of calls stays compared
+    (num_batches_tracked), so one batch of real and fake together is not excused here.
+    """
+    if not differs_only_in("value")(e, f, ctx):
+        return False
+    world = ctx.spec.build(ctx.case, "cpu")
+    G, D, _, real, z = world.args
+    with trusted.no_grad():
+        D(G(z))
+        D(real)
+    swapped = dict(world.tensors()).get(ctx.base)
+    if trusted.type_(swapped) not in _TENSORS or str(swapped.dtype) not in TOLERANCE:
+        return False
+    return close(f.get("value"), swapped, TOLERANCE[str(swapped.dtype)])
+
+
 @dataclass(frozen=True)
 class DStep(_GanStep):
     """One discriminator step: D updated by the correct gradient, no gradient reaching G."""
@@ -561,11 +593,25 @@ class DStep(_GanStep):
         Rule("D*.grad"),  # what D's .grad holds after the step is not part of the task
         Rule("G*.grad", lambda e, f, ctx: is_zero_or_none(f)),
         Rule("D*", _adam_noise),
+        Rule("D*.running_mean", _other_order),
+        Rule("D*.running_var", _other_order),
     )
     blame = (
         Rule("G*.grad", None, "DT-4"),
         Rule("D*.grad when *", _stale_added, "DT-6"),
     )
+
+    def cases(self) -> list[dict]:
+        """The drawn cases, some with a BatchNorm in D, and one with it in training mode.
+
+        Only there does one batch of real and fake through D differ from the two calls
+        D(real), D(fake) the task writes (the batches share statistics), so every seed has
+        such a case: the first drawn one without the BatchNorm, given it and D in training
+        mode. The G step draws no such D: answers that switch D to eval there are right.
+        """
+        drawn = draw(self.seed, {**self.axes(), "D_norm": [False, True]}, 3)  # added last
+        plain = next(case for case in drawn if not case["D_norm"])
+        return [*drawn, {**plain, "D_mode": "train", "D_norm": True}]
 
     def reference(self, world: World, case: dict):
         G, D, opt_d, real, z = world.args

@@ -948,6 +948,22 @@ def d_step(G, D, opt_d, real, z):
     return loss.item()
 """,
         ),
+        Right(
+            "D(fake) before D(real), the fake term first (BatchNorm's running stats differ)",
+            """
+import torch.nn.functional as F
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake_out = D(G(z).detach())
+    real_out = D(real)
+    loss = F.binary_cross_entropy_with_logits(fake_out, torch.zeros_like(fake_out))
+    loss += F.binary_cross_entropy_with_logits(real_out, torch.ones_like(real_out))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
     ],
     "ex5_g_step": [
         Right(

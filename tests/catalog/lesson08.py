@@ -423,6 +423,27 @@ def accuracy(model, images, labels):
     ],
     "ex4_discriminator_step": [
         Wrong(
+            "one batch through D: real and fake concatenated (BatchNorm in D mixes their "
+            "statistics)",
+            None,
+            """
+import torch
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise).detach()
+    logits = D(torch.cat([real, fake]))
+    n = len(real)
+    loss = F.binary_cross_entropy_with_logits(
+        logits[:n], torch.ones_like(logits[:n])
+    ) + F.binary_cross_entropy_with_logits(logits[n:], torch.zeros_like(logits[n:]))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
             "the starter: no detach on the fake samples",
             "DT-4",
             """
@@ -1324,25 +1345,6 @@ def discriminator_step(G, D, opt_d, real, noise):
     loss = bce(real_logits, torch.ones_like(real_logits)) + bce(
         fake_logits, torch.zeros_like(fake_logits)
     )
-    loss.backward()
-    opt_d.step()
-    return loss.item()
-""",
-        ),
-        Right(
-            "one batch through D: real and fake concatenated",
-            """
-import torch
-import torch.nn.functional as F
-
-def discriminator_step(G, D, opt_d, real, noise):
-    opt_d.zero_grad()
-    fake = G(noise).detach()
-    logits = D(torch.cat([real, fake]))
-    n = len(real)
-    loss = F.binary_cross_entropy_with_logits(
-        logits[:n], torch.ones_like(logits[:n])
-    ) + F.binary_cross_entropy_with_logits(logits[n:], torch.zeros_like(logits[n:]))
     loss.backward()
     opt_d.step()
     return loss.item()
