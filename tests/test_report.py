@@ -34,7 +34,7 @@ from test_course_grade import course_grade
 from test_export import nbgrader
 
 from autograder import course
-from autograder.grader import demo, records, report_figures
+from autograder.grader import demo, records, report, report_figures
 
 pytestmark = pytest.mark.notebooks
 L1, L2 = "01_requires_grad", "02_no_grad"
@@ -230,11 +230,41 @@ def test_needs_attention_names_each_case(graded):
         table = _soup(pages["term", lang]).find(id="attention").find_parent("section")
         rows = {
             (tr.find_all("td")[0].get_text(), tr.find_all("td")[2].get_text())
-            for tr in table.find_all("tr")[1:]
+            for tr in table.find_all("tr")
+            if tr.find("td")
         }
         who = {what: student for student, what in rows}
         found = {w: next(s for what, s in who.items() if w in what) for w in words}
         assert list(found.values()) == ["alice", "bob", "carol", "erin", "bob", "gina"], found
+
+
+def test_needs_attention_is_grouped_by_kind_with_counts(graded, monkeypatch, tmp_path):
+    """Each kind folds under a title that counts its rows, the most urgent first; a long
+    group starts folded (a class of 200 has hundreds of late rows), a short one open."""
+    en, zh, pages = graded
+    attention = _soup(pages["term", "en"]).find(id="attention").find_parent("section")
+    groups = attention.find_all("details")
+    titles = [g.summary.get_text() for g in groups]
+    assert titles == [
+        "Not graded yet: 1",
+        "Not graded in full: 1",
+        "Refused at collect: 1",
+        "Integrity flags: 1",
+        "Hand grading pending: 1",
+        "Late: 1",
+    ], titles
+    assert all(g.has_attr("open") for g in groups)
+    for group in groups:
+        rows = [tr for tr in group.find_all("tr") if tr.find("td")]
+        assert f": {len(rows)}" in group.summary.get_text()
+    zh_titles = [
+        g.summary.get_text()
+        for g in _soup(pages["term", "zh"]).find(id="attention").find_parent("section")("details")
+    ]
+    assert zh_titles[0] == "尚未评分：1 项" and zh_titles[-1] == "迟交：1 项", zh_titles
+    monkeypatch.setattr(report, "OPEN_GROUP_ROWS", 0)
+    folded = _soup(report.write(en, None, tmp_path / "folded.html", with_courses=[zh], lang="en"))
+    assert not any(g.has_attr("open") for g in folded.find_all("details"))
 
 
 def test_the_term_view_finds_a_misconception_across_lessons(graded):

@@ -27,6 +27,7 @@ from autograder.grader.report_html import (
     Markup,
     abbreviation,
     figure,
+    folding,
     link,
     page,
     paragraph,
@@ -78,6 +79,7 @@ T = {
     "lesson": Text("lesson", "课"),
     "lesson_n": Text("Lesson {n}: {name}", "第 {n} 课：{name}"),
     "what": Text("what", "事项"),
+    "group_count": Text("{what}: {n}", "{what}：{n} 项"),
     "detail": Text("detail", "详情"),
     "policy": Text("Late policy", "迟交规则"),
     "term_lessons": Text("Lessons", "各课概况"),
@@ -106,6 +108,17 @@ ATTENTION = {
     "late": Text("late by {how}; penalty {penalty:g} points", "迟交 {how}；扣 {penalty:g} 分"),
     "refused": Text("refused at collect: another account made it", "收取时被拒：由另一个账户提交"),
 }
+# The groups of the needs-attention list, the most urgent first.
+ATTENTION_GROUP = {
+    "error": Text("Grading failed", "评分失败"),
+    "not_graded": Text("Not graded yet", "尚未评分"),
+    "submission": Text("Not graded in full", "未能完整评分"),
+    "refused": Text("Refused at collect", "收取时被拒"),
+    "flagged": Text("Integrity flags", "诚信标记"),
+    "pending": Text("Hand grading pending", "待人工评分"),
+    "late": Text("Late", "迟交"),
+}
+OPEN_GROUP_ROWS = 20  # a longer group starts folded: its title still gives the count
 STATUS = {
     "graded": Text("graded", "已评分"),
     "missing": Text("notebook missing", "缺少笔记本"),
@@ -350,42 +363,50 @@ def _learners(works: list[Work], base: Path, lang: str, with_course: bool) -> Ma
 
 
 def _needs_attention(works: list[Work], refused: list[Row], lang: str) -> list[tuple]:
-    """(learner, lesson, what, detail) for every row the instructor should look at."""
+    """(kind, learner, lesson, what, detail) for every row the instructor should look at;
+    ``kind`` is a key of ATTENTION_GROUP."""
     found = []
     for work in works:
         for row in work.rows:
             if row.status in ("error", NOT_GRADED):
-                what = ATTENTION["error" if row.status == "error" else "not_graded"](lang)
-                found.append((row, what, row.reason_in(lang)))
+                kind = "error" if row.status == "error" else "not_graded"
+                found.append((kind, row, ATTENTION[kind](lang), row.reason_in(lang)))
             elif row.status in NOT_GRADED_IN_FULL:
-                found.append((row, ATTENTION["submission"](lang), row.reason_in(lang)))
+                what = ATTENTION["submission"](lang)
+                found.append(("submission", row, what, row.reason_in(lang)))
             if row.flags:
                 detail = _joined(row.flag_details_in(lang), lang)
-                found.append((row, ATTENTION["flagged"](lang), detail))
+                found.append(("flagged", row, ATTENTION["flagged"](lang), detail))
             if row.pending_points:
                 what = ATTENTION["pending"](lang).format(points=row.pending_points)
-                found.append((row, what, ", ".join(e.grade_id for e in row.exercises if e.pending)))
+                pending = ", ".join(e.grade_id for e in row.exercises if e.pending)
+                found.append(("pending", row, what, pending))
             if row.seconds_late > 0:
                 how = late.duration(row.seconds_late, lang)
                 what = ATTENTION["late"](lang).format(how=how, penalty=row.late_penalty)
-                found.append((row, what, str(row.timestamp or "")))
+                found.append(("late", row, what, str(row.timestamp or "")))
     for row in refused:
-        found.append((row, ATTENTION["refused"](lang), row.reason_in(lang)))
-    return [(r.student, r.lesson, what, detail) for r, what, detail in found]
+        found.append(("refused", row, ATTENTION["refused"](lang), row.reason_in(lang)))
+    return [(kind, r.student, r.lesson, what, detail) for kind, r, what, detail in found]
 
 
 def _attention_section(works: list[Work], refused: list[Row], lang: str) -> Markup:
+    """One folding group per kind, the most urgent first, each titled with its count; a
+    group open when short, so a class of 200 shows its counts before its rows."""
     found = _needs_attention(works, refused, lang)
     if not found:
         return section(
             T["attention"](lang), paragraph(T["nothing_needs"](lang)), anchor="attention"
         )
     headers = [T[k](lang) for k in ("learner", "lesson", "what", "detail")]
-    return section(
-        T["attention"](lang),
-        html_table(headers, sorted(found, key=lambda f: (f[1], f[0])), sortable=True),
-        anchor="attention",
-    )
+    groups = []
+    for kind, title in ATTENTION_GROUP.items():
+        rows = sorted((f[1:] for f in found if f[0] == kind), key=lambda f: (f[1], f[0]))
+        if rows:
+            summary = T["group_count"](lang).format(what=title(lang), n=len(rows))
+            table = html_table(headers, rows, sortable=True)
+            groups.append(folding(summary, table, open_=len(rows) <= OPEN_GROUP_ROWS))
+    return section(T["attention"](lang), *groups, anchor="attention")
 
 
 def _policy(course_roots: Sequence[Path], lang: str) -> Markup:

@@ -73,6 +73,14 @@ def section(title: object, *parts: object, anchor: str = "", level: int = 2) -> 
     return Markup(f"<section>{heading}{escape(title)}</h{level}>{body}</section>")
 
 
+def folding(summary: object, content: object, *, open_: bool) -> Markup:
+    """A part a reader opens and closes by its title (``<details>``: no script needed)."""
+    opened = " open" if open_ else ""
+    return Markup(
+        f"<details{opened}><summary>{escape(summary)}</summary>{escape(content)}</details>"
+    )
+
+
 def abbreviation(short: str, full: str) -> Markup:
     """``short`` shown, ``full`` on hover (long exercise ids in a table's header)."""
     return Markup(f'<abbr title="{html.escape(full)}">{html.escape(short)}</abbr>')
@@ -86,7 +94,8 @@ _STYLE = """body{font-family:"Noto Sans CJK SC",sans-serif;max-width:72em;margin
 padding:0 1em}img{max-width:100%}table{border-collapse:collapse;margin:.5em 0 1em}
 td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
 th{background:#f1f3f5}table.sortable th{cursor:pointer}td[data-key]{text-align:right}
-.nothing{color:#555;font-style:italic}section{margin-bottom:2em}"""
+.nothing{color:#555;font-style:italic}section{margin-bottom:2em}
+summary{cursor:pointer;font-weight:bold;margin:.4em 0}"""
 
 # Click a sortable table's header: rows ordered by that column (data-key, else the text;
 # numbers as numbers), a second click reverses. Without script the table stays as written.
