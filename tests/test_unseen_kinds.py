@@ -2339,6 +2339,584 @@ def checkpointed_forward(blocks, x):
     return x
 """,
     ),
+    # Lesson 01, red team r3 (lessons 01-03, second round)
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        OBSERVABLE,
+        "retain_grad on c, then the name c rebound to c ** 2: c.grad is the square's",
+        """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    c = c**2
+    c.sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        ARGUMENT,
+        "a trainable copy of a only: b is copied without requires_grad",
+        """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone()
+    c = a * b
+    c.retain_grad()
+    (c**2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(  # r3: missed until OutputRequiresGrad drew a call under the caller's no_grad
+        "01",
+        "ex2_output_requires_grad",
+        STATE,
+        "also asks the caller's grad mode: the task asks about grad mode on",
+        """
+def output_requires_grad(*inputs):
+    return torch.is_grad_enabled() and any(t.requires_grad for t in inputs)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        OBSERVABLE,
+        "asks whether an input already holds a .grad",
+        """
+def output_requires_grad(*inputs):
+    return any(t.grad is not None for t in inputs)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        OBSERVABLE,
+        "asks whether an input has a grad_fn: a leaf that requires grad is missed",
+        """
+def output_requires_grad(*inputs):
+    return any(t.grad_fn is not None for t in inputs)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        ARGUMENT,
+        "looks at the first and the last input only",
+        """
+def output_requires_grad(*inputs):
+    return bool(inputs[0].requires_grad or inputs[-1].requires_grad)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        OBSERVABLE,
+        "multiplies by 1.0 to get floats: the result is not a leaf",
+        """
+def make_trainable(values, device):
+    t = torch.tensor(values, device=device, dtype=torch.float32, requires_grad=True)
+    return t * 1.0
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        STATE,
+        "differences of the accumulated gradient, starting from zeros",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    previous = torch.zeros_like(w)
+    for x in batches:
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.clone() - previous)
+        previous = w.grad.clone()
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "copies each gradient as float32 for storage: a float64 w's copies lose precision",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        w.grad = None
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.detach().float().clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        OBSERVABLE,
+        "the sign of the loss: 1 only while the loss is positive",
+        """
+def backward_seed(loss):
+    return torch.sign(loss.detach())
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        STATE,
+        "optimizer over every parameter, only the last layer's .grad emptied",
+        """
+def finetune_last_layer(model, x, target, lr):
+    for p in model[:-1].parameters():
+        p.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    model[-1].zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        EDGE,
+        "freezes every parameter but the last one: the last weight is frozen too",
+        """
+def finetune_last_layer(model, x, target, lr):
+    params = list(model.parameters())
+    for p in params[:-1]:
+        p.requires_grad_(False)
+    optimizer = torch.optim.SGD([p for p in params if p.requires_grad], lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        SIDE_EFFECT,
+        "an optimizer over the last layer only, nothing frozen: the other layers' .grad grows",
+        """
+def finetune_last_layer(model, x, target, lr):
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        EDGE,
+        "converts each parameter's data: buffers keep their dtype",
+        """
+def to_device(batch, model, device, dtype):
+    for p in model.parameters():
+        p.data = p.data.to(device=device, dtype=dtype)
+    return batch.to(device=device, dtype=dtype), model
+""",
+    ),
+    # Lesson 02, red team r3
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        OBSERVABLE,
+        "softmax before cross_entropy: the loss is of probabilities",
+        """
+def evaluate(model, batches):
+    losses, accuracies = [], []
+    with torch.no_grad():
+        for inputs, labels in batches:
+            probs = model(inputs).softmax(dim=1)
+            losses.append(torch.nn.functional.cross_entropy(probs, labels).item())
+            accuracies.append((probs.argmax(dim=1) == labels).float().mean().item())
+    return sum(losses) / len(losses), sum(accuracies) / len(accuracies)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        SIDE_EFFECT,
+        "eval() for the evaluation, never put back",
+        """
+def evaluate(model, batches):
+    model.eval()
+    total_loss = total_acc = 0.0
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+            total_acc += (logits.argmax(1) == labels).double().mean().item()
+    return total_loss / len(batches), total_acc / len(batches)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        OBSERVABLE,
+        "loss weighted by batch size: a mean over samples, the smaller last batch counts less",
+        """
+def evaluate(model, batches):
+    loss_sum = acc_sum = 0.0
+    count = 0
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            n = len(labels)
+            loss_sum += torch.nn.functional.cross_entropy(logits, labels).item() * n
+            acc_sum += (logits.argmax(1) == labels).sum().item()
+            count += n
+    return loss_sum / count, acc_sum / count
+""",
+    ),
+    Wrong(  # r3: missed until Watched logged saved-tensor hooks left installed
+        "02",
+        "ex2_count_saved_bytes",
+        SIDE_EFFECT,
+        "enters the hooks' context by hand and never leaves it",
+        """
+def count_saved_bytes(fn, *args):
+    sizes = []
+
+    def pack(saved):
+        sizes.append(saved.element_size() * saved.nelement())
+        return saved.detach()
+
+    torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t).__enter__()
+    result = fn(*args)
+    return result, sum(sizes)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        EDGE,
+        "counts floating-point tensors only: saved integer indices are skipped",
+        """
+def count_saved_bytes(fn, *args):
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        if saved.is_floating_point():
+            total += saved.element_size() * saved.nelement()
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        OBSERVABLE,
+        "packs the saved tensors in float16 to save memory: gradients change",
+        """
+def count_saved_bytes(fn, *args):
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        total += saved.element_size() * saved.nelement()
+        return saved.detach().half(), saved.dtype
+
+    def unpack(packed):
+        tensor, dtype = packed
+        return tensor.to(dtype)
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        STATE,
+        "optimizer.step() outside the if: in evaluation the stale .grad moves the parameters",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+        optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        OBSERVABLE,
+        "requires_grad_() on the features so that the head's backward works",
+        """
+def frozen_features(backbone, x):
+    with torch.no_grad():
+        features = backbone(x)
+    return features.requires_grad_()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        EDGE,
+        "detached parameters through functional_call: a graph is still recorded for x",
+        """
+def frozen_features(backbone, x):
+    params = {name: p.detach() for name, p in backbone.named_parameters()}
+    return torch.func.functional_call(backbone, params, (x,))
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        SIDE_EFFECT,
+        "no_grad and eval(), eval never undone",
+        """
+def frozen_features(backbone, x):
+    backbone.eval()
+    with torch.no_grad():
+        return backbone(x)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        EDGE,
+        "copies x through tolist(): a float64 x comes back float32",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        leaf = torch.tensor(x.tolist(), device=x.device, requires_grad=True)
+        (grad,) = torch.autograd.grad(model(leaf).sum(), leaf)
+    return grad
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        OBSERVABLE,
+        "the gradient of the mean, not of the sum",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        x = x.clone().requires_grad_()
+        (grad,) = torch.autograd.grad(model(x).mean(), x)
+    return grad
+""",
+    ),
+    # Lesson 03, red team r3
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        OBSERVABLE,
+        "multiplies the kept values by 1 - p instead of dividing",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return x * (u >= p) * (1 - p)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        OBSERVABLE,
+        "old-style dropout: evaluation scales by 1 - p",
+        """
+def dropout_by_hand(x, p, u, training):
+    if training:
+        return x * (u >= p)
+    return x * (1 - p)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "drops where u <= p: a u equal to p is dropped too",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return torch.where(u > p, x / (1 - p), torch.zeros_like(x))
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        OBSERVABLE,
+        "only the Dropout layers switched to evaluation: BatchNorm uses and moves batch statistics",
+        """
+def eval_grads(model, x, target):
+    dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    modes = [m.training for m in dropouts]
+    for m in dropouts:
+        m.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    for m, mode in zip(dropouts, modes):
+        m.train(mode)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        STATE,
+        "reads the mode after eval(): the model always leaves in evaluation mode",
+        """
+def eval_grads(model, x, target):
+    model.eval()
+    was_training = model.training
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    model.train(was_training)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        EDGE,
+        "zero_() on every .grad: a parameter without one yet raises",
+        """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    for p in model.parameters():
+        p.grad.zero_()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    model.train(was_training)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        OBSERVABLE,
+        "only BatchNorm switched to evaluation: Dropout stays active",
+        """
+def validate(model, batches):
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)]
+    modes = [m.training for m in norms]
+    for m in norms:
+        m.eval()
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    for m, mode in zip(norms, modes):
+        m.train(mode)
+    return sum(losses) / len(losses)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        EDGE,
+        "skips one-sample batches, as if BatchNorm could not take them",
+        """
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        losses = [
+            torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches if len(x) > 1
+        ]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        STATE,
+        "one optimizer over backbone and head, only the head's .grad emptied",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    params = list(backbone.parameters()) + list(head.parameters())
+    optimizer = torch.optim.SGD(params, lr=lr)
+    head.zero_grad()
+    with torch.no_grad():
+        features = backbone(x)
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        SIDE_EFFECT,
+        "trains a deep copy of the head: the caller's head is never updated",
+        """
+import copy
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head = copy.deepcopy(head).train()
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    with torch.no_grad():
+        features = backbone(x)
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        EDGE,
+        "switches on the Dropout among the model's children only: a nested one stays off",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.children():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        OBSERVABLE,
+        "population std (correction=0) instead of preds.std(dim=0)",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0, correction=0)
+""",
+    ),
 ]
 
 RIGHT = [
@@ -3222,6 +3800,231 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     loss.backward()
     optimizer.step()
     return loss.item()
+""",
+    ),
+    # Red team r3 (lessons 01-03, second round)
+    Right(
+        "01",
+        "ex1_product_grads",
+        "clone() alone: a copy of a tensor that needs no grad is already a leaf",
+        """
+def product_grads(a, b):
+    a, b = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+    c = torch.mul(a, b)
+    c.retain_grad()
+    y = c.pow(2).sum()
+    y.backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Right(
+        "01",
+        "ex2_output_requires_grad",
+        "bool of a sum of flags",
+        """
+def output_requires_grad(*inputs):
+    return bool(sum(t.requires_grad for t in inputs))
+""",
+    ),
+    Right(
+        "01",
+        "ex3_make_trainable",
+        "torch.Tensor(values) (float32 from integers), moved, then a leaf again by detach()",
+        """
+def make_trainable(values, device):
+    weights = torch.Tensor(values).to(device)
+    return weights.detach().requires_grad_()
+""",
+    ),
+    Right(
+        "01",
+        "ex4_per_batch_grads",
+        "w.grad set to None before each batch, the fresh tensor itself kept (no clone needed)",
+        """
+def per_batch_grads(w, batches):
+    out = []
+    for x in batches:
+        w.grad = None
+        loss = ((x @ w) ** 2).mean()
+        loss.backward()
+        out.append(w.grad)
+    return out
+""",
+    ),
+    Right(
+        "01",
+        "ex5_backward_seed",
+        "loss.new_tensor(1): the loss's dtype and device, 0-dimensional",
+        """
+def backward_seed(loss):
+    return loss.new_tensor(1)
+""",
+    ),
+    Right(
+        "01",
+        "ex6_finetune_last_layer",
+        "everything frozen, then the last layer unfrozen",
+        """
+import torch.nn.functional as F
+
+
+def finetune_last_layer(model, x, target, lr):
+    model.requires_grad_(False)
+    last = model[len(model) - 1]
+    last.requires_grad_(True)
+    opt = torch.optim.SGD(last.parameters(), lr)
+    opt.zero_grad(set_to_none=True)
+    loss = F.mse_loss(model(x), target)
+    loss.backward()
+    opt.step()
+    return float(loss)
+""",
+    ),
+    Right(
+        "02",
+        "ex1_evaluate",
+        "nll_loss of log_softmax, max(1) indices, set_grad_enabled(False)",
+        """
+import torch.nn.functional as F
+
+
+def evaluate(model, batches):
+    losses, accs = [], []
+    with torch.set_grad_enabled(False):
+        for inputs, labels in batches:
+            out = model(inputs)
+            losses.append(float(F.nll_loss(F.log_softmax(out, dim=1), labels)))
+            accs.append(float((out.max(1).indices == labels).to(out.dtype).mean()))
+    return sum(losses) / len(losses), sum(accs) / len(accs)
+""",
+    ),
+    Right(
+        "02",
+        "ex2_count_saved_bytes",
+        "numel() * itemsize, pack returns a detached clone",
+        """
+def count_saved_bytes(fn, *args):
+    counted = [0]
+
+    def pack(t):
+        counted[0] += t.numel() * t.itemsize
+        return t.detach().clone()
+
+    def unpack(t):
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        result = fn(*args)
+    return result, int(counted[0])
+""",
+    ),
+    Right(
+        "02",
+        "ex3_run_step",
+        "backward and step after the set_grad_enabled block, model.zero_grad()",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+    if train:
+        model.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+""",
+    ),
+    Right(
+        "02",
+        "ex5_input_saliency",
+        "inference_mode(False) alone (it turns grad mode on), torch.func.grad of a clone",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False):
+        return torch.func.grad(lambda inp: model(inp).sum())(x.clone())
+""",
+    ),
+    Right(
+        "03",
+        "ex1_dropout_by_hand",
+        "masked_fill, then divide by the keep probability",
+        """
+def dropout_by_hand(x, p, u, training):
+    if training:
+        return x.masked_fill(u < p, 0) / (1 - p)
+    return x
+""",
+    ),
+    Right(
+        "03",
+        "ex2_eval_grads",
+        "autograd.grad: the stale .grad is never read nor touched",
+        """
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    try:
+        names, params = zip(*model.named_parameters())
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        grads = torch.autograd.grad(loss, params)
+    finally:
+        model.train(was_training)
+    return dict(zip(names, grads))
+""",
+    ),
+    Right(
+        "03",
+        "ex4_finetune_head",
+        "backbone.train(False), features detached afterwards, head[-1] trained",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.train(False)
+    head.train(True)
+    features = backbone(x).detach()
+    opt = torch.optim.SGD(head[-1].parameters(), lr=lr)
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    opt.step()
+    return loss.item()
+""",
+    ),
+    Right(
+        "03",
+        "ex5_mc_dropout_predict",
+        "every module's mode set from its type, inference_mode, modes put back",
+        """
+from torch import nn
+
+
+def mc_dropout_predict(model, x, samples):
+    saved = {m: m.training for m in model.modules()}
+    for m in model.modules():
+        m.train(isinstance(m, nn.Dropout))
+    try:
+        with torch.inference_mode():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+    return preds.mean(0), preds.std(0)
+""",
+    ),
+    Right(
+        "03",
+        "ex3_validate",
+        "train(False), a tensor of losses, mean as float",
+        """
+def validate(model, batches):
+    previous = model.training
+    model.train(False)
+    try:
+        with torch.no_grad():
+            losses = torch.stack(
+                [torch.nn.functional.mse_loss(model(x), y).double() for x, y in batches]
+            )
+    finally:
+        model.train(previous)
+    return float(losses.mean())
 """,
     ),
 ]

@@ -13,6 +13,7 @@ whether autograd computed the gradients, which hand-written formulas match in va
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -178,6 +179,13 @@ def _ones(k: int, device, requires_grad: bool = False) -> torch.Tensor:
     return trusted.ones(k + 2, device=device, requires_grad=requires_grad)
 
 
+@contextlib.contextmanager
+def _inside(outer, spy):
+    """The spy inside the caller's context (e.g. its ``torch.no_grad()``)."""
+    with outer, spy:
+        yield spy
+
+
 class _GraphFrom(TorchFunctionMode):
     """Notes whether a torch function ran on the watched tensors and recorded a graph (or raised).
 
@@ -213,6 +221,8 @@ def _plain_input_decided(e: dict, f: dict, ctx) -> bool:
     Only where every input that requires grad is a leaf: an answer that misses a
     non-leaf input has another rule, not this misconception.
     """
+    if ctx.case.get("outer"):  # under the caller's no_grad: grad mode decided, not an input
+        return False
     inputs = [v for b, v in ctx.before.items() if re.fullmatch(r"inputs\[\d+\]", b)]
     needed = [v for v in inputs if v["requires_grad"]]
     mixed = needed and len(needed) < len(inputs) and not any(v["grad_fn"] for v in needed)
@@ -243,13 +253,21 @@ class OutputRequiresGrad(Spec):
             tuple(kinds[int(i)] for i in trusted.randint(len(kinds), (n,), generator=g))
             for n in (2, 3, 5)
         ]
-        return [{"inputs": list(k)} for k in (*_FIXED, *drawn)]
+        # The question is about grad mode on: a caller under no_grad does not change the answer.
+        asked = [{"inputs": list(k)} for k in (*_FIXED, *drawn)]
+        return [*asked, {"inputs": ["float", "param"], "outer": "no_grad"}]
 
     def describe(self, case: dict) -> Text:
         parts = [_KINDS[k][0] for k in case["inputs"]]
-        return Text("inputs: {t}", "输入：{t}").format(
+        inputs = Text("inputs: {t}", "输入：{t}").format(
             t=Text(", ".join(p.en for p in parts), "、".join(p.zh for p in parts))
         )
+        if not case.get("outer"):
+            return inputs
+        return Text(
+            "{i}; called under the caller's torch.no_grad()",
+            "{i}；在调用者的 torch.no_grad() 中调用",
+        ).format(i=inputs)
 
     def build(self, case: dict, device) -> World:
         inputs = [_KINDS[kind][1](k, device) for k, kind in enumerate(case["inputs"])]
@@ -257,7 +275,9 @@ class OutputRequiresGrad(Spec):
 
     def calling(self, world: World, case: dict, fn):
         world.spy = _GraphFrom(list(world.args))
-        return world.spy
+        if not case.get("outer"):
+            return world.spy
+        return _inside(trusted.no_grad(), world.spy)
 
     def reference(self, world: World, case: dict):
         return any(t.requires_grad for t in world.args)

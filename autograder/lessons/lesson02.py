@@ -150,8 +150,23 @@ def _case_text(case: dict, *extra: Text | str) -> Text:
     return Text(en, zh)
 
 
+# Taken when the checks are imported, before any learner code runs (as in trusted).
+_top_saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
+_pop_saved_hooks = torch._C._autograd._pop_saved_tensors_default_hooks
+
+
+def _same_hooks(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return all(x is y for x, y in zip(a, b, strict=True))
+
+
 class Watched:
-    """Around one call: the caller's context; grad mode, inference mode, saved bytes logged."""
+    """Around one call: the caller's context; grad mode, inference mode, saved bytes logged.
+
+    Saved-tensor hooks the call left installed are logged and taken off, so that they
+    neither count nor break (torch.func refuses them) what the caller runs next.
+    """
 
     def __init__(self, world: World, outer: str, saved: bool = True) -> None:
         self.world, self.outer, self.saved = world, outer, saved
@@ -165,10 +180,18 @@ class Watched:
         if self.saved:
             params = [t for _, t in self.world.tensors()]
             self.world.kept = self.stack.enter_context(AliveSavedBytes(exclude=params))
+        self.hooks_before = _top_saved_hooks(False)
         return self
 
     def __exit__(self, *exc_info) -> None:
         log = self.world.logged
+        left = 0
+        while left < 64 and not _same_hooks(_top_saved_hooks(False), self.hooks_before):
+            if _top_saved_hooks(False) is None:
+                break
+            _pop_saved_hooks()
+            left += 1
+        log["saved-tensor hooks left on"] = {"kind": "bool", "value": left > 0}
         log["grad mode on return"] = {"kind": "bool", "value": bool(trusted.is_grad_enabled())}
         inference = bool(trusted.is_inference_mode_enabled())
         log["inference mode on return"] = {"kind": "bool", "value": inference}
@@ -181,6 +204,10 @@ class Watched:
 
 
 _LOGGED_NAMES = {
+    "saved-tensor hooks left on": Text(
+        "saved-tensor hooks still installed on return (a saved_tensors_hooks context never left)",
+        "函数返回时仍装着的保存张量钩子（saved_tensors_hooks 上下文没有退出）",
+    ),
     "grad mode on return": Text(
         "grad mode on return (torch.is_grad_enabled())",
         "函数返回时的梯度模式（torch.is_grad_enabled()）",
