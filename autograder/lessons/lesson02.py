@@ -156,6 +156,7 @@ _pop_saved_hooks = torch._C._autograd._pop_saved_tensors_default_hooks
 
 
 def _same_hooks(a, b) -> bool:
+    """Two tops of the saved-tensor hooks stack are the same (pack, unpack) pair."""
     if a is None or b is None:
         return a is b
     return all(x is y for x, y in zip(a, b, strict=True))
@@ -185,9 +186,9 @@ class Watched:
 
     def __exit__(self, *exc_info) -> None:
         log = self.world.logged
-        left = 0
-        while left < 64 and not _same_hooks(_top_saved_hooks(False), self.hooks_before):
-            if _top_saved_hooks(False) is None:
+        left = 0  # hooks the call pushed and never popped, taken off down to the caller's
+        while left < 64 and _top_saved_hooks(False) is not None:
+            if _same_hooks(_top_saved_hooks(False), self.hooks_before):
                 break
             _pop_saved_hooks()
             left += 1
@@ -205,8 +206,8 @@ class Watched:
 
 _LOGGED_NAMES = {
     "saved-tensor hooks left on": Text(
-        "saved-tensor hooks still installed on return (a saved_tensors_hooks context never left)",
-        "函数返回时仍装着的保存张量钩子（saved_tensors_hooks 上下文没有退出）",
+        "saved-tensor hooks still installed on return (torch.autograd.graph.saved_tensors_hooks)",
+        "函数返回时是否仍装着保存张量钩子（torch.autograd.graph.saved_tensors_hooks）",
     ),
     "grad mode on return": Text(
         "grad mode on return (torch.is_grad_enabled())",
