@@ -34,7 +34,7 @@ from test_course_grade import course_grade
 from test_export import nbgrader
 
 from autograder import course
-from autograder.grader import demo, records, report, report_figures
+from autograder.grader import demo, gradebook_rows, records, report, report_figures
 
 pytestmark = pytest.mark.notebooks
 L1, L2 = "01_requires_grad", "02_no_grad"
@@ -363,3 +363,20 @@ def test_the_term_report_renders_in_chromium(graded, lang, tmp_path):
                 assert first.all_inner_texts() == sorted(learners, reverse=True)
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "shown"),
+    [
+        ("婷", "李", "李婷"),
+        ("Emma", "Jones", "Emma Jones"),
+        ("Jun", "王", "Jun 王"),
+        ("", "李", "李"),
+    ],
+)
+def test_a_chinese_name_is_written_family_name_first(first, last, shown):
+    row = gradebook_rows.Row(
+        *(Path("."), "zh", L1, L1, "learner1", first, last, "", "", "graded", "", ()),
+        *(1.0, 1.0, 0.0, 0.0, None, 0.0, (), None),
+    )
+    assert report.Work("learner1", L1, (row,)).name == shown

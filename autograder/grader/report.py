@@ -133,6 +133,8 @@ STATUS = {
     NOT_GRADED: Text("not graded yet", "尚未评分"),
 }
 
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff·]+")  # CJK ideographs (and the name dot)
+
 NOT_GRADED_IN_FULL = {"missing", "timed out", "crashed", "corrupt file", "rejected"}
 
 
@@ -184,7 +186,11 @@ class Work:
 
     @property
     def name(self) -> str:
+        """Given and family name as the name is written: 李婷 (family first, no space) when
+        both are Chinese, Emma Jones otherwise."""
         row = self.rows[0]
+        if row.first_name and row.last_name and _HAN.fullmatch(row.first_name + row.last_name):
+            return row.last_name + row.first_name
         return f"{row.first_name} {row.last_name}".strip()
 
 
