@@ -2716,6 +2716,43 @@ def input_saliency(model, x):
     return grad
 """,
     ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        OBSERVABLE,
+        "counts in unpack: unpack runs only when backward reads the tensor",
+        """
+def count_saved_bytes(fn, *args):
+    total = 0
+
+    def unpack(saved):
+        nonlocal total
+        total += saved.element_size() * saved.nelement()
+        return saved
+
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), unpack):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        OBSERVABLE,
+        "counts elements, not bytes",
+        """
+def count_saved_bytes(fn, *args):
+    counts = []
+
+    def pack(saved):
+        counts.append(saved.numel())
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = fn(*args)
+    return result, sum(counts)
+""",
+    ),
     # Lesson 03, red team r3
     Wrong(
         "03",
@@ -2915,6 +2952,27 @@ def mc_dropout_predict(model, x, samples):
     for m, mode in zip(model.modules(), modes):
         m.train(mode)
     return preds.mean(dim=0), preds.std(dim=0, correction=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        OBSERVABLE,
+        "losses summed per sample and divided by the number of samples",
+        """
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    try:
+        with torch.no_grad():
+            for x, y in batches:
+                summed = torch.nn.functional.mse_loss(model(x), y, reduction="sum")
+                total += summed.item() / y[0].numel()
+                count += len(x)
+    finally:
+        model.train(was_training)
+    return total / count
 """,
     ),
 ]
@@ -4025,6 +4083,48 @@ def validate(model, batches):
     finally:
         model.train(previous)
     return float(losses.mean())
+""",
+    ),
+    Right(
+        "01",
+        "ex4_per_batch_grads",
+        "a fresh zeros .grad per batch, the tensor itself kept (backward adds into it in place)",
+        """
+def per_batch_grads(w, batches):
+    kept = []
+    for x in batches:
+        w.grad = torch.zeros_like(w)
+        ((x @ w) ** 2).mean().backward()
+        kept.append(w.grad)
+    return kept
+""",
+    ),
+    Right(
+        "01",
+        "ex7_to_device",
+        "chained .to(device).to(dtype) for the model, .type(dtype) for the batch",
+        """
+def to_device(batch, model, device, dtype):
+    model = model.to(device).to(dtype)
+    return batch.to(device).type(dtype), model
+""",
+    ),
+    Right(
+        "03",
+        "ex5_mc_dropout_predict",
+        "train() everywhere, then every BatchNorm back to eval(), modes put back by name",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = {name: m.training for name, m in model.named_modules()}
+    model.train()
+    for m in model.modules():
+        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            m.eval()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for name, m in model.named_modules():
+        m.train(modes[name])
+    return preds.mean(dim=0), preds.std(dim=0)
 """,
     ),
 ]
