@@ -379,10 +379,16 @@ def _laid_out(base: torch.Tensor, layout: str) -> torch.Tensor:
 
 
 def _keep_probability(e: dict, f: dict, ctx) -> bool:
-    """The output is what a keep probability p would give: mask reversed, or scale 1/p."""
+    """The output is what a keep probability p would give: mask reversed, or scale 1/p.
+
+    Not where the call drew from the global random state: a mask of its own random numbers
+    matches a reversed reading of a small u by chance, in one process and not in another.
+    """
     x, u, p = ctx.before["x"]["value"], ctx.before["u"]["value"], ctx.case["p"]
     found = f.get("value")
     if not ctx.case["training"] or trusted.type_(found) is not trusted.tensor_type:
+        return False
+    if ctx.found.get("torch", {}).get("rng_consumed"):
         return False
     if x.numel() < 4:  # too few elements to tell a reading from chance
         return False
