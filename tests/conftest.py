@@ -11,6 +11,7 @@ import pytest
 import torch
 from filelock import FileLock
 
+import autograder.references  # noqa: F401 - tests judge as the grader does, with references
 from autograder.grader.runner import default_workers
 
 REPO = Path(__file__).resolve().parent.parent

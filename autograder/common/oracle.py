@@ -7,9 +7,15 @@ next to the learner's code, calls the learner's function and records, as plain d
 everything a caller could see afterwards (:func:`state`): the return value, every caller
 tensor (values, flags, ``.grad``, in-place changes), every module (modes, parameters,
 buffers, hooks), the global random state, and what instruments logged during the call.
-``judge`` builds the same worlds on the CPU, runs the reference, records them the same
-way and fails on every difference the spec does not ``allow``, naming the misconception
-the spec's ``blame`` gives it. The judge never calls learner code.
+``judge`` rebuilds each world on the CPU, refuses an observation whose recorded inputs
+are not that world's, and fails on every difference from the reference's state that the
+spec does not ``allow``, naming the misconception the spec's ``blame`` gives it. The judge
+never calls learner code.
+
+The reference itself is not here. Only the judge's process holds it
+(``autograder/references``, registered with :func:`register_reference`); every process
+that runs learner code compares with the reference's states computed ahead of time and
+shipped as data (:mod:`autograder.common.expectations`).
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ from typing import Any, ClassVar
 import torch
 
 from autograder.common import compare as c
-from autograder.common import trusted
+from autograder.common import expectations, trusted
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device
+from autograder.common.observation import InconsistentObservation
 from autograder.common.protocol import Call, Check, call, returned
 from autograder.common.result import CheckResult, require
 
@@ -43,6 +50,22 @@ TOLERANCE = {  # (rtol, atol) by the reference's dtype
     "torch.bfloat16": (2e-2, 2e-2),
 }
 FLOAT_TOLERANCE = (1e-5, 1e-7)  # Python floats: a loss's .item() from float32 or float64
+
+
+_REFERENCES: dict[type, Callable[..., Any]] = {}  # filled only where the judge runs
+
+
+def register_reference(spec_type: type, reference: Callable[..., Any]) -> None:
+    """Make ``reference(spec, world, case)`` the trusted answer of ``spec_type``'s checks.
+
+    Called only by ``autograder.references``, which no process running learner code has.
+    """
+    _REFERENCES[spec_type] = reference
+
+
+def reference_of(spec_type: type) -> Callable[..., Any] | None:
+    """The registered reference of a spec class or of the nearest base that has one."""
+    return next((_REFERENCES[k] for k in spec_type.__mro__ if k in _REFERENCES), None)
 
 
 def draw(seed: int, axes: dict[str, Sequence[Any]], count: int) -> list[dict[str, Any]]:
@@ -180,6 +203,11 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
     return out
 
 
+def _inputs(world: World) -> dict:
+    """The world as the learner's function receives it: every caller object, no instrument."""
+    return {k: v for k, v in state(world, None).items() if k not in world.logged}
+
+
 @dataclasses.dataclass(frozen=True)
 class Rule:
     """A base name (``*`` matches anything), a condition on (expected, found, context), an ID."""
@@ -311,7 +339,18 @@ class Spec(Check):
         raise NotImplementedError
 
     def reference(self, world: World, case: dict) -> Any:
-        raise NotImplementedError
+        """The trusted answer in ``world``: present only in the judge's process."""
+        reference = reference_of(type(self))
+        if reference is None:
+            raise LookupError(f"no reference for {type(self).__name__} in this process")
+        return reference(self, world, case)
+
+    def expected(self, case: dict) -> dict:
+        """The reference's state after the call in ``case``: computed where the judge's
+        references are, else read from the data shipped with the course."""
+        if reference_of(type(self)) is None:
+            return expectations.lookup(self, case)
+        return self._observe_case(None, case, "cpu")["state"]
 
     def describe(self, case: dict) -> Text:
         """The caller's state in one case, for feedback."""
@@ -354,6 +393,7 @@ class Spec(Check):
     def _run(self, fn, case: dict, device) -> tuple[World, Call, dict]:
         """Call the learner's function, or the reference where ``fn`` is None, in a new world."""
         world = self.build(case, device)
+        inputs = _inputs(world) if fn is not None else None
         rng = _rng_state()
         with self.calling(world, case, fn):
             if fn is not None:
@@ -362,10 +402,13 @@ class Spec(Check):
                 outcome = call(self.reference, world, case)
             else:
                 outcome = Call(self.reference(world, case))
-        return world, outcome, {"call": outcome.record(), "rng": rng}
+        return world, outcome, {"call": outcome.record(), "rng": rng, "inputs": inputs}
 
     def _observe_case(self, fn, case: dict, device) -> dict:
         world, outcome, rec = self._run(fn, case, device)
+        inputs = rec.pop("inputs")
+        if fn is not None:  # the judge rebuilds this world and compares (``_verify_inputs``)
+            rec["call"]["inputs"] = inputs
         if case.get("raises"):  # what reached the caller, and the state it was left in
             found = state(world, outcome.value, rec["rng"])
             found["exception"] = {"raised": rec["call"].get("raised") or "no exception"}
@@ -393,6 +436,8 @@ class Spec(Check):
         if self.differences_first:  # the calls that returned first, then those that raised
             pairs.sort(key=lambda p: bool(p[1]["call"].get("raised")) and not p[0].get("raises"))
         for case, rec in pairs:
+            self._verify_inputs(case, rec["call"])
+        for case, rec in pairs:
             if not case.get("raises") or rec["call"].get("not_implemented"):
                 raised = rec["call"].get("raised") and not rec["call"].get("not_implemented")
                 if self.differences_first and raised:  # the exception beside the differences
@@ -401,9 +446,24 @@ class Spec(Check):
                     results += failed.error.failures
                     continue
                 returned(ex, rec["call"], self.function, self._blame(case), self.explain)
-            ref = self._observe_case(None, case, "cpu")
-            results += self._differences(case, ref["state"], rec["state"])
+            results += self._differences(case, self.expected(case), rec["state"])
         require(ex, _chosen(results))
+
+    def _verify_inputs(self, case: dict, recorded: dict) -> None:
+        """Refuse an observation made in another world than the one ``case``'s seed builds:
+        forging one would mean answering the judge's own inputs, i.e. the exercise."""
+        inputs = recorded.get("inputs")
+        made = _inputs(self.build(case, "cpu"))
+        if trusted.type_(inputs) is not dict or set(inputs) != set(made):
+            raise InconsistentObservation(
+                "observation not consistent: the inputs of a case were not recorded"
+            )
+        for base, fields in made.items():
+            seen = inputs[base]
+            if trusted.type_(seen) is not dict or self._first_difference(fields, seen):
+                raise InconsistentObservation(
+                    f"observation not consistent: {base} is not what the case's seed makes"
+                )
 
     def _blame(self, case: dict) -> Callable[[str], str | None]:
         return lambda message: self.blame_error(message, case)

@@ -68,6 +68,10 @@ class Mode:
         """Record observations instead of judging (the sandboxed observer)."""
         self.name, self.recorded = "observe", []
 
+    def collect(self) -> None:
+        """List the checks test cells make, calling nothing (``references.expected``)."""
+        self.name, self.recorded = "collect", []
+
     def judge(self, observations: list[tuple[str, dict]], subset: bool = False) -> None:
         """Judge recorded observations, in order (the grader's process).
 
@@ -304,6 +308,9 @@ def salted(check: Check) -> Check:
 def verdict(check: Check, fn: Callable[..., Any]) -> None:
     """Run one check in the current mode; in self-study, print the outcome or raise."""
     check = salted(check)
+    if MODE.name == "collect":  # the build lists the checks a test cell makes
+        MODE.recorded.append((check.key(), check))
+        return
     if MODE.name == "observe":
         MODE.recorded.append((check.key(), check.observe_plain(fn)))
         return

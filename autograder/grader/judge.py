@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 from nbformat import NotebookNode
 
+import autograder.references  # noqa: F401 - the judge alone computes with the references
 from autograder.common import hidden_tests, i18n, protocol
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text

@@ -28,6 +28,7 @@ from autograder.grader.limits import Limits
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent  # the autograder package the grader itself imported
 DATA = PACKAGE.parent / "data"
+JUDGE_ONLY = PACKAGE / "references"  # the checks' answers: shown empty in every sandbox
 SCRATCH = "/tmp/work"  # inside the sandbox: cwd, HOME and TMPDIR
 NOBODY = 65534  # the uid a root grader's sandboxes run as
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -115,6 +116,8 @@ def sandbox_argv(
     argv += ["--dir", SCRATCH]
     for source, target in shown_paths(confinement):
         argv += ["--ro-bind", source, target]
+    for hidden in hidden_paths(confinement):
+        argv += ["--perms", "0555", "--size", "4096", "--tmpfs", hidden, "--remount-ro", hidden]
     argv += ["--bind" if sockets else "--ro-bind", str(workdir), str(workdir)]
     argv += ["--chdir", SCRATCH, "--"]
     if confinement.landlock:
@@ -135,6 +138,18 @@ def shown_paths(confinement: Confinement) -> list[tuple[str, str]]:
         if real != os.path.abspath(path):
             pairs.append((real, os.path.abspath(path)))
     return pairs
+
+
+def hidden_paths(confinement: Confinement) -> list[str]:
+    """Where the judge-only references would show through a shown folder: an empty,
+    read-only folder is mounted there, so no process that runs learner code has them."""
+    hidden = os.path.realpath(JUDGE_ONLY)
+    shown = [target for _, target in shown_paths(confinement)]
+    return [
+        os.path.join(target, os.path.relpath(hidden, os.path.realpath(PACKAGE)))
+        for target in shown
+        if os.path.realpath(target) == os.path.realpath(PACKAGE)
+    ]
 
 
 def inside_environment(

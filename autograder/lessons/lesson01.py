@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
@@ -130,13 +129,6 @@ class ProductGrads(Spec):
             for k in (0, 1)
         )
         return World((a, b), {"a": a, "b": b}, device)
-
-    def reference(self, world: World, case: dict):
-        a, b = (t.detach().clone().requires_grad_() for t in world.args)
-        c = a * b
-        c.retain_grad()
-        (c**2).sum().backward()
-        return a.grad, b.grad, c.grad
 
     def calling(self, world: World, case: dict, fn):
         world.spy = _Autograd()
@@ -279,9 +271,6 @@ class OutputRequiresGrad(Spec):
             return world.spy
         return _inside(trusted.no_grad(), world.spy)
 
-    def reference(self, world: World, case: dict):
-        return any(t.requires_grad for t in world.args)
-
     def probe(self, world: World, value, again) -> dict:
         return {"ran_an_operation": world.spy.ran}
 
@@ -333,10 +322,6 @@ class MakeTrainable(Spec):
         world = World((values, target), {}, target)
         world.values = values
         return world
-
-    def reference(self, world: World, case: dict):
-        values, device = world.args
-        return torch.tensor(values, dtype=torch.float32, device=device, requires_grad=True)
 
     def probe(self, world: World, value, again) -> dict:
         return {"values": trusted.repr_(world.values)[:2000]}
@@ -421,15 +406,6 @@ class PerBatchGrads(Spec):
         objects = {"w": w, **{f"batches[{k}]": x for k, x in enumerate(xs)}}
         return World((w, xs), objects, device)
 
-    def reference(self, world: World, case: dict):
-        w, xs = world.args
-        grads = []
-        for x in xs:
-            w.grad = None
-            ((x @ w) ** 2).mean().backward()
-            grads.append(w.grad.clone())
-        return grads
-
 
 def check_per_batch_grads(
     fn, seed: int = 0, batches: int = 3, dim: int = 4, dtype=torch.float32, device=None
@@ -501,9 +477,6 @@ class BackwardSeed(Spec):
         x = (v[1:-1] if case["loss"] == "slice" else v).requires_grad_()
         loss = (x.sin() * x).sum()
         return World((loss,), {"x": x, "loss": loss}, device)
-
-    def reference(self, world: World, case: dict):
-        return torch.ones_like(world.args[0])
 
     def compared(self, base: str, fields: dict) -> dict:
         if base != "result" or fields.get("kind") != "tensor":
@@ -636,16 +609,6 @@ class FinetuneLastLayer(Spec):
         )
         return world
 
-    def reference(self, world: World, case: dict):
-        model, x, target, lr = world.args
-        model[:-1].requires_grad_(False)
-        optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr)
-        optimizer.zero_grad()
-        loss = F.mse_loss(model(x), target)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
-
 
 def check_finetune_last_layer(
     fn, seed: int = 0, lr: float = 0.1, depth: int = 2, device=None
@@ -758,10 +721,6 @@ class ToDevice(Spec):
     def calling(self, world: World, case: dict, fn):
         world.spy = _Conversions(world.args[0])
         return world.spy
-
-    def reference(self, world: World, case: dict):
-        batch, model, device, dtype = world.args
-        return batch.to(device, dtype), model.to(device, dtype)
 
     def probe(self, world: World, value, again) -> dict:
         def where(t: torch.Tensor) -> str:

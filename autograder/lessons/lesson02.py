@@ -367,13 +367,6 @@ class Evaluate(_Lesson02):
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
 
-    def reference(self, world: World, case: dict):
-        model, batches = world.args
-        with torch.no_grad():
-            losses = [F.cross_entropy(model(x), y).item() for x, y in batches]
-            hits = [(model(x).argmax(dim=1) == y).double().mean().item() for x, y in batches]
-        return sum(losses) / len(batches), sum(hits) / len(batches)
-
     def probe(self, world: World, value, again) -> dict:
         return {"alive": int(world.kept.alive())}
 
@@ -565,19 +558,6 @@ class CountSavedBytes(_Lesson02):
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"], saved=False)
 
-    def reference(self, world: World, case: dict):
-        fn, *args = world.args
-        total = 0
-
-        def pack(saved):
-            nonlocal total
-            total += saved.element_size() * saved.nelement()
-            return saved.detach()
-
-        with trusted.saved_tensors_hooks(pack, lambda saved: saved):
-            result = fn(*args)
-        return result, total
-
     def probe(self, world: World, value, again) -> dict:
         pair = trusted.type_(value) is tuple and trusted.len_(value) == 2
         result = value[0] if pair else None
@@ -716,16 +696,6 @@ class RunStep(_Lesson02):
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
 
-    def reference(self, world: World, case: dict):
-        model, inputs, labels, optimizer, train = world.args
-        with torch.set_grad_enabled(train):
-            loss = F.cross_entropy(model(inputs), labels)
-            if train:
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-        return loss.item()
-
 
 def _dotted(name: str) -> str:
     return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
@@ -782,11 +752,6 @@ class FrozenFeatures(_Lesson02):
 
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
-
-    def reference(self, world: World, case: dict):
-        backbone, x = world.args
-        with torch.no_grad():
-            return backbone(x)
 
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in _TENSORS:
@@ -853,13 +818,6 @@ class InputSaliency(_Lesson02):
 
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"], saved=False)
-
-    def reference(self, world: World, case: dict):
-        model, x = world.args
-        with torch.inference_mode(False), torch.enable_grad():
-            leaf = x.clone().requires_grad_()
-            (saliency,) = torch.autograd.grad(model(leaf).sum(), leaf)
-        return saliency
 
     def blame_error(self, message: str, case: dict) -> str | None:
         if "does not require grad" in message and case["outer"] == "inference_mode":

@@ -467,12 +467,6 @@ class DropoutByHand(_Lesson03):
         x, u = _laid_out(x, case["layout"]), _laid_out(u, case["layout"])
         return World((x, p, u, case["training"]), {"x": x, "u": u}, device)
 
-    def reference(self, world: World, case: dict):
-        x, p, u, training = world.args
-        if not training:
-            return x
-        return _where(u < p, trusted.zeros((), dtype=x.dtype, device=x.device), x / (1 - p))
-
 
 def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> None:
     verdict(DropoutByHand(seed, p, None if device is None else str(device)), fn)
@@ -563,15 +557,6 @@ class EvalGrads(_Lesson03):
         """BatchNorm trained on one sample: switched to training mode for gradients."""
         return "EV-1" if _ONE_SAMPLE in message and case["mode"] == "eval" else None
 
-    def reference(self, world: World, case: dict):
-        model, x, target = world.args
-        modes = [m.training for m in model.modules()]
-        model.eval()
-        names, params = zip(*model.named_parameters(), strict=True)
-        grads = trusted.autograd_grad(_mse(model(x), target), params)
-        _restore(model, modes)
-        return dict(zip(names, grads, strict=True))
-
 
 def check_eval_grads(fn, seed: int = 0, size: int = 8, device=None) -> None:
     verdict(EvalGrads(seed, size, None if device is None else str(device)), fn)
@@ -654,15 +639,6 @@ class Validate(_Lesson03):
             objects[f"batches[{j}][0]"], objects[f"batches[{j}][1]"] = x, y
         return World((model, batches), objects, device)
 
-    def reference(self, world: World, case: dict):
-        model, batches = world.args
-        modes = [m.training for m in model.modules()]
-        model.eval()
-        with trusted.no_grad():
-            losses = [_mse(model(x), y).item() for x, y in batches]
-        _restore(model, modes)
-        return sum(losses) / trusted.len_(losses)
-
 
 def check_validate(fn, seed: int = 0, batches: int = 3, size: int = 8, device=None) -> None:
     verdict(Validate(seed, batches, size, None if device is None else str(device)), fn)
@@ -733,19 +709,6 @@ class FinetuneHead(_Lesson03):
         objects = {"backbone": backbone, "head": head, "x": x, "target": target}
         return World((backbone, head, x, target, case["lr"]), objects, device)
 
-    def reference(self, world: World, case: dict):
-        backbone, head, x, target, lr = world.args
-        backbone.eval()
-        head.train()
-        with trusted.no_grad():
-            features = backbone(x)
-        optimizer = torch.optim.SGD(head.parameters(), lr=lr)
-        optimizer.zero_grad()
-        loss = _mse(head(features), target)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
-
 
 def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, device=None) -> None:
     verdict(FinetuneHead(seed, lr, size, None if device is None else str(device)), fn)
@@ -809,18 +772,6 @@ class McDropoutPredict(_Lesson03):
     def blame_error(self, message: str, case: dict) -> str | None:
         """BatchNorm trained on one sample under no_grad: no_grad trusted to switch it."""
         return "EV-2" if _ONE_SAMPLE in message else None
-
-    def reference(self, world: World, case: dict):
-        model, x, samples = world.args
-        modes = [m.training for m in model.modules()]
-        model.eval()
-        for m in model.modules():
-            if trusted.isinstance_(m, _DROPOUT):
-                m.train()
-        with trusted.no_grad():
-            preds = _stack([model(x) for _ in range(samples)])
-        _restore(model, modes)
-        return preds.mean(dim=0), preds.std(dim=0)
 
     def probe(self, world: World, value, again) -> dict:
         return {

@@ -353,23 +353,6 @@ class ExtractFeatures(_HookSpec):
         world.alive = AliveSavedBytes(exclude=list(world.objects["model"].parameters()))
         return world.alive
 
-    def reference(self, world: World, case: dict):
-        model, names, x = world.args
-        modules, features = dict(model.named_modules()), {}
-        handles = [
-            modules[n].register_forward_hook(
-                lambda m, args, out, n=n: features.update({n: out.detach().to("cpu", copy=True)})
-            )
-            for n in names
-        ]
-        try:
-            with torch.no_grad():
-                model(x)
-        finally:
-            for h in handles:
-                h.remove()
-        return features
-
     def compared(self, base: str, fields: dict) -> dict:
         """A feature's device is judged by the probe (CPU), not relative to the inputs'."""
         if base.startswith("result["):
@@ -520,10 +503,6 @@ class ClipGradients(_HookSpec):
         world.case = case  # the probe acts as this case's caller
         return world
 
-    def reference(self, world: World, case: dict):
-        model, m = world.args
-        return [p.register_hook(lambda g: g.clamp(-m, m)) for p in model.parameters()]
-
     def probe(self, world: World, value, again) -> dict:
         """The caller's steps: one through the hooks, one after removing the handles."""
         model, x = world.objects["model"], world.objects["x"]
@@ -643,10 +622,6 @@ class MaskOutput(_HookSpec):
         mask = _mask(self.seed + 2, case["mask"], device, dtype)
         return World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
 
-    def reference(self, world: World, case: dict):
-        module, mask = world.args
-        return module.register_forward_hook(lambda m, args, output: output * mask)
-
     def probe(self, world: World, value, again) -> dict:
         """The caller's forward and backward with the hook, then model(x) after remove()."""
         model, x = world.objects["model"], world.objects["x"]
@@ -731,21 +706,6 @@ class TrainAndLog(_HookSpec):
         layer = module_name(self.depth, case["nested"], case["layer_name"])
         return World((model, layer, batches, case["lr"]), objects, device)
 
-    def reference(self, world: World, case: dict):
-        model, layer_name, batches, lr = world.args
-        layer = dict(model.named_modules())[layer_name]
-        log = []
-        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-        handle = layer.register_forward_hook(lambda m, args, out: log.append(out.mean().item()))
-        try:
-            for x, y in batches:
-                optimizer.zero_grad()
-                torch.nn.functional.mse_loss(model(x), y).backward()
-                optimizer.step()
-        finally:
-            handle.remove()
-        return log
-
 
 def check_train_and_log(
     fn, seed: int = 0, depth: int = 3, steps: int = 4, train_mode: bool = True, device=None
@@ -812,19 +772,6 @@ class ForwardCountingSaved(_HookSpec):
         x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
         x.requires_grad_(case["x.requires_grad"])
         return World((model, x), {"model": model, "x": x}, device)
-
-    def reference(self, world: World, case: dict):
-        model, x = world.args
-        n_bytes = 0
-
-        def pack(t):
-            nonlocal n_bytes
-            n_bytes += t.numel() * t.element_size()
-            return t
-
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            output = model(x)
-        return output, n_bytes
 
     def probe(self, world: World, value, again) -> dict:
         """Backward from the returned output, as the caller's training step does."""

@@ -449,19 +449,6 @@ class Benchmark(_Modelled):
         world.queue = q
         return world
 
-    def reference(self, world: World, case: dict):
-        work, synchronize, clock, warmup, repeats = world.args
-        for _ in range(warmup):
-            work()
-        times = []
-        for _ in range(repeats):
-            synchronize()
-            start = clock()
-            work()
-            synchronize()
-            times.append(clock() - start)
-        return statistics.median(times)
-
     def probe(self, world: World, value, again) -> dict:
         log = world.queue.log
         return {
@@ -605,12 +592,6 @@ class ToHost(_Modelled):
         world = World((tensors, gpu.synchronize), objects, "cpu")
         world.gpu, world.given = gpu, list(tensors)
         return world
-
-    def reference(self, world: World, case: dict):
-        tensors, synchronize = world.args
-        copies = [t.to("cpu", non_blocking=True) for t in tensors]
-        synchronize()
-        return copies
 
     def probe(self, world: World, value, again) -> dict:
         log, given = world.gpu.log, world.args[0]
@@ -773,12 +754,6 @@ class PickDevice(Spec):
     def calling(self, world: World, case: dict, fn):
         _, built, count = _MACHINES[case["machine"]]
         return _machine(built, count, fn, world)
-
-    def reference(self, world: World, case: dict):
-        accelerator = torch.accelerator.current_accelerator()
-        if accelerator is not None and torch.accelerator.is_available():
-            return accelerator
-        return torch.device("cpu")
 
     def probe(self, world: World, value, again) -> dict:
         return {"type": _device_type(value)}
@@ -951,10 +926,6 @@ class LoadBatch(_Modelled):
                 world.gpu.pinned[id(t)] = weakref.ref(t)
         return world
 
-    def reference(self, world: World, case: dict):
-        batch, device = world.args
-        return tuple(t.to(device, non_blocking=True) for t in batch)
-
     def probe(self, world: World, value, again) -> dict:
         gpu = world.gpu
         return {
@@ -1071,10 +1042,6 @@ class EpochMeanLoss(_Modelled):
         world = World((step, list(batches)), objects, "cpu")
         world.gpu, world.steps, world.given = gpu, steps, world.args[1]
         return world
-
-    def reference(self, world: World, case: dict):
-        step, batches = world.args
-        return torch.stack([step(batch) for batch in batches]).mean().item()
 
     def probe(self, world: World, value, again) -> dict:
         waits = [e for e in world.gpu.log if e.startswith("read") or e == "to host, blocking"]
@@ -1298,15 +1265,6 @@ class OverlapCopy(_Modelled):
         world = World((compute, batch, side, cuda, torch.device("cuda")), {"batch": batch}, "cpu")
         world.gpu, world.cuda = gpu, cuda
         return world
-
-    def reference(self, world: World, case: dict):
-        compute, batch, side, cuda, device = world.args
-        with cuda.stream(side):
-            moved = batch.to(device, non_blocking=True)
-        result = compute()
-        cuda.current_stream().wait_stream(side)
-        moved.record_stream(cuda.current_stream())
-        return result, moved
 
     def probe(self, world: World, value, again) -> dict:
         cuda = world.cuda

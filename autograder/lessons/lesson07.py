@@ -354,9 +354,6 @@ class SiluFunction(_FunctionSpec):
         }
         return draw(self.seed, axes, 6)
 
-    def reference(self, world: World, case: dict):
-        return _Reference.apply(F.silu, *world.args)
-
 
 def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
     verdict(SiluFunction(seed, size, _name(dtype), _device(device)), fn)
@@ -396,9 +393,6 @@ class QuantiseSTE(_FunctionSpec):
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
-
-    def reference(self, world: World, case: dict):
-        return _StraightThrough.apply(*world.args)
 
 
 def check_quantise(
@@ -585,11 +579,6 @@ class BackwardIsCorrect(_FunctionSpec):
         world.args = (_FUNCTIONS[case["fn"]][1].apply, *world.args)
         return world
 
-    def reference(self, world: World, case: dict):
-        fn, x = world.args
-        x64 = x.detach().double().requires_grad_()
-        return trusted.gradcheck(fn, (x64,), raise_exception=False)
-
     def probe(self, world: World, value, again) -> dict:
         return {}
 
@@ -644,9 +633,6 @@ class MulFunction(_FunctionSpec):
     def _size(self) -> tuple[int, int]:
         return self.cols, self.rows
 
-    def reference(self, world: World, case: dict):
-        return _Reference.apply(torch.mul, *world.args)
-
 
 def check_mul(
     fn, seed: int = 0, rows: int = 3, cols: int = 4, dtype=torch.float64, device=None
@@ -691,10 +677,6 @@ class SoftClip(_FunctionSpec):
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
-
-    def reference(self, world: World, case: dict):
-        x, limit = world.args
-        return _Reference.apply(lambda t: limit * torch.tanh(t / limit), x)
 
 
 def check_soft_clip(
@@ -794,10 +776,6 @@ class SoftplusTransformable(_FunctionSpec):
         if fn is not None and transform is not None:
             fn = transform(fn)
         return super()._run(fn, case, device)
-
-    def reference(self, world: World, case: dict):
-        transform = _TRANSFORMS.get(case.get("transform"), (None, lambda f: f))[1]
-        return transform(_SoftplusReference.apply)(*world.args)
 
     def describe(self, case: dict) -> Text:
         text = super().describe(case)

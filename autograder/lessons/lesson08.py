@@ -185,17 +185,6 @@ class TrainEpoch(_Lesson03):
         _grad_at_step(world, optimizer, "optimizer.step()")
         return world
 
-    def reference(self, world: World, case: dict):
-        model, optimizer, batches = world.args
-        losses = []
-        for x, y in batches:
-            optimizer.zero_grad()
-            loss = _cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-        return losses
-
 
 def check_train_epoch(fn, seed: int = 0, lr: float = 0.1, device=None) -> None:
     verdict(TrainEpoch(seed, lr, None if device is None else str(device)), fn)
@@ -304,17 +293,6 @@ class Validate(_Lesson03):
     def probe(self, world: World, value, again) -> dict:
         return {**super().probe(world, value, again), "graphs kept": world.args[1].grew()}
 
-    def reference(self, world: World, case: dict):
-        model, batches = world.args
-        modes = [m.training for m in model.modules()]
-        model.eval()
-        total = 0.0
-        with trusted.no_grad():
-            for x, y in batches:
-                total += _cross_entropy(model(x), y).item()
-        _restore(model, modes)
-        return float(total) / trusted.len_(batches)
-
 
 def check_validate(fn, seed: int = 0, device=None) -> None:
     verdict(Validate(seed, None if device is None else str(device)), fn)
@@ -362,15 +340,6 @@ class Accuracy(_Lesson03):
         keep = trusted.rand(case["rows"], generator=g) < 0.67
         labels = predicted.where(keep, other).to(device)
         return World((model, x, labels), {"model": model, "images": x, "labels": labels}, device)
-
-    def reference(self, world: World, case: dict):
-        model, images, labels = world.args
-        modes = [m.training for m in model.modules()]
-        model.eval()
-        with trusted.no_grad():
-            predicted = model(images).argmax(dim=1)
-        _restore(model, modes)
-        return (predicted == labels).float().mean().item()
 
 
 def check_accuracy(fn, seed: int = 0, device=None) -> None:
@@ -479,17 +448,6 @@ class LogFeatures(_Lesson03):
             world.args[0](world.first_x)
         return {**found, "grew": trusted.len_(value) - length}
 
-    def reference(self, world: World, case: dict):
-        model, layer, batches = world.args
-        features = []
-        handle = layer.register_forward_hook(lambda m, i, output: features.append(output.detach()))
-        try:
-            for x, _ in batches:
-                model(x)
-        finally:
-            handle.remove()
-        return features
-
 
 def check_log_features(fn, seed: int = 0, device=None) -> None:
     verdict(LogFeatures(seed, None if device is None else str(device)), fn)
@@ -564,15 +522,6 @@ class TimeStep(Spec):
         world = World((q.work, q.synchronize, q.clock, case["repeats"]), {}, "cpu")
         world.queue = q
         return world
-
-    def reference(self, world: World, case: dict):
-        step, synchronize, clock, repeats = world.args
-        synchronize()
-        start = clock()
-        for _ in range(repeats):
-            step()
-        synchronize()
-        return (clock() - start) / repeats
 
     def probe(self, world: World, value, again) -> dict:
         log = world.queue.log
@@ -695,10 +644,6 @@ class SwishFunction(Spec):
         world = World((x, case["beta"]), objects, device)
         world.leaf = w
         return world
-
-    def reference(self, world: World, case: dict):
-        x, beta = world.args
-        return x * _sigmoid(beta * x)
 
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in _TENSORS or value.shape != world.args[0].shape:

@@ -297,12 +297,6 @@ class CheckpointedForward(_Spec):
         hooks = trusted.saved_tensors_hooks(pack, lambda t: t)
         return _seeded_call(world, self.seed * 31 + 7, hooks)
 
-    def reference(self, world: World, case: dict):
-        blocks, h = world.args
-        for block in blocks:
-            h = _checkpoint(block, h, use_reentrant=False)
-        return h
-
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in _TENSORS or value.shape != world.g.shape:
             return {}
@@ -558,15 +552,6 @@ class Bf16TrainStep(_Spec):
     def calling(self, world: World, case: dict, fn):
         return _seeded_call(world, self.seed * 31 + 5)
 
-    def reference(self, world: World, case: dict):
-        model, loss_fn, x, target, optimizer = world.args
-        optimizer.zero_grad()
-        with _autocast(device_type=x.device.type, dtype=torch.bfloat16):
-            loss = loss_fn(model(x), target)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
-
     def classify(self, message: str) -> str | None:
         return "SC-2" if _REDUCED_GRAD in message else None
 
@@ -684,17 +669,6 @@ class AutocastPredict(_Spec):
         outer = trusted.no_grad() if case["outer"] else None
         return _seeded_call(world, self.seed * 31 + 3, outer)
 
-    def reference(self, world: World, case: dict):
-        model, x = world.args
-        modes = {m: m.training for m in model.modules()}
-        model.eval()
-        try:
-            with trusted.inference_mode(), _autocast(x.device.type, dtype=torch.bfloat16):
-                return model(x).float()
-        finally:
-            for m, training in modes.items():
-                m.training = training
-
     def explain(self, message: str) -> Text | None:
         return _explain(message)
 
@@ -788,20 +762,6 @@ class PerSampleGrads(_Spec):
 
     def calling(self, world: World, case: dict, fn):
         return _seeded_call(world, self.seed * 31 + 1, trusted.no_grad() if case["outer"] else None)
-
-    def reference(self, world: World, case: dict):
-        model, loss_fn, x, y = world.args
-        params = {k: p.detach().requires_grad_() for k, p in model.named_parameters()}
-        buffers = dict(model.named_buffers())
-        rows = {k: [] for k in params}
-        with _enable_grad():
-            for i in range(x.shape[0]):
-                out = _functional_call(model, (params, buffers), (x[i : i + 1],))
-                loss = loss_fn(out, y[i : i + 1])
-                grads = trusted.autograd_grad(loss, list(params.values()))
-                for k, g in zip(params, grads, strict=True):
-                    rows[k].append(g)
-        return {k: _stack(v) for k, v in rows.items()}
 
     def explain(self, message: str) -> Text | None:
         return _explain(message)

@@ -1,0 +1,134 @@
+"""Write the references' states for every check a lesson's cells make, as shipped data.
+
+``python -m autograder.references.expected`` (part of ``make build``) runs every test cell
+of ``solutions/`` (hidden tests with their public seeds, the grading salt aside) and every
+exercise's default check (the self-check's) in collect mode, computes the reference's state
+in each of their cases, on the CPU, and writes ``autograder/lessons/expected/lessonNN.pt``:
+what the learner's kernel compares with, since it holds no reference.
+``--check`` writes nothing and fails when a file is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib
+import io
+import json
+import pkgutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import autograder.lessons
+import autograder.references  # noqa: F401 - registers the references it computes with
+from autograder import course
+from autograder.common import expectations, hidden_tests, protocol, trusted
+from autograder.common.oracle import Spec, close
+from autograder.grader.judge import _Placeholders
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_cells(solutions: Path) -> list[str]:
+    """The source of every test cell of every lesson, hidden tests included."""
+    found = []
+    for source in course.lesson_sources(solutions):
+        for cell in json.loads(source.read_text(encoding="utf-8"))["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if cell["cell_type"] == "code" and meta.get("grade") and not meta.get("solution"):
+                found.append("".join(cell["source"]))
+    return found
+
+
+def collected(solutions: Path) -> list[Spec]:
+    """Every check the test cells and the self-checks make, once each (by key)."""
+    protocol.MODE.collect()
+    try:
+        for source in test_cells(solutions):
+            scope = {"__builtins__": builtins, "torch": torch}
+            names = _Placeholders(scope)
+            for code, _ in hidden_tests.parts(source):
+                exec(compile(code, "<test cell>", "exec"), scope, names)  # noqa: S102
+        for lesson in pkgutil.iter_modules(autograder.lessons.__path__):
+            module = importlib.import_module(f"autograder.lessons.{lesson.name}")
+            for exercise in getattr(module, "EXERCISES", ()):
+                exercise.check(None)
+        checks = [check for _, check in protocol.MODE.recorded]
+    finally:
+        protocol.MODE.reset()
+    unique = {expectations.key(check): check for check in checks if isinstance(check, Spec)}
+    return list(unique.values())
+
+
+def states(checks: list[Spec]) -> dict[str, dict]:
+    """{lesson: {check key: {case key: the reference's state}}}."""
+    out: dict[str, dict] = {}
+    for check in checks:
+        spec = expectations.on_cpu(check)
+        cases = {expectations.case_key(case): spec.expected(case) for case in spec.cases()}
+        lesson = out.setdefault(expectations.lesson_of(spec), {})
+        lesson[expectations.key(spec)] = cases
+    return out
+
+
+def encoded(data: dict) -> bytes:
+    buffer = io.BytesIO()
+    trusted.save(data, buffer)
+    return buffer.getvalue()
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal plain data, tensors within the oracle's tolerance for their dtype."""
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if type(a) in (list, tuple) and type(b) is type(a):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        from autograder.common.oracle import TOLERANCE
+
+        return a.dtype == b.dtype and close(a, b, TOLERANCE.get(str(a.dtype), (0.0, 0.0)))
+    return close(a, b)
+
+
+def stale(solutions: Path = REPO / "solutions") -> list[str]:
+    """The lessons whose shipped states differ from what the references compute now."""
+    expectations.forget()
+    return [
+        lesson
+        for lesson, data in sorted(states(collected(solutions)).items())
+        if not same(data, expectations.load(lesson))
+    ]
+
+
+def write(solutions: Path = REPO / "solutions") -> list[Path]:
+    written = []
+    expectations.FOLDER.mkdir(parents=True, exist_ok=True)
+    for lesson, data in sorted(states(collected(solutions)).items()):
+        target = expectations.path(lesson)
+        target.write_bytes(encoded(data))
+        written.append(target)
+    expectations.forget()
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--solutions", type=Path, default=REPO / "solutions")
+    parser.add_argument("--check", action="store_true", help="fail if a shipped file is stale")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # the same sums in the same order on every machine
+    if args.check:
+        found = stale(args.solutions)
+        if found:
+            sys.exit(f"stale expected states: {', '.join(found)} (run `make build`)")
+        print("expected states are up to date")
+        return
+    for path in write(args.solutions):
+        print(f"wrote {path} ({path.stat().st_size // 1024} KiB)")
+
+
+if __name__ == "__main__":
+    main()

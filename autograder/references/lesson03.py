@@ -1,0 +1,69 @@
+"""The references of lesson 03's checks: held only by the judge (see ``autograder.references``)."""
+
+from __future__ import annotations
+
+import torch
+
+import autograder.common.trusted as trusted
+from autograder.lessons import lesson03 as checks
+from autograder.lessons.lesson03 import _DROPOUT, World, _mse, _restore, _stack, _where  # noqa: F401
+from autograder.references import answers
+
+
+@answers(checks.DropoutByHand)
+def dropout_by_hand(spec, world: World, case: dict):
+    x, p, u, training = world.args
+    if not training:
+        return x
+    return _where(u < p, trusted.zeros((), dtype=x.dtype, device=x.device), x / (1 - p))
+
+
+@answers(checks.EvalGrads)
+def eval_grads(spec, world: World, case: dict):
+    model, x, target = world.args
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    names, params = zip(*model.named_parameters(), strict=True)
+    grads = trusted.autograd_grad(_mse(model(x), target), params)
+    _restore(model, modes)
+    return dict(zip(names, grads, strict=True))
+
+
+@answers(checks.Validate)
+def validate(spec, world: World, case: dict):
+    model, batches = world.args
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    with trusted.no_grad():
+        losses = [_mse(model(x), y).item() for x, y in batches]
+    _restore(model, modes)
+    return sum(losses) / trusted.len_(losses)
+
+
+@answers(checks.FinetuneHead)
+def finetune_head(spec, world: World, case: dict):
+    backbone, head, x, target, lr = world.args
+    backbone.eval()
+    head.train()
+    with trusted.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = _mse(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+@answers(checks.McDropoutPredict)
+def mc_dropout_predict(spec, world: World, case: dict):
+    model, x, samples = world.args
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if trusted.isinstance_(m, _DROPOUT):
+            m.train()
+    with trusted.no_grad():
+        preds = _stack([model(x) for _ in range(samples)])
+    _restore(model, modes)
+    return preds.mean(dim=0), preds.std(dim=0)
