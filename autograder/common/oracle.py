@@ -42,6 +42,7 @@ _SCALARS = (bool, int, float, str)
 _rng_state = torch.random.get_rng_state  # taken before any learner code runs
 _global_hooks = torch.nn.modules.module
 MAX_ITEMS = 64
+FACT = "fact:"  # bases of the reference's state that carry facts for rules, not outcomes
 MAX_RESULTS = 8
 TOLERANCE = {  # (rtol, atol) by the reference's dtype
     "torch.float64": (1e-7, 1e-9),
@@ -107,6 +108,11 @@ class World:
                 found += [(_label(name, k), p) for k, p in obj.named_parameters()]
                 found += [(_label(name, k), b) for k, b in obj.named_buffers()]
         return found
+
+    def fact(self, name: str, value: Any) -> None:
+        """What the reference knows and a rule needs (e.g. the exact answer), as plain data:
+        kept in the reference's state for the judge, never compared (``Context.fact``)."""
+        self.logged[f"{FACT}{name}"] = {"kind": "fact", "value": value}
 
     def record(self, base: str, value: Any) -> None:
         """Log what a value is now (e.g. every .grad when step() runs), by a label."""
@@ -232,6 +238,10 @@ class Context:
     found: dict
     base: str = ""  # the difference being judged
     _before: dict | None = None
+
+    def fact(self, name: str) -> Any:
+        """A fact the reference recorded in this case (``World.fact``)."""
+        return self.expected[f"{FACT}{name}"]["value"]
 
     @property
     def before(self) -> dict:
@@ -472,6 +482,8 @@ class Spec(Check):
         ctx = Context(self, case, expected, found)
         results = []
         for base in [*expected, *(b for b in found if b not in expected)]:
+            if base.startswith(FACT):
+                continue
             e, f = expected.get(base, _ABSENT), found.get(base, _ABSENT)
             if base == "probe":
                 pairs = [(f"probe:{k}", {"value": v}, {"value": f.get(k)}) for k, v in e.items()]
