@@ -24,6 +24,8 @@ from pathlib import Path
 
 from processes import free_port, skip_where_others_cannot_enter, stop_group, venv_env
 
+from autograder.classroom.setup import INSTRUCTOR_ONLY
+
 START_TIMEOUT_S = 120
 PYTHON = Path(sys.executable)
 
@@ -266,6 +268,7 @@ def classroom(
     ``logs_on_failure`` when the test failed."""
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
     folder.chmod(0o755)
+    closed = {p: (p.stat().st_gid, p.stat().st_mode & 0o7777) for p in INSTRUCTOR_ONLY}
     ports = {name: free_port() for name in ("port", "hub-port", "proxy-api-port")}
     zh_learners = zh_learners or []
     names = [instructor, *learners, *zh_learners]
@@ -292,3 +295,6 @@ def classroom(
         raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        for path, (gid, mode) in closed.items():  # setup closed them to the instructor's group
+            os.chown(path, -1, gid)
+            path.chmod(mode)

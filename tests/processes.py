@@ -81,8 +81,6 @@ def reach_for_others(extra: tuple[Path, ...] = ()) -> str | None:
     blocked = {a for p in needed for a in p.parents if not a.stat().st_mode & stat.S_IXOTH}
     outermost = [a for a in blocked if not any(a != b and a.is_relative_to(b) for b in blocked)]
     hidden = [p for p in needed if any(p.is_relative_to(a) for a in outermost)]
-    if not hidden:
-        return ""
     staged = [(p, f"/mnt/reach{k}") for k, p in enumerate(hidden)]  # /mnt: a free mount point
     lines = ["mount -t tmpfs -o mode=755 tmpfs /mnt"]
     lines += [f"mkdir -p {s}; mount --rbind {shlex.quote(str(p))} {s}" for p, s in staged]
@@ -91,4 +89,16 @@ def reach_for_others(extra: tuple[Path, ...] = ()) -> str | None:
         f"mkdir -p {shlex.quote(str(p))}; mount --rbind {s} {shlex.quote(str(p))}"
         for p, s in staged
     ]
-    return "; ".join(lines) + "; "
+    return "; ".join(lines + _open_judge_only()) + "; "
+
+
+def _open_judge_only() -> list[str]:
+    """A grader run as another user reads the references through a readable copy, whatever
+    a classroom's setup (run by another test) made of the folder's permissions."""
+    folder = shlex.quote(str(REPO / "autograder" / "references"))
+    return [
+        "mkdir /mnt/judge-only",
+        f"cp -a {folder}/. /mnt/judge-only/",
+        "chmod -R a+rX /mnt/judge-only",
+        f"mount --bind /mnt/judge-only {folder}",
+    ]

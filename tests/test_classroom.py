@@ -44,6 +44,7 @@ from conftest import REPO
 from processes import free_port, venv_env
 
 from autograder.classroom import passwords
+from autograder.classroom.setup import INSTRUCTOR_ONLY
 
 pytestmark = [pytest.mark.browser, pytest.mark.notebooks]
 
@@ -484,6 +485,7 @@ def test_a_term_in_the_classroom(browser, record_property):
                     en / "gradebook.db",
                     room / "exchange" / "autograd-course-en" / "inbound",
                     room / passwords.FILE,
+                    *INSTRUCTOR_ONLY,  # the checks' answers (references) and the solutions
                 ]
                 seen = _what_user_can_read(alice, probed, python)
                 assert seen.pop(str(own)) == "read"

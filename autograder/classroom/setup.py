@@ -27,6 +27,8 @@ from autograder.classroom import accounts, hub_config, interpreter, passwords
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_ROOT = REPO / "jupyter-config"
+# What only the instructor's grading may read: the checks' answers and the solutions.
+INSTRUCTOR_ONLY = (REPO / "autograder" / "references", REPO / "solutions")
 LANGUAGES = ("en", "zh")
 
 
@@ -103,6 +105,16 @@ def _write_private(path: Path, text: str, owner: pwd.struct_passwd) -> None:
         os.chown(home / part, owner.pw_uid, owner.pw_gid, follow_symlinks=False)
 
 
+def keep_from_learners(folders: tuple[Path, ...], instructor: pwd.struct_passwd) -> None:
+    """Let the instructor's group, not others, enter ``folders``: a learner's server, which
+    runs as the learner with the course's package, then cannot read the references or the
+    solutions (a folder closed to others closes everything under it, caches included)."""
+    for folder in folders:
+        if folder.is_dir():
+            os.chown(folder, -1, instructor.pw_gid)
+            os.chmod(folder, 0o750)
+
+
 def _make_exchange(exchange: Path, instructor: pwd.struct_passwd) -> None:
     """nbgrader needs the exchange writable by all; the sticky bit and course folders owned
     by the instructor keep a learner from taking a course's place before its first release."""
@@ -154,6 +166,7 @@ def set_up(
         raise
     classroom = Classroom(folder, instructor, dict(learners), {}, listen, python)
 
+    keep_from_learners(INSTRUCTOR_ONLY, teacher)
     _make_exchange(classroom.exchange, teacher)
     _make_courses(classroom, teacher)
     _write_private(

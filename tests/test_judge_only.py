@@ -1,0 +1,159 @@
+"""References live only with the judge: not in the sandbox, not in a learner's kernel.
+
+The learner's side compares with the references' states shipped as data; these tests show
+that the data is fresh, that a process running learner code has no reference to import,
+and that an observation made in another world than the case's is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from processes import venv_env
+
+from autograder.common import expectations, oracle, protocol
+from autograder.common.result import CheckFailed
+from autograder.grader import sandbox
+from autograder.lessons import lesson01
+from autograder.references import expected
+
+LEARNER_SIDE = """
+import importlib, json, pkgutil, sys
+import autograder, autograder.lessons
+autograder.setup("en")
+for m in pkgutil.iter_modules(autograder.lessons.__path__):
+    importlib.import_module("autograder.lessons." + m.name)
+from autograder.common import oracle
+from autograder.lessons import lesson01 as checks
+
+def product_grads(a, b):
+    a, b = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c ** 2).sum().backward()
+    return a.grad, b.grad, c.grad
+
+def forgets_c(a, b):
+    return product_grads(a, b)[:2] + (None,)
+
+seen = {}
+for name, fn, seed in (("right", product_grads, 1), ("wrong", forgets_c, 1),
+                       ("unshipped", product_grads, 12345)):
+    try:
+        checks.check_product_grads(fn, seed=seed)
+        seen[name] = "passed"
+    except Exception as failure:
+        seen[name] = str(failure)
+seen["references"] = [k for k in sys.modules if k.startswith("autograder.references")]
+seen["registered"] = len(oracle._REFERENCES)
+print(json.dumps(seen))
+"""
+
+
+def test_a_learner_kernel_checks_against_shipped_states_without_any_reference():
+    """The notebook's kernel imports every lesson's checks and no reference; a right answer
+    passes, a wrong one fails with its misconception, a check nobody shipped says so."""
+    ran = subprocess.run(
+        [sys.executable, "-c", LEARNER_SIDE], env=venv_env(), capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    seen = json.loads(ran.stdout.splitlines()[-1])
+    assert seen["references"] == [] and seen["registered"] == 0, seen
+    assert seen["right"] == "passed", seen
+    assert "RG-1" in seen["wrong"], seen
+    assert "no expected result shipped" in seen["unshipped"], seen
+
+
+def test_the_shipped_states_are_what_the_references_compute_now():
+    assert expected.stale() == [], "run `make build` (python -m autograder.references.expected)"
+
+
+def test_a_changed_reference_makes_its_lesson_stale(monkeypatch):
+    """Changing a reference without rebuilding the shipped states fails the test above."""
+    original = oracle.reference_of(lesson01.ProductGrads)
+
+    def doubled(spec, world, case):
+        return tuple(None if g is None else 2 * g for g in original(spec, world, case))
+
+    monkeypatch.setitem(oracle._REFERENCES, lesson01.ProductGrads, doubled)
+    assert expected.stale() == ["lesson01"]
+
+
+def test_an_observation_of_another_world_is_refused():
+    """A forged observation must answer the judge's own inputs: one recorded for other
+    inputs (here: another seed's) earns nothing, however right it is there."""
+
+    def right(a, b):
+        a, b = (t.detach().clone().requires_grad_() for t in (a, b))
+        c = a * b
+        c.retain_grad()
+        (c**2).sum().backward()
+        return a.grad, b.grad, c.grad
+
+    elsewhere = lesson01.ProductGrads(seed=7).observe_plain(right)
+    here = lesson01.ProductGrads(seed=1)
+    elsewhere["cases"] = elsewhere["cases"][: len(here.cases())]
+    with pytest.raises(CheckFailed, match="not what the case's seed makes"):
+        here.decide(protocol.from_bytes(protocol.to_bytes(elsewhere)))
+    here.decide(protocol.from_bytes(protocol.to_bytes(here.observe_plain(right))))
+
+
+def test_every_shipped_state_is_plain_data():
+    for lesson in sorted(p.stem for p in expectations.FOLDER.glob("lesson*.pt")):
+        assert expectations.load(lesson), lesson  # read with weights_only=True
+
+
+SANDBOX_VIEW = (
+    "import importlib, os, autograder, autograder.lessons\n"
+    "from autograder.common import oracle\n"
+    "folder = os.path.join(os.path.dirname(autograder.__file__), 'references')\n"
+    "seen = {'listed': sorted(os.listdir(folder)), 'registered': len(oracle._REFERENCES)}\n"
+    "for name in ('autograder.references.lesson01', 'autograder.references.expected'):\n"
+    "    try:\n"
+    "        importlib.import_module(name)\n"
+    "        seen[name] = 'imported'\n"
+    "    except ImportError as error:\n"
+    "        seen[name] = type(error).__name__\n"
+)
+
+
+def test_the_sandbox_shows_no_reference(tmp_path):
+    """What a grading observer (forked from the zygote, in bubblewrap) can import."""
+    from autograder.grader import forked
+    from autograder.grader.verdicts import Observation
+
+    missing = sandbox.missing_protections(tmp_path)
+    if missing:
+        pytest.skip(f"skipped: this machine lacks {', '.join(missing)}")
+    confinement = sandbox.Confinement()
+    zygote = forked.Zygote(confinement, threads=1, cgroups=False)
+    folder = zygote.workdir()
+    job = {
+        "statements": [SANDBOX_VIEW],
+        "tests": [{"grade_id": "view", "source": "raise RuntimeError(repr(seen))", "upto": 1}],
+        "timeout_s": 120,
+        "budget_s": 180,
+        "threads": 1,
+        "log": "view.observer.log",
+    }
+    try:
+        child = zygote.fork(
+            "observer",
+            None,
+            sandbox.learner_environment(confinement, str(folder), 1),
+            cwd=sandbox.learner_scratch(confinement, str(folder)),
+            payload=json.dumps(job).encode(),
+        )
+        observed = Observation(child, [], time.monotonic() + 180).collect()["view"]
+    finally:
+        zygote.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    reason = observed.get("reason", "")
+    assert "'listed': []" in reason and "'registered': 0" in reason, observed
+    assert "'autograder.references.lesson01': 'ModuleNotFoundError'" in reason, observed
+    assert "'autograder.references.expected': 'ModuleNotFoundError'" in reason, observed
