@@ -14,6 +14,12 @@ tensors, single rows, target devices), the learner's function and the reference 
 in identical worlds, and everything observable is compared. Where a GPU exists the
 real thing is checked as well; without one the judge says "skipped: no GPU" beside
 its pass.
+
+This module runs beside learner code (the learner's kernel, the grading sandbox's
+observer) and holds no answer: the references are in ``autograder.references.lesson06``,
+with the judge only. On a real GPU the learner's function is measured against the
+check's own yardsticks (CUDA events, a blocking copy, the computation and the copy
+alone), none of which is an answer.
 """
 
 from __future__ import annotations
@@ -713,13 +719,35 @@ def _device_type(value) -> str | None:
     return value.type if trusted.type_(value) is torch.device else None
 
 
+def _this_machine() -> list:
+    """This machine as the simulated ones are told apart: [the build's accelerator, usable],
+    from the trusted probes (taken at import)."""
+    built = _REAL_CURRENT()
+    return [None if built is None else built.type, bool(_REAL_IS_AVAILABLE())]
+
+
+def _twin(machine, cases: list[dict]) -> dict | None:
+    """The drawn case whose simulated machine is of this machine's kind, if any."""
+    built, usable = machine
+    kinds = {name: (spec[1], spec[2] > 0) for name, spec in _MACHINES.items()}
+    return next((c for c in cases if kinds[c["machine"]] == (built, usable)), None)
+
+
+NOT_SIMULATED = Text(
+    "skipped: pick_device() on this machine as it is — no simulated machine has its"
+    " accelerator ({a})",
+    "已跳过：在这台机器本身上调用 pick_device()——没有哪台模拟的机器带有它的加速器（{a}）",
+)
+
+
 @dataclass(frozen=True)
 class PickDevice(Spec):
     """The device picker must name an accelerator only when it is usable.
 
     Each machine is simulated by answering torch's probing functions as it would,
-    for one call; a last call runs on this machine as it is, against what the
-    trusted probes (taken at import) say.
+    for one call; a last call runs on this machine as it is, against the reference's
+    answer on the simulated machine of its kind (which the trusted probes, taken at
+    import, tell).
     """
 
     number = 3
@@ -760,18 +788,23 @@ class PickDevice(Spec):
 
     def observe(self, fn) -> dict:
         obs = super().observe(fn)
-        usable = bool(_REAL_IS_AVAILABLE())
-        current = _REAL_CURRENT(check_available=True) if usable else None
+        machine = _this_machine()
         default = _default_device()
         here = call(fn).record()
         _set_default_device(default)
-        obs["here"] = {"call": here, "want": "cpu" if current is None else current.type}
+        obs["here"] = {"call": here, "machine": machine}
         return obs
 
     def judge(self, obs: dict) -> None:
+        """The drawn machines, then this one, judged against the reference's answer on the
+        simulated machine of its kind (the learner's side knows no answer of its own)."""
         super().judge(obs)
         found = returned(self.heading, obs["here"]["call"], "pick_device")
-        want = obs["here"]["want"]
+        twin = _twin(obs["here"]["machine"], self.cases())
+        if twin is None:
+            note(NOT_SIMULATED.format(a=obs["here"]["machine"][0]))
+            return
+        want = self.expected(twin)["probe"]["type"]
         kind = str(found.value).split(":")[0] if found.kind == "device" else None
         what = Text("pick_device() on this machine, as it is", "在这台机器本身上调用 pick_device()")
         expected = f"torch.device('{want}')"
@@ -850,8 +883,9 @@ class LoadBatch(_Modelled):
     time and the time its data is on the device must be no later than the reference's.
     The batch arrives pageable or already pinned (as from ``DataLoader(pin_memory=True)``),
     as a tuple or as the list DataLoader's default collate yields (which must be left as
-    it was; the tensors may come back in a list then). Where a GPU exists, both are timed
-    on a 72 MB batch, pageable and pinned.
+    it was; the tensors may come back in a list then). Where a GPU exists, the answer is
+    timed on a 72 MB batch, pageable and pinned, against a blocking ``.to(device)`` of
+    the same batch timed beside it: a yardstick, not the answer.
     """
 
     number = 4
@@ -936,7 +970,7 @@ class LoadBatch(_Modelled):
         }
 
     def on_gpu(self, fn, device: str) -> dict:
-        """The answer and the reference timed on a real GPU, from pageable and pinned memory."""
+        """The answer and a blocking copy timed on a real GPU, from pageable and pinned memory."""
         target = _cuda(device)
         g = trusted.generator().manual_seed(self.seed)
         pageable = (trusted.rand(1 << 20, 16, generator=g), trusted.randint(0, 3, (1 << 20,)))
@@ -950,16 +984,16 @@ class LoadBatch(_Modelled):
             right = _same_on(first.value, batch, target)
             del first
             mine = _seconds_of(lambda b=batch: call(fn, b, target))
-            plain = _seconds_of(lambda b=batch: tuple(t.to(target, non_blocking=True) for t in b))
-            found[memory] = {"right": right, "mine": mine, "reference": plain}
+            blocking = _seconds_of(lambda b=batch: tuple(t.to(target) for t in b))
+            found[memory] = {"right": right, "mine": mine, "blocking": blocking}
         return found
 
     def judge_gpu(self, gpu: dict) -> CheckResult:
         what = Text(
-            "on the GPU ({d}): a 72 MB batch, your load_batch against "
-            ".to(device, non_blocking=True) (host time, time until on the device; +25 %)",
-            "在 GPU（{d}）上：72 MB 的批次，你的 load_batch 与 "
-            ".to(device, non_blocking=True) 相比（主机时间、到达设备的时间；+25 %）",
+            "on the GPU ({d}): a 72 MB batch, your load_batch against a blocking "
+            ".to(device) (host time, time until on the device; +25 %)",
+            "在 GPU（{d}）上：72 MB 的批次，你的 load_batch 与阻塞的 "
+            ".to(device) 相比（主机时间、到达设备的时间；+25 %）",
         ).format(d=gpu["device"])
         if "call" in gpu:
             returned(self.heading, gpu["call"], "load_batch")
@@ -967,12 +1001,12 @@ class LoadBatch(_Modelled):
         for memory in ("pageable", "pinned"):
             seen = gpu[memory]
             fast = all(
-                m <= 1.25 * r + 5e-4 for m, r in zip(seen["mine"], seen["reference"], strict=True)
+                m <= 1.25 * r + 5e-4 for m, r in zip(seen["mine"], seen["blocking"], strict=True)
             )
             ok, slow = ok and seen["right"] and fast, slow or not fast
             shown.append(f"{memory}: " + " / ".join(f"{s * 1000:.2f} ms" for s in seen["mine"]))
             wanted.append(
-                f"{memory}: " + " / ".join(f"{s * 1000:.2f} ms" for s in seen["reference"])
+                f"{memory}: " + " / ".join(f"{s * 1000:.2f} ms" for s in seen["blocking"])
             )
         return CheckResult(what, ok, "; ".join(wanted), "; ".join(shown), "CS-6" if slow else None)
 

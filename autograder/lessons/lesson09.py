@@ -14,6 +14,11 @@ Dropout in these models draws its mask from the CPU's global generator, which th
 seeds, so a call on a GPU and the reference on the CPU drop the same elements; the
 learner's own random state is restored afterwards. Where the learner's call ran on a GPU,
 values computed in reduced precision are compared within that precision's tolerance.
+
+This module runs beside learner code (the learner's kernel, the grading sandbox's
+observer): it builds the worlds, calls the learner's function, records and compares; it
+holds no answer. The references, with the torch functions they use, are in
+``autograder.references.lesson09``, with the judge only.
 """
 
 from __future__ import annotations
@@ -38,11 +43,6 @@ from autograder.kernel.selfcheck import run_self_check
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _fork_rng = torch.random.fork_rng
 _seed_cpu = torch.random.default_generator.manual_seed
-_autocast = torch.autocast
-_checkpoint = torch.utils.checkpoint.checkpoint
-_functional_call = torch.func.functional_call
-_enable_grad = torch.enable_grad
-_stack, _cat, _where = torch.stack, torch.cat, torch.where
 _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
 _DROPOUT = torch.nn.modules.dropout._DropoutNd
 _LOOSE = (5e-2, 5e-2)  # reduced-precision results of a GPU against the CPU's

@@ -1,20 +1,26 @@
-"""The references of lesson 09's checks: held only by the judge (see ``autograder.references``)."""
+"""The references of lesson 09's checks: held only by the judge (see ``autograder.references``).
+
+The torch functions the answers are made of are taken here, at import: where the judge
+shares a process with learner code (the tests), a learner's patch of ``torch`` does not
+reach the references. ``autograder.lessons.lesson09``, which runs beside learner code,
+holds none of them.
+"""
 
 from __future__ import annotations
 
 import torch
+import torch.utils.checkpoint
 
 import autograder.common.trusted as trusted
 from autograder.lessons import lesson09 as checks
-from autograder.lessons.lesson09 import (  # noqa: F401
-    World,
-    _autocast,
-    _checkpoint,
-    _enable_grad,
-    _functional_call,
-    _stack,
-)
+from autograder.lessons.lesson09 import World
 from autograder.references import answers
+
+_autocast = torch.autocast
+_checkpoint = torch.utils.checkpoint.checkpoint
+_functional_call = torch.func.functional_call
+_enable_grad = torch.enable_grad
+_stack = torch.stack
 
 
 @answers(checks.CheckpointedForward)
