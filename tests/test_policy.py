@@ -7,9 +7,11 @@ routes are graded end to end through `course-grade` in test_red_team.py.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import glob
 import importlib
+import re
 import time
 from pathlib import Path
 
@@ -209,6 +211,115 @@ ROUTES = {
         4,
         "__traceback__",
     ),
+    # issue 34: a walk that cannot look a step up is refused, and what it reaches is judged
+    "cudnn_walk_to_operator": (
+        "op = torch.backends.cudnn.torch.nn.modules.container.operator",
+        1,
+        "module torch.nn.modules",
+    ),
+    "cudnn_attrgetter_sys_modules": (
+        "op = torch.backends.cudnn.torch.nn.modules.container.operator\n"
+        'modules = op.attrgetter("sys.modules")(torch.backends.cudnn)',
+        1,
+        "module torch.nn.modules",
+    ),
+    "cudnn_alias_walk": (
+        "import torch.backends.cudnn as cudnn\n\nop = cudnn.torch.nn.modules.container.operator",
+        3,
+        "module torch.nn.modules",
+    ),
+    "cudnn_holds_sys": ("from torch.backends import cudnn\n\ns = cudnn.sys", 3, ".sys"),
+    "cudnn_wrapped_module": ("from torch.backends import cudnn\n\nm = cudnn.m", 3, "module"),
+    "cudnn_torch_as_value": (
+        "T = torch.backends.cudnn.torch\nT.equal = print",
+        1,
+        "module torch.backends.cudnn.torch used as a value",
+    ),
+    "equal_patched_through_cudnn": (
+        "torch.backends.cudnn.torch.equal = lambda *a, **k: True",
+        1,
+        "changes torch.backends.cudnn.torch.equal",
+    ),
+    "tensor_patched_through_cudnn": (
+        "torch.backends.cudnn.torch.Tensor.clone = print",
+        1,
+        "changes torch.backends.cudnn.torch.Tensor.clone",
+    ),
+    "step_past_a_property": ("b = torch.backends.cudnn.benchmark.real", 1, "cannot look it up"),
+    "name_made_on_the_fly": (
+        "t = torch.backends.cuda.matmul.allow_tf32",
+        1,
+        "cannot look it up",
+    ),
+    "name_that_does_not_exist": ("x = torch.no_such_name", 1, "cannot look it up"),
+    "serialization_pickle": ("f = torch.serialization.pickle.loads", 1, "serialization"),
+    "pickle_module_reexported": ("import numpy as np\n\np = np.lib.format.pickle", 3, "numpy.lib"),
+    "copyreg_module": ("c = torch.utils.copyreg", 1, "module copyreg"),
+    "operator_function_reexported": (
+        "import statistics\n\nm = statistics.mul",
+        3,
+        "from `_operator",
+    ),
+    "typing_function_reexported": ("c = torch.autograd.cast", 1, "from `typing"),
+    "logger_reexported": ("log = torch.autograd.graph.log", 1, "from `logging"),
+    "jit_internal_reexported": (
+        "d = torch.nn.functional.boolean_dispatch",
+        1,
+        "from `torch._jit_internal",
+    ),
+    "op_packet": ("f = torch.quantized_lstm", 1, "from `torch._ops"),
+    "data_pipes_decode_pickle": (
+        "class D(torch.utils.data.IterDataPipe):\n    pass",
+        1,
+        "torch.utils.data.datapipes",
+    ),
+    "equal_as_value": ("eq = torch.equal", 1, "function torch.equal used as a value"),
+    "allclose_passed": (
+        "def f(g):\n    g.x = 1\n\nf(torch.allclose)",
+        4,
+        "function torch.allclose used as a value",
+    ),
+    "optimizer_class_as_value": (
+        "S = torch.optim.SGD\nS.step = print",
+        1,
+        "class torch.optim.SGD used as a value",
+    ),
+    "optimizer_imported_as_value": (
+        "from torch.optim import Adam\n\nA = [Adam]",
+        3,
+        "class torch.optim.Adam used as a value",
+    ),
+    "optimizer_class_as_default": (
+        "def make(opt=torch.optim.SGD):\n    return opt",
+        1,
+        "class torch.optim.SGD used as a value",
+    ),
+    "optimizer_class_patched": (
+        "from torch.optim import SGD\n\nSGD.step = print",
+        3,
+        "changes SGD.step",
+    ),
+    "wraps_copies_attributes_named_by_strings": (
+        "import functools\n\ndef g():\n    pass\n\n"
+        'h = functools.wraps(print, assigned=("_x",), updated=())(g)',
+        6,
+        "names of attributes to copy",
+    ),
+    "wraps_decorator_with_names": (
+        'from functools import wraps\n\nNAMES = ("_x",)\n\ndef outer(f):\n'
+        "    @wraps(f, NAMES)\n    def inner():\n        return f()\n    return inner",
+        6,
+        "names of attributes to copy",
+    ),
+    "wraps_as_value": (
+        "import functools\n\nw = functools.wraps",
+        3,
+        "function functools.wraps used as a value",
+    ),
+    # bad input costs the cell, not the notebook
+    "forty_thousand_terms": ("x = " + "1 + " * 40_000 + "1", 1, "nested too deeply"),
+    "deep_nesting": ("x = " + "-" * 150 + "1", 1, "nested too deeply"),
+    "overlong_cell": ("x = 1\n" * 50_000, 1, "too long to read"),
 }
 
 # Forms a learner writes that must pass: module-level objects and aliases (issue 22),
@@ -268,6 +379,29 @@ ACCEPTED = {
         "        return checkpoint(block, x, use_reentrant=False)"
     ),
     "match_on_attributes": "match 1:\n    case int(real=r):\n        pass",
+    # issue 34: what the step-by-step lookup still accepts
+    "backend_switches": (
+        "on = torch.backends.cudnn.is_available() and torch.backends.cudnn.benchmark\n"
+        "cuda = torch.backends.cuda.is_built()"
+    ),
+    "methods_through_classes": (
+        "zero_grad = torch.optim.Optimizer.zero_grad\nadd = torch.Tensor.add\n"
+        "forward = torch.nn.Linear.forward"
+    ),
+    "optimizers_made_subclassed_tested": (
+        "class Mine(torch.optim.SGD):\n    pass\n\n"
+        "opt = torch.optim.SGD([torch.ones(1)], lr=0.1)\n"
+        "ok = isinstance(opt, (torch.optim.Optimizer, Mine))"
+    ),
+    "comparisons_called": (
+        "def same(a, b):\n    return torch.equal(a, b) or torch.allclose(a, b, atol=1e-6)"
+    ),
+    "numpy_and_generators": (
+        "import numpy as np\n\nrows = np.s_[1:3]\nrng = np.random.default_rng(0)\n"
+        "g = torch.Generator().manual_seed(0)\nbits = torch.finfo(torch.float32).eps"
+    ),
+    "dtype_attributes": "size = torch.float32.itemsize\nfloating = torch.float32.is_floating_point",
+    "ninety_terms": "x = " + "1 + " * 90 + "1",
 }
 
 
@@ -473,3 +607,190 @@ def test_reading_a_notebook_is_counted_in_its_budget_and_bounds_the_observer():
     assert 0 < resources["reading_s"] < 40
     assert job["budget_s"] <= 40 - resources["reading_s"]  # not 60 per test cell
     assert resources["observation"].deadline - time.monotonic() < 40 + 60
+
+
+# -- issue 34: one table, what it lets a dotted name reach, and bad input --------------------
+
+
+def _readme_section(heading: str, end: str) -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index(heading)
+    return text[start : text.index(end, start + len(heading))]
+
+
+README_LISTS = {
+    "en": ("#### What graded code may use", "\n## "),
+    "zh": ("#### 评分代码可以使用的写法", "\n### "),
+}
+
+
+@pytest.mark.parametrize("lang", list(README_LISTS))
+def test_the_readme_names_what_the_table_allows(lang):
+    """The README's list (each language) names every module, listed member and builtin of
+    policy_table.py, and no builtin the table does not allow."""
+    from autograder.grader import policy_table as table
+
+    section = _readme_section(*README_LISTS[lang])
+    quoted = set(re.findall(r"`([^`]+)`", section))
+    for module, members in table.ALLOWED_MODULES.items():
+        short = module.removeprefix("torch.")
+        assert module in quoted or short in quoted, (lang, module)
+        for member in members or ():
+            assert member in quoted, (lang, module, member)
+    builtins_line = next(line for line in section.split("\n- ") if "abs all any" in line)
+    words = set(" ".join(re.findall(r"`([^`]+)`", builtins_line)).split())
+    named = {w for w in words if hasattr(builtins, w)} - {"getattr", "type", "vars", "open"}
+    named -= {"exec", "input"}  # the builtins it names as refused
+    allowed = table.ALLOWED_BUILTINS | table.DECORATOR_BUILTINS
+    assert named <= allowed, named - allowed
+    plain = {b for b in table.ALLOWED_BUILTINS if b[0].islower()}
+    assert plain <= named, plain - named
+    assert table.DECORATOR_BUILTINS <= named
+    assert "policy_table.py" in section
+    for limit in (f"{table.MAX_CELL_CHARS // 1024} KiB", str(table.MAX_CELL_DEPTH)):
+        assert limit in section, (lang, limit)
+
+
+def test_every_allowed_home_is_a_module():
+    from autograder.grader import policy_table as table
+
+    for home in [*table.ALLOWED_HOMES, *table.ALLOWED_MODULES]:
+        assert importlib.import_module(home).__name__ == home
+
+
+def _reachable() -> dict[str, object]:
+    """What dotted names reach: every public name of every allowed module (and what a
+    module subclass hands on), and every attribute of the classes found so."""
+    from autograder.grader import policy_table as table
+
+    found = {}
+    for module, members in table.ALLOWED_MODULES.items():
+        value = importlib.import_module(module)
+        names = set(members or vars(value))
+        wrapped = vars(value).get("m")
+        names |= set(vars(wrapped)) if isinstance(wrapped, type(importlib)) else set()
+        for name in sorted(names):
+            obj, problem = policy.resolve(f"{module}.{name}")
+            if problem:
+                continue
+            found[f"{module}.{name}"] = obj
+            if isinstance(obj, type):
+                for attr in dir(obj):
+                    inner, problem = policy.resolve(f"{module}.{name}.{attr}")
+                    if not problem:
+                        found[f"{module}.{name}.{attr}"] = inner
+    return found
+
+
+def test_no_dotted_name_reaches_unpickling_attribute_getters_or_the_interpreter():
+    """By construction, not by name: whatever public path leads to them."""
+    import copyreg
+    import marshal
+    import operator
+    import pickle
+    import shelve
+    import sys
+
+    import numpy
+    import torch
+
+    closed = {
+        "pickle.load": pickle.load,
+        "pickle.loads": pickle.loads,
+        "pickle.Unpickler": pickle.Unpickler,
+        "pickle._Unpickler": pickle._Unpickler,
+        "copyreg._reconstructor": copyreg._reconstructor,
+        "marshal.loads": marshal.loads,
+        "shelve.open": shelve.open,
+        "torch.load": torch.load,
+        "numpy.load": numpy.load,
+        "operator.attrgetter": operator.attrgetter,
+        "operator.methodcaller": operator.methodcaller,
+        "getattr": getattr,
+        "eval": eval,
+        "exec": exec,
+        "__import__": __import__,
+        "importlib.import_module": importlib.import_module,
+        "sys.modules": sys.modules,
+        "sys._getframe": sys._getframe,
+    }
+    modules = (pickle, copyreg, marshal, shelve, operator, sys, importlib, builtins)
+    found = _reachable()
+    assert len(found) > 5000  # the walk saw torch's and numpy's public names
+    for path, obj in found.items():
+        assert not any(obj is c for c in closed.values()), path
+        assert not any(obj is m for m in modules), path
+        assert not isinstance(obj, type) or obj.__module__ not in ("pickle", "_pickle"), path
+
+
+def test_a_cell_too_deep_to_read_costs_only_its_own_exercise():
+    """A 40,000-term expression makes Python's parser run out of recursion: that cell is
+    refused with a reason in both languages, the notebook is still read."""
+    nb = _lesson("01")
+    exempt = verdicts.instructor_sources(nb)
+    _learner_copy(nb, {"ex2_output_requires_grad": "x = " + "1+" * 40_000 + "1"})
+    flags, statements, tests = verdicts.read_notebook(nb, exempt)
+    assert [(f["cell"], f["voids"]) for f in flags] == [
+        ("ex2_output_requires_grad", ["ex2_output_requires_grad_tests"])
+    ]
+    (flag,) = flags
+    assert "nested too deeply" in flag["detail"] and "嵌套太深" in flag["detail_zh"]
+    assert not any(s.startswith("x = 1") for s in statements)
+    assert any(s.startswith("def product_grads") for s in statements)  # ex1 still observed
+    assert len(tests) == len([c for c in nb.cells if verdicts.is_test_cell(c)])
+
+
+def test_every_output_kind_is_bounded_per_cell_and_per_notebook():
+    """Images, HTML, JSON and streams all count; a flood is cut to the bounds with a note,
+    errors are kept (shortened), and a cell stops taking outputs past a few times its bound."""
+    from nbformat import NotebookNode
+
+    from autograder.grader.execute import SandboxedExecute, output_size
+    from autograder.grader.limits import Limits
+
+    limits = Limits()
+    step = SandboxedExecute()
+    step.clear_before_next_output = False
+    image = "A" * 600_000
+
+    def message(kind: str, content: dict) -> dict:
+        header = {"msg_type": kind, "msg_id": kind}
+        return {"msg_type": kind, "header": header, "parent_header": {}, "content": content}
+
+    kinds = [
+        ("display_data", {"data": {"image/png": image}, "metadata": {}}),
+        ("display_data", {"data": {"text/html": "<p>" + "x" * 600_000}, "metadata": {}}),
+        (
+            "execute_result",
+            {
+                "data": {"application/json": {"x": "y" * 600_000}},
+                "metadata": {},
+                "execution_count": 1,
+            },
+        ),
+        ("stream", {"name": "stdout", "text": "z" * 600_000}),
+    ]
+    cells = []
+    for index in range(12):
+        step._received, step._errors, step._cut = 0, 0, False
+        outputs = []
+        for _ in range(10):
+            for kind, content in kinds:
+                step.output(outputs, message(kind, content), None, index)
+        big_error = {"ename": "E", "evalue": "v" * 1_000_000, "traceback": ["t" * 9_000] * 99}
+        step.output(outputs, message("error", big_error), None, index)
+        assert sum(map(output_size, outputs)) <= 5 * limits.cell_output_bytes  # taken, then cut
+        cell = NotebookNode(cell_type="code", source="", metadata={}, outputs=outputs)
+        step._bound_cell(cell, index)
+        cells.append(cell)
+    sizes = [sum(map(output_size, c.outputs)) for c in cells]
+    assert max(sizes) <= limits.cell_output_bytes
+    assert sum(sizes) <= limits.notebook_output_bytes + len(cells) * 2048  # past it: a note
+    for cell in cells:
+        assert any(o.output_type == "error" for o in cell.outputs)  # the first run's verdict
+        assert "MiB" in cell.outputs[-1]["data"]["text/plain"]  # the note, in both languages
+    kept_kinds = {o.output_type for o in cells[0].outputs}
+    assert {"display_data", "execute_result", "stream", "error"} <= kept_kinds
+    nb = NotebookNode(cells=cells)
+    step.bound_notebook(nb)  # again at the end: nothing grows, the notes are not doubled
+    assert [sum(map(output_size, c.outputs)) for c in cells] == sizes

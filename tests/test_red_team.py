@@ -104,6 +104,21 @@ CHECK_PROCESS = {
     "exec_hex": ("exec(bytes.fromhex('7072696e74283129').decode())", "exec"),
     "computed_getattr": ("f = getattr(torch, 'all' + 'close')", "getattr"),
     "dunder_class": ("x = torch.ones(1)\nx.__class__ = int", ".__class__"),
+    # issue 34: torch.backends.cudnn hands unknown names to the module it wraps (torch, sys,
+    # os, ...); the walk used to end there unchecked. Reach sys.modules through operator,
+    # then make every check observe with the reference instead of the learner's function.
+    "cudnn_sys_modules": (
+        "op = torch.backends.cudnn.torch.nn.modules.container.operator\n"
+        'modules = op.attrgetter("sys.modules")(torch.backends.cudnn)\n'
+        'oracle = modules["autograder.common.oracle"]\n'
+        "observe = oracle.Spec.observe\n"
+        "oracle.Spec.observe = lambda self, fn: observe(self, None)",
+        "module torch.nn.modules",
+    ),
+    "cudnn_patched_equal": (
+        "T = torch.backends.cudnn.torch\nT.equal = lambda *a, **k: True",
+        "torch.backends.cudnn.torch used as a value",
+    ),
 }
 # solution cells that answer with something that only looks right; no flag needed to lose
 IMPOSTORS = {
@@ -242,6 +257,25 @@ MODULE_LEVEL = {
 }
 
 
+# Bad input costs one cell, never the notebook (issue 34): a right answer with a 40,000-term
+# expression after it (Python's parser runs out of recursion), and cells that flood the
+# notebook with images, HTML, JSON and display updates.
+DEEP_CELL = "ex2_output_requires_grad"
+FORTY_THOUSAND_TERMS = "\n\nx = " + "1+" * 40_000 + "1"
+FLOOD = (
+    "import base64\n\nfrom IPython.display import HTML, JSON, Image, display\n\n"
+    'PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk'
+    '+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")\n'
+    "for _ in range(6):\n    display(Image(data=PNG + bytes(500_000), format='png'))\n"
+    "display(HTML('<p>' + 'x' * 1_500_000 + '</p>'))\n"
+    "display(JSON({'x': 'y' * 1_500_000}))\n"
+    "handle = display(HTML('small'), display_id=True)\n"
+    "for _ in range(3):\n    handle.update(HTML('<b>' + 'z' * 1_500_000 + '</b>'))\n"
+    "print('w' * 3_000_000)"
+)
+FLOOD_CELLS = 10  # about 13 MB each: 130 MB asked for, past the 64 MiB a submission may be
+
+
 @dataclass
 class Graded:
     """A class graded once by one identity: the course, and how to run `course-grade` as it."""
@@ -290,6 +324,21 @@ def _insert(nb, code: str):
     return nb
 
 
+def _solution_cells(nb):
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def _flooded(nb):
+    """``nb`` with FLOOD_CELLS cells of the learner's own that flood it, after the setup."""
+    nb = copy.deepcopy(nb)
+    setup = next(i for i, c in enumerate(nb.cells) if "autograder.setup(" in c.source)
+    for k in range(FLOOD_CELLS):
+        cell = nbformat.v4.new_code_cell(FLOOD)
+        cell.id = f"flood-{k}"
+        nb.cells.insert(setup + 1 + k, cell)
+    return nb
+
+
 @pytest.fixture(scope="module", params=["root", "user"])
 def graded(request, make_course):
     """The class graded once per identity, as test_sandbox.py grades its own."""
@@ -334,6 +383,10 @@ def graded(request, make_course):
             "schema_version": 3,
         }
         submit(root, "forged_test_cell", LESSON, forged)
+        right = {c.metadata["nbgrader"]["grade_id"]: c.source for c in _solution_cells(solved)}
+        deep = _answer(solved, {DEEP_CELL: right[DEEP_CELL] + FORTY_THOUSAND_TERMS})
+        submit(root, "deep_cell", LESSON, deep)
+        submit(root, "output_flood", LESSON, _flooded(solved))
         for bad in ("*", "=cmd"):
             submit(root, bad, LESSON, solved)
         graded = Graded(root, [], venv_env(PYTHONPATH=str(REPO)))
@@ -454,3 +507,45 @@ def test_spreadsheet_formulas_are_neutralised():
     assert spreadsheet_safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
     assert spreadsheet_safe("@SUM(A1)") == "'@SUM(A1)"
     assert spreadsheet_safe("alice") == "alice" and spreadsheet_safe(3.0) == 3.0
+
+
+def test_a_cell_too_deep_to_read_costs_only_that_cell(graded):
+    """A valid cell whose 40,000-term expression makes Python's parser give up is refused
+    with a reason; the notebook is graded, the other answers keep their points."""
+    scores = points(graded.root, LESSON, "deep_cell")
+    assert scores.pop(f"{DEEP_CELL}_tests") == 0
+    assert scores and all(scores.values()), scores
+    record = _record(graded.root, "deep_cell")
+    assert record.status == "flagged", record.reason  # not an error, not a timeout
+    (flag,) = [f for f in record.flags if f["kind"] == FORBIDDEN]
+    assert flag["cell"] == DEEP_CELL and flag["voids"] == [f"{DEEP_CELL}_tests"]
+    assert "nested too deeply" in flag["detail"] and "嵌套太深" in flag["detail_zh"]
+    from nbgrader_course import autograded_path
+
+    nb = nbformat.read(str(autograded_path(graded.root, LESSON, "deep_cell")), as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == DEEP_CELL]
+    assert [o.get("ename") for o in cell.outputs] == ["CellNotRead"]  # the kernel left it out
+
+
+def test_an_output_flood_leaves_a_bounded_notebook(graded):
+    """Images, HTML, JSON, display updates and text, 130 MB asked for: each cell keeps at
+    most its bound, the notebook at most its own, and every answer keeps its points."""
+    from nbgrader_course import autograded_path
+
+    from autograder.grader.execute import CUT_MARK, output_size
+    from autograder.grader.limits import Limits
+
+    limits = Limits()
+    scores = points(graded.root, LESSON, "output_flood")
+    assert scores and all(scores.values()), scores
+    path = autograded_path(graded.root, LESSON, "output_flood")
+    nb = nbformat.read(str(path), as_version=4)
+    sizes = [sum(map(output_size, c.outputs)) for c in nb.cells if c.cell_type == "code"]
+    assert max(sizes) <= limits.cell_output_bytes
+    assert sum(sizes) <= limits.notebook_output_bytes + 64 * 1024  # and a note per cut cell
+    assert path.stat().st_size < limits.notebook_output_bytes + 2 * 1024**2  # + its own cells
+    flood = [c for c in nb.cells if c.source == FLOOD]
+    assert len(flood) == FLOOD_CELLS
+    assert all(any(o.get("metadata", {}).get(CUT_MARK) for o in c.outputs) for c in flood)
+    kinds = {o.output_type for o in flood[0].outputs}
+    assert "display_data" in kinds, kinds

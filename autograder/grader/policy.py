@@ -2,14 +2,19 @@
 
 Graded exercises need tensors, modules and plain Python; the observer runs every
 learner cell that keeps to this list, so the list is what stands between learner
-code and the observations. It is an allow-list: imports from the modules below,
-the builtins below, names the notebook binds itself, attributes that are neither
-dunder nor private nor one of the known ways out of the interpreter. Code that
+code and the observations. It is an allow-list, whose tables are policy_table.py's:
+imports from the listed modules, the listed builtins, names the notebook binds itself,
+attributes that are neither dunder nor private nor one of the known ways out of the
+interpreter. A dotted name rooted at an import is looked up here step by step without
+running anything (:func:`resolve`): it reaches only listed modules and code whose home
+is allowed, and a step that cannot be looked up so is refused. Code that
 runs when a definition is made (default values, decorators, class bodies,
 annotations) keeps to forms that cannot call anything but the listed decorators.
-Modules and torch's classes are used through their attributes, never handed
-around as values, so nothing can patch them. IPython's magics are read after
-IPython's own translation (``%time x`` becomes a ``get_ipython()`` call, refused).
+Modules, torch's tensor and optimizer classes and the functions the checks compare with
+are used through their attributes or called, never handed around as values, so nothing
+can patch them. IPython's magics are read after IPython's own translation (``%time x``
+becomes a ``get_ipython()`` call, refused). A cell too long or too deeply nested to read
+is refused whole, never an error of the notebook's.
 
 Cells whose code is the instructor's own (identical to a cell of the source
 notebook) are exempt: demonstrations may use what learners may not. The names
@@ -23,84 +28,38 @@ import builtins
 import functools
 import importlib
 import importlib.util
+import inspect
 import re
 import string
 import symtable
+import sys
 import types
 from dataclasses import dataclass, field
 
 from autograder.common.i18n import Text
+from autograder.grader.policy_table import (
+    ALLOWED_BUILTINS,
+    ALLOWED_DUNDER_ATTRIBUTES,
+    ALLOWED_DUNDER_DEFINITIONS,
+    ALLOWED_MODULES,
+    ALLOWED_PRIVATE_ATTRIBUTES,
+    ANY,
+    DECORATOR_BUILTINS,
+    MAX_CELL_CHARS,
+    MAX_CELL_DEPTH,
+    REFUSED_ATTRIBUTE_PREFIXES,
+    REFUSED_ATTRIBUTES,
+    home_allowed,
+)
 from autograder.grader.reasons import says
 
-ANY = None  # every public name of the module (modules it holds must be listed too)
-ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
-    **dict.fromkeys(
-        """torch torch.nn torch.nn.functional torch.nn.init torch.nn.utils torch.autograd
-        torch.autograd.graph torch.autograd.function torch.autograd.functional torch.func
-        torch.optim torch.optim.lr_scheduler torch.cuda torch.mps torch.backends
-        torch.backends.cuda torch.backends.cudnn torch.backends.mps torch.accelerator
-        torch.utils torch.utils.data torch.linalg torch.fft torch.special torch.testing
-        numpy numpy.random numpy.linalg
-        math cmath statistics itertools random""".split(),
-        ANY,
-    ),
-    "time": frozenset(
-        "time perf_counter perf_counter_ns monotonic monotonic_ns process_time sleep".split()
-    ),
-    # lesson 09: the documented entry points only (the modules also hold warnings, uuid, ...)
-    "torch.utils.checkpoint": frozenset(
-        "checkpoint checkpoint_sequential CheckpointError noop_context_fn".split()
-    ),
-    "torch.amp": frozenset("autocast GradScaler is_autocast_available".split()),
-    "copy": frozenset({"copy", "deepcopy"}),
-    "contextlib": frozenset({"contextmanager", "nullcontext", "ExitStack"}),
-    "functools": frozenset({"partial", "reduce", "wraps"}),
-    "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
-}
-ALLOWED_BUILTINS = frozenset(
-    """abs all any ascii bin bool bytearray bytes callable chr complex dict divmod enumerate
-    filter float format frozenset hash hex id int oct ord
-    isinstance issubclass iter len list map max min next object pow print range repr reversed
-    round set slice sorted str sum super tuple zip NotImplemented Ellipsis
-    ArithmeticError AssertionError AttributeError Exception IndexError KeyError KeyboardInterrupt
-    LookupError MemoryError
-    NotImplementedError OverflowError RuntimeError StopIteration TypeError ValueError
-    ZeroDivisionError Warning UserWarning""".split()
-)
-DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
-# Builtins the reader trusts where they stand (isinstance's second argument may be a class):
-# learner code may not rebind them.
-TRUSTED_BUILTINS = frozenset({"isinstance", "issubclass", *DECORATOR_BUILTINS})
+# The tables (modules, homes, builtins, attributes, cell bounds) are policy_table.py's.
 # What the kernel's namespace holds beyond the builtins: IPython's history and shell.
 IPYTHON_NAMES = frozenset("In Out get_ipython exit quit display _ih _oh _dh _i _ii _iii".split())
 IPYTHON_HISTORY = re.compile(r"_i?\d+")
-ALLOWED_DUNDER_ATTRIBUTES = frozenset({"__init__", "__enter__", "__exit__"})
-ALLOWED_PRIVATE_ATTRIBUTES = frozenset({"_version", "_base"})
-ALLOWED_DUNDER_DEFINITIONS = frozenset(
-    """__init__ __len__ __getitem__ __iter__ __next__ __enter__ __exit__ __call__ __repr__
-    __str__""".split()
-)
-# Public attribute names that lead out of the interpreter's sandbox of objects: frames,
-# code, files, foreign memory, loaders, processes, the interpreter's own modules, global
-# module hooks. Dunder and private names are refused before these are consulted.
-REFUSED_ATTRIBUTES = frozenset(
-    """f_globals f_locals f_back f_builtins f_code f_trace tb_frame tb_next save load loads
-    tofile fromfile from_file savetxt loadtxt savez savez_compressed memmap open_memmap
-    genfromtxt fromregex load_library ctypes ctypeslib cffi ops classes library overrides
-    system popen spawn fork sys os builtins importlib gc inspect subprocess mro hub jit
-    serialization package multiprocessing distributed fx compiler cpp_extension
-    register_module_forward_hook register_module_forward_pre_hook
-    register_module_full_backward_hook register_module_full_backward_pre_hook
-    register_module_backward_hook register_module_buffer_registration_hook
-    register_module_module_registration_hook register_module_parameter_registration_hook
-    compile compile_shader load_metallib cudart caching_allocator_alloc caching_allocator_delete
-    change_current_allocator CUDAPluggableAllocator PyTorchFileReader PyTorchFileWriter
-    import_ir_module import_ir_module_from_buffer get_file_path DataSource swap_tensors
-    set_module TorchFunctionMode TorchDispatchMode DisableTorchFunction
-    DisableTorchFunctionSubclass ExcludeDispatchKeyGuard
-    """.split()
-)
-REFUSED_ATTRIBUTE_PREFIXES = ("gi_", "cr_", "ag_", "co_")
+# Builtins the reader trusts where they stand (isinstance's second argument may be a class):
+# learner code may not rebind them.
+TRUSTED_BUILTINS = frozenset({"isinstance", "issubclass", *DECORATOR_BUILTINS})
 
 # What a violation says, in both languages (names and code in it stay as written).
 NOT_LITERAL_DEFAULT = Text(
@@ -111,7 +70,8 @@ CLASS_BODY_STATEMENT = Text(
     "a class body statement other than a method or a literal",
     "类体中除方法和字面量以外的语句",
 )
-VALUE_KINDS = {"module": "模块", "class": "类"}  # _is_value_kind's words, in Chinese
+# _is_value_kind's words, in Chinese
+VALUE_KINDS = {"module": "模块", "class": "类", "function": "函数"}
 
 
 def _named_only(name: str) -> Text:
@@ -204,27 +164,219 @@ def _module(name: str) -> types.ModuleType | None:
         return None
 
 
-def _member(module: types.ModuleType, attr: str):
-    """A module's attribute without running its lazy ``__getattr__``; a submodule by name."""
-    value = vars(module).get(attr, _MISSING)
+class _Opaque:
+    """What a step reads through a descriptor on an object (a property's value, a switch of
+    ``torch.backends.cudnn``): where its code lives is known, its value only at run time,
+    so no further step can be looked up from it."""
+
+    def __init__(self, descriptor: object):
+        self.descriptor = descriptor
+
+
+_DESCRIPTORS = (
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+    types.MethodWrapperType,
+)
+# What reading an attribute gives back as the lookup found it: on a class, functions,
+# classes, modules and the descriptors that return themselves there; on other objects,
+# functions and methods (bound at run time, the same code), classes and modules.
+_AS_FOUND_ON_A_CLASS = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    property,
+    type,
+    types.ModuleType,
+    *_DESCRIPTORS,
+)
+_AS_FOUND_ON_AN_OBJECT = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    type,
+    types.ModuleType,
+)
+# Plain data: reachable, judged by what it holds.
+_DATA = (
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    type(None),
+    type(...),
+    type(NotImplemented),
+    tuple,
+    list,
+    dict,
+    set,
+    frozenset,
+    range,
+    slice,
+)
+_MOST_HELD = 10_000  # objects a reachable container may hold for the reader to check them
+
+
+def _static(owner: object, attr: str) -> object:
+    """``owner.attr`` as Python's lookup finds it, without running ``__getattr__``,
+    properties or any other code of the owner's."""
+    try:
+        return inspect.getattr_static(owner, attr)
+    except AttributeError:
+        return _MISSING
+
+
+def _member(owner: object, attr: str) -> object:
+    """What ``owner.attr`` is, found without running the owner's code; ``_MISSING`` when it
+    cannot be found so; an :class:`_Opaque` when only run time can say."""
+    value = _static(owner, attr)
+    if isinstance(owner, types.ModuleType):
+        if value is _MISSING and type(owner) is not types.ModuleType:
+            # torch.backends' module subclasses hand what they lack to the module they wrap
+            wrapped = vars(owner).get("m")
+            if isinstance(wrapped, types.ModuleType) and wrapped.__name__ == owner.__name__:
+                value = vars(wrapped).get(attr, _MISSING)
+        if value is _MISSING:  # a submodule not imported yet
+            full = f"{owner.__name__}.{attr}"
+            try:
+                found = importlib.util.find_spec(full) is not None
+            except (ImportError, ValueError, AttributeError):
+                found = False
+            return (_module(full) or types.ModuleType(full)) if found else _MISSING
+        if attr in vars(owner) or not hasattr(type(value), "__get__"):
+            return value
+        return value if isinstance(value, _AS_FOUND_ON_AN_OBJECT) else _Opaque(value)
     if value is _MISSING:
-        full = f"{module.__name__}.{attr}"
-        try:
-            found = importlib.util.find_spec(full) is not None
-        except (ImportError, ValueError):
-            found = False
-        if found:
-            return _module(full) or types.ModuleType(full)  # a module, listed or not
+        return value
+    if isinstance(value, staticmethod | classmethod):
+        return value.__func__
+    if isinstance(owner, type):
+        if isinstance(value, _AS_FOUND_ON_A_CLASS) or not hasattr(type(value), "__get__"):
+            return value
+        return _Opaque(value)
+    try:
+        own = object.__getattribute__(owner, "__dict__")
+    except AttributeError:
+        own = {}
+    if isinstance(own, dict) and own.get(attr, _MISSING) is value:
+        return value  # the object's own attribute: never a descriptor at run time
+    if isinstance(value, _AS_FOUND_ON_AN_OBJECT) or not hasattr(type(value), "__get__"):
+        return value
+    return _Opaque(value)
+
+
+def _defined_by(value: object) -> object:
+    """The object whose code ``value`` is: a descriptor's class, a property's getter, an
+    opaque step's descriptor."""
+    if isinstance(value, _Opaque):
+        value = value.descriptor
+    if isinstance(value, staticmethod | classmethod):
+        value = value.__func__
+    if isinstance(value, property):
+        value = value.fget or value.fset or value.fdel or value
+    if isinstance(value, _DESCRIPTORS):
+        value = value.__objclass__
     return value
+
+
+def _home(value: object) -> str:
+    """The module whose code defines ``value`` (for an instance: its class's module)."""
+    value = _defined_by(value)
+    if isinstance(value, type) or callable(value):
+        try:
+            module = getattr(value, "__module__", None)
+        except Exception:  # noqa: BLE001 - a library object whose lookup fails is refused
+            module = None
+        if isinstance(module, str):
+            return module
+        owner = getattr(value, "__self__", None)  # a builtin method (random.random)
+        if isinstance(owner, types.ModuleType):
+            return owner.__name__
+        if owner is not None:
+            return type(owner).__module__
+    return type(value).__module__
+
+
+@functools.cache
+def _allowed_builtin_objects() -> tuple:
+    return tuple(getattr(builtins, name) for name in ALLOWED_BUILTINS)
+
+
+def _held(value: object):
+    """``value`` and, for plain containers, everything they hold (keys too), depth first;
+    ``_MISSING`` in place of what is too much to check."""
+    pending, count = [value], 0
+    while pending:
+        item = pending.pop()
+        count += 1
+        if count > _MOST_HELD:
+            yield _MISSING
+            return
+        yield item
+        if type(item) is dict:
+            pending.extend([*item.keys(), *item.values()])
+        elif type(item) in (tuple, list, set, frozenset):
+            pending.extend(item)
+
+
+def _reach_problem(value: object, path: str) -> Text | None:
+    """Why ``value``, reached as ``path``, may not be reached: a module not on the list,
+    or code whose home is not one of the allowed homes (policy_table.py)."""
+    for item in _held(value):
+        if item is _MISSING:
+            return says(
+                "{path} (holds too much to check)", "{path}（内容太多，无法检查）", path=path
+            )
+        if isinstance(item, types.ModuleType):
+            name = getattr(item, "__name__", "?")
+            if _module_allowed(name) and sys.modules.get(name) is item:
+                continue
+            return says(
+                "{path} (module {module})",
+                "{path}（模块 {module}，不在允许之列）",
+                path=path,
+                module=name,
+            )
+        if type(item) in _DATA:
+            continue
+        home = _home(item)
+        if home == "builtins":
+            defined = _defined_by(item)
+            if any(defined is allowed for allowed in _allowed_builtin_objects()):
+                continue
+        elif home_allowed(home):
+            continue
+        return says(
+            "{path} (from `{home}`, which graded code may not reach)",
+            "{path}（来自 `{home}`，评分代码不能使用）",
+            path=path,
+            home=home,
+        )
+    return None
+
+
+def _unresolved(path: str) -> Text:
+    return says(
+        "{path} (the grader cannot look it up without running code)",
+        "{path}（评分程序不运行代码就无法查到它）",
+        path=path,
+    )
 
 
 @functools.lru_cache(maxsize=8192)
 def resolve(path: str) -> tuple[object, Text | None]:
     """The object a dotted path of an allowed module names, and why it is refused (or None).
 
-    Resolution stops at the first object that is not a module: beyond it, only the
-    attribute names are checked. An unknown name resolves to ``_MISSING`` (it would
-    fail at run time anyway).
+    Every step is looked up here, in the grader, without running the owner's code, and
+    what it reaches is judged: a module only when it is on the list, anything else only
+    when its code lives in an allowed home (policy_table.py). A step that cannot be looked
+    up so — a name a module or object makes on the fly, one read through a property, a
+    name that does not exist — is refused.
     """
     parts = path.split(".")
     current = _module(parts[0])
@@ -235,41 +387,56 @@ def resolve(path: str) -> tuple[object, Text | None]:
             name=parts[0],
         )
     for index, attr in enumerate(parts[1:], start=1):
+        reached = ".".join(parts[: index + 1])
         problem = attribute_problem(attr)
         if problem:
             return _MISSING, problem
-        if not isinstance(current, types.ModuleType):
-            return _MISSING, None
-        listed = ALLOWED_MODULES.get(current.__name__, ANY)
-        if listed is not ANY and attr not in listed:
-            return _MISSING, says(
-                "{path} is not on the list",
-                "{path} 不在允许使用的列表中",
-                path=f"{current.__name__}.{attr}",
-            )
+        if isinstance(current, _Opaque):
+            return _MISSING, _unresolved(reached)
+        if isinstance(current, types.ModuleType):
+            listed = ALLOWED_MODULES.get(current.__name__, ANY)
+            if listed is not ANY and attr not in listed:
+                return _MISSING, says(
+                    "{path} is not on the list",
+                    "{path} 不在允许使用的列表中",
+                    path=f"{current.__name__}.{attr}",
+                )
         current = _member(current, attr)
-        if isinstance(current, types.ModuleType) and not _module_allowed(current.__name__):
-            return _MISSING, says(
-                "{path} (module {module})",
-                "{path}（模块 {module}，不在允许之列）",
-                path=".".join(parts[: index + 1]),
-                module=current.__name__,
-            )
+        if current is _MISSING:
+            return _MISSING, _unresolved(reached)
+        problem = _reach_problem(current, reached)
+        if problem:
+            return _MISSING, problem
     return current, None
 
 
+@functools.cache
+def _called_only() -> tuple:
+    """Functions called where they are named, never stored or passed: those the checks
+    compare with, and ``functools.wraps``, which copies attributes named by strings (it may
+    only be given the function it wraps, see ``_Reader.visit_Call``)."""
+    import torch
+
+    return (torch.equal, torch.allclose, torch.isclose, torch.testing.assert_close, functools.wraps)
+
+
 def _is_value_kind(obj: object) -> str | None:
-    """'module' or 'class' when an object may only be used by its attributes, called,
-    subclassed or tested: modules, and the classes every check's tensors, models and
-    optimizers are made of (patching them through an alias would change what the checks
-    read). Other classes (``saved_tensors_hooks``, ``nn.ReLU``) may be aliased and passed."""
+    """'module', 'class' or 'function' when an object may only be used by its attributes,
+    called, subclassed or tested: modules, the classes every check's tensors, models and
+    optimizers are made of, and the functions the checks compare with (patching them
+    through an alias would change what the checks read), and ``functools.wraps``. Other
+    classes (``saved_tensors_hooks``, ``nn.ReLU``) may be aliased and passed."""
     import torch
 
     if isinstance(obj, types.ModuleType):
         return "module"
-    core = (torch.nn.Module, torch.optim.Optimizer, torch.autograd.Function)
-    if isinstance(obj, type) and (issubclass(obj, torch.Tensor) or obj in core):
+    core = (torch.nn.Module, torch.autograd.Function)
+    if isinstance(obj, type) and (
+        issubclass(obj, torch.Tensor | torch.optim.Optimizer) or obj in core
+    ):
         return "class"
+    if any(obj is f for f in _called_only()):
+        return "function"
     return None
 
 
@@ -436,7 +603,9 @@ class _Reader(ast.NodeVisitor):
 
     def _used_as_value(self, node: ast.AST, path: str) -> None:
         obj, problem = resolve(path)
-        if problem:
+        if problem and problem.en.startswith(path + " "):  # it names the path already
+            self.flag(node, problem)
+        elif problem:
             self.flag(node, says("{path}: {why}", "{path}：{why}", path=path, why=problem))
         elif id(node) not in self.inert and _is_value_kind(obj):
             kind = _is_value_kind(obj)
@@ -460,9 +629,10 @@ class _Reader(ast.NodeVisitor):
         chain = _chain(node)
         if chain and chain[0] in self.context.aliases:
             root, parts = chain
-            self._used_as_value(node, ".".join([self.context.aliases[root], *parts]))
             if isinstance(node.ctx, ast.Store | ast.Del):
-                self.flag(node, _changes(node))
+                self.flag(node, _changes(node))  # whatever it names
+            else:
+                self._used_as_value(node, ".".join([self.context.aliases[root], *parts]))
             return  # the chain is resolved as a whole
         self.generic_visit(node)
 
@@ -476,6 +646,27 @@ class _Reader(ast.NodeVisitor):
             problem = _string_problem(value)
             if problem:
                 self.flag(node, problem)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if (node.keywords or len(node.args) != 1) and self._resolved(node.func) is functools.wraps:
+            code = ast.unparse(node)
+            self.flag(
+                node,
+                says(
+                    "{code} (names of attributes to copy, as strings)",
+                    "{code}（以字符串给出要复制的属性名）",
+                    code=code if len(code) <= 80 else code[:77] + "...",
+                ),
+            )
+        self.generic_visit(node)
+
+    def _resolved(self, node: ast.AST) -> object:
+        """What a dotted name rooted at an import stands for; ``_MISSING`` otherwise."""
+        chain = _chain(node)
+        if chain is None or chain[0] not in self.context.aliases:
+            return _MISSING
+        obj, problem = resolve(".".join([self.context.aliases[chain[0]], *chain[1]]))
+        return _MISSING if problem else obj
 
     def visit_keyword(self, node: ast.keyword) -> None:
         if node.arg and (_is_dunder(node.arg)):
@@ -515,11 +706,10 @@ class _Reader(ast.NodeVisitor):
             return target.id not in self.context.aliases
         if isinstance(target, ast.Attribute) and target.attr in ("setter", "getter", "deleter"):
             return isinstance(target.value, ast.Name) and not args
-        chain = _chain(target)
-        if chain is None or chain[0] not in self.context.aliases:
-            return False
-        obj, problem = resolve(".".join([self.context.aliases[chain[0]], *chain[1]]))
-        return problem is None and any(obj is allowed for allowed in _allowed_decorators())
+        obj = self._resolved(target)
+        if obj is functools.wraps and len(args) != 1:
+            return False  # visit_Call names why
+        return any(obj is allowed for allowed in _allowed_decorators())
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if _is_dunder(node.name) and node.name not in ALLOWED_DUNDER_DEFINITIONS:
@@ -640,6 +830,8 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
         top = symtable.symtable(source, "<cell>", "exec")
     except SyntaxError:
         return []
+    except (RecursionError, MemoryError):
+        return [Violation(1, TOO_DEEP)]
     refused: dict[str, Text] = {}
     pending = [top]
     while pending:
@@ -690,12 +882,56 @@ def python_source(cell_source: str) -> str:
     return TransformerManager().transform_cell(cell_source)
 
 
+TOO_DEEP = Text(
+    f"a cell nested too deeply to read (more than {MAX_CELL_DEPTH} levels: a very long "
+    "expression or deep brackets); split it into smaller statements",
+    f"单元格嵌套太深，无法读取（超过 {MAX_CELL_DEPTH} 层：表达式过长或括号太深）；请拆成较小的语句",
+)
+TOO_LONG = Text(
+    f"a cell of more than {MAX_CELL_CHARS:,} characters, too long to read",
+    f"单元格超过 {MAX_CELL_CHARS:,} 个字符，太长，无法读取",
+)
+
+
+def _unreadable(why: Text) -> ast.Module:
+    """An empty tree standing for a cell the reader refuses whole: it binds and reads
+    nothing, and :func:`violations` names ``why``."""
+    tree = ast.Module(body=[], type_ignores=[])
+    tree.unreadable = why
+    return tree
+
+
+def _deeper_than(tree: ast.AST, most: int) -> bool:
+    pending = [(tree, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > most:
+            return True
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
 def parse(cell_source: str) -> ast.Module | None:
-    """The cell's syntax tree, or None when it is not valid Python (it would fail anyway)."""
+    """The cell's syntax tree, or None when it is not valid Python (it would fail anyway).
+
+    A cell too long or too deeply nested to read (Python's parser runs out of recursion
+    on a 40,000-term sum) is not an error of the notebook's: it gives an empty tree that
+    :func:`violations` refuses, so only that cell is voided and left out.
+    """
+    if len(cell_source) > MAX_CELL_CHARS:
+        return _unreadable(TOO_LONG)
     try:
-        return ast.parse(python_source(cell_source))
+        tree = ast.parse(python_source(cell_source))
     except (SyntaxError, ValueError):
         return None
+    except (RecursionError, MemoryError):
+        return _unreadable(TOO_DEEP)
+    return _unreadable(TOO_DEEP) if _deeper_than(tree, MAX_CELL_DEPTH) else tree
+
+
+def unreadable(cell_source: str) -> Text | None:
+    """Why a cell is refused whole, unread (too long, too deeply nested), or None."""
+    return getattr(parse(cell_source), "unreadable", None)
 
 
 _OWN_SCOPES = (
@@ -833,10 +1069,16 @@ def imported_names(trees: list[ast.Module]) -> Context:
 
 def violations(tree: ast.Module, context: Context) -> list[Violation]:
     """Every construct of one cell that is not on the list, in line order."""
+    unreadable = getattr(tree, "unreadable", None)
+    if unreadable is not None:
+        return [Violation(1, unreadable)]
     reader = _Reader(context)
-    reader.mark(tree)
-    reader.visit(tree)
-    found = reader.found + _scope_violations(ast.unparse(tree), tree, context)
+    try:
+        reader.mark(tree)
+        reader.visit(tree)
+        found = reader.found + _scope_violations(ast.unparse(tree), tree, context)
+    except (RecursionError, MemoryError):  # a tree built by hand, not by parse()
+        return [Violation(1, TOO_DEEP)]
     unique = {(v.line, v.what): v for v in found}
     return sorted(unique.values(), key=lambda v: (v.line, v.what.en))
 
@@ -896,7 +1138,7 @@ def global_reads(tree: ast.Module) -> set[str]:
     """Names a cell reads from the module's namespace (not its functions' own locals)."""
     try:
         top = symtable.symtable(ast.unparse(tree), "<cell>", "exec")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return set()
     found, pending = set(), [top]
     while pending:
