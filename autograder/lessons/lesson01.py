@@ -9,6 +9,12 @@ learner's function and a trusted reference run in identical worlds, and everythi
 caller can see afterwards is compared. Probes then do what a caller does next: backward
 with the returned seed, or look at the model and batch that came back; exercise 1 notes
 whether autograd computed the gradients, which hand-written formulas match in value.
+
+This module runs beside learner code (the learner's kernel, the grading sandbox's
+observer) and holds no answer: it builds each case's world, calls the learner's function,
+records what a caller sees and compares. The references are in
+:mod:`autograder.references.lesson01`, which only the judge imports; the learner's
+kernel compares with their states shipped in ``autograder/lessons/expected/lesson01.pt``.
 """
 
 from __future__ import annotations

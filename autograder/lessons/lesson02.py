@@ -11,6 +11,15 @@ moment shows: the bytes saved for backward, the grad and inference modes on retu
 PyTorch's ``volatile`` warning, the gradients an optimizer step used. Probes then do
 what the caller does next: hold the result and count the graphs it keeps alive,
 train a head on the features, go backward through a counted result.
+
+This module runs beside learner code (the learner's kernel, the grading sandbox's
+observer) and holds no answer: it builds each case's world, calls the learner's
+function, records what a caller sees and compares. The references are in
+:mod:`autograder.references.lesson02`, which only the judge imports; the learner's
+kernel compares with their states shipped in
+``autograder/lessons/expected/lesson02.pt``. Where NG-2's blame needs more than the
+reference's state, it reads the fact ``counts`` the reference records: the right count
+and what typical wrong counters find.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none
+from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, verdict
 from autograder.common.result import CheckFailed
 from autograder.kernel.measure import AliveSavedBytes
@@ -478,37 +487,15 @@ _OPS = {
 }
 
 
-def _counts(spec: CountSavedBytes, case: dict) -> dict[str, int | frozenset]:
-    """The case on the CPU: its right count and what typical wrong counters find."""
-    world = spec.build(case, "cpu")
-    exact, storage, distinct = 0, 0, {}
-
-    def pack(saved):
-        nonlocal exact, storage
-        exact += saved.element_size() * saved.nelement()
-        storage += saved.untyped_storage().nbytes()
-        distinct[(saved.data_ptr(), tuple(saved.shape))] = saved.element_size() * saved.nelement()
-        return saved.detach()
-
-    with _outer(case["outer"]), trusted.saved_tensors_hooks(pack, lambda saved: saved):
-        result = world.op(*world.args[1:])
-
-    def size(tensors) -> int:
-        return sum(t.element_size() * t.nelement() for t in tensors if t.requires_grad)
-
-    leaves = [t for _, t in world.tensors() if t.requires_grad and t.is_leaf]
-    args = [a for a in world.args[1:] if trusted.isinstance_(a, trusted.tensor_type)]
-    # zero is left out: it is also what a counter that never sees a saved tensor finds
-    sized = frozenset({size([result]), size(args), size(leaves)} - {0})
-    others = frozenset({storage, sum(distinct.values())})
-    return {"exact": exact, "others": others, "gradients": sized}
-
-
 def _gradient_sized(e: dict, f: dict, ctx) -> bool:
-    """The count is the size of the gradients to come, and no other known way of miscounting."""
-    counts = _counts(ctx.spec, ctx.case)
-    found = f.get("value")
-    return found in counts["gradients"] and found not in counts["others"]
+    """The count is the size of the gradients to come, and no other known way of miscounting.
+
+    The counts are the reference's fact ``counts``: what it packed, and what typical wrong
+    counters find in the same case (``autograder/references/lesson02.py``).
+    """
+    counts = ctx.fact("counts")
+    found = f.get("value")  # looked up in sets: a tensor found is never compared element-wise
+    return found in frozenset(counts["gradients"]) and found not in frozenset(counts["others"])
 
 
 @dataclass(frozen=True)
@@ -593,7 +580,7 @@ class CountSavedBytes(_Lesson02):
         for case, rec in zip(self.cases(), obs["cases"], strict=True):
             items = rec["call"].get("value", {}).get("items", [])
             counted = items[1].get("value") if len(items) == 2 else None
-            counts = _counts(self, case)
+            counts = self.expected(case)[FACT + "counts"]["value"]
             if trusted.type_(counted) is int and counted != counts["exact"]:
                 wrong.append(counted in counts["gradients"])
         return 2 * sum(wrong) > len(wrong)

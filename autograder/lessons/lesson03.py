@@ -10,6 +10,12 @@ and everything a caller can see afterwards is compared. While either runs, globa
 module hooks count every Dropout and BatchNorm call (on the caller's modules or on
 any copy) by its mode and whether autograd recorded it, and give each Dropout call in
 training mode a mask drawn from the seed, so the reference on the CPU draws the same.
+
+This module runs beside learner code (the learner's kernel, the grading sandbox's
+observer) and holds no answer: it builds each case's world, calls the learner's function,
+records what a caller sees and compares. The references are in
+:mod:`autograder.references.lesson03`, which only the judge imports; the learner's
+kernel compares with their states shipped in ``autograder/lessons/expected/lesson03.pt``.
 """
 
 from __future__ import annotations
@@ -37,9 +43,7 @@ _on_every_call_after = torch.nn.modules.module.register_module_forward_hook
 _fork_rng = torch.random.fork_rng
 _get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
 _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
-_mse = torch.nn.functional.mse_loss
 _where = torch.where
-_stack = torch.stack
 _KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
 _ONE_SAMPLE = "more than 1 value per channel when training"
 
@@ -141,11 +145,6 @@ def _nets(seed: int, n_in: int, n_out: int) -> dict[str, Net]:
         "two nested blocks": Net(n_in + 1, w, n_out + 1, blocks=2, p=0.3, nested=True),
         "two blocks": Net(n_in, w - 1, n_out, blocks=2, p=0.2),
     }
-
-
-def _restore(model: torch.nn.Module, modes: list[bool]) -> None:
-    for m, mode in zip(model.modules(), modes, strict=True):
-        m.train(mode)
 
 
 _MODES = {

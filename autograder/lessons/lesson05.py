@@ -8,6 +8,12 @@ raises), the learner's function and the reference run in identical worlds, and
 everything the caller can see afterwards is compared. Probes then do what a caller
 does next: change a layer's live output in place, train through the hooks, remove
 the returned handles.
+
+This module runs beside learner code (the learner's kernel, the grading sandbox's
+observer) and holds no answer: it builds each case's world, calls the learner's function,
+records what a caller sees and compares. The references are in
+:mod:`autograder.references.lesson05`, which only the judge imports; the learner's
+kernel compares with their states shipped in ``autograder/lessons/expected/lesson05.pt``.
 """
 
 from __future__ import annotations

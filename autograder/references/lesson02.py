@@ -1,4 +1,11 @@
-"""The references of lesson 02's checks: held only by the judge (see ``autograder.references``)."""
+"""The references of lesson 02's checks: held only by the judge (see ``autograder.references``).
+
+Run only in the judge's process, and ahead of time to write
+``autograder/lessons/expected/lesson02.pt``; the cases, worlds and rules they answer are
+in :mod:`autograder.lessons.lesson02`, which runs beside learner code and holds no answer.
+``count_saved_bytes`` also records the fact ``counts`` (the right count, and what typical
+wrong counters find in the same case), which NG-2's blame and judge read.
+"""
 
 from __future__ import annotations
 
@@ -23,16 +30,36 @@ def evaluate(spec, world: World, case: dict):
 @answers(checks.CountSavedBytes)
 def count_saved_bytes(spec, world: World, case: dict):
     fn, *args = world.args
-    total = 0
+    packed = []  # (bytes, bytes of its storage, which tensor) for each tensor saved
 
     def pack(saved):
-        nonlocal total
-        total += saved.element_size() * saved.nelement()
+        size = saved.element_size() * saved.nelement()
+        which = (saved.data_ptr(), tuple(saved.shape))
+        packed.append((size, saved.untyped_storage().nbytes(), which))
         return saved.detach()
 
     with trusted.saved_tensors_hooks(pack, lambda saved: saved):
         result = fn(*args)
-    return result, total
+    counts = _counts(world, result, packed)
+    world.fact("counts", counts)
+    return result, counts["exact"]
+
+
+def _counts(world: World, result, packed: list[tuple]) -> dict:
+    """The right count and what typical wrong counters find: NG-2's blame tells them apart."""
+    distinct = {which: size for size, _, which in packed}
+    leaves = [t for _, t in world.tensors() if t.requires_grad and t.is_leaf]
+    args = [a for a in world.args[1:] if trusted.isinstance_(a, trusted.tensor_type)]
+    # zero is left out: it is also what a counter that never sees a saved tensor finds
+    gradients = {_gradient_bytes([result]), _gradient_bytes(args), _gradient_bytes(leaves)} - {0}
+    others = {sum(storage for _, storage, _ in packed), sum(distinct.values())}
+    exact = sum(size for size, _, _ in packed)
+    return {"exact": exact, "others": sorted(others), "gradients": sorted(gradients)}
+
+
+def _gradient_bytes(tensors) -> int:
+    """Bytes the gradients of ``tensors`` will take: what a counter that sizes those finds."""
+    return sum(t.element_size() * t.nelement() for t in tensors if t.requires_grad)
 
 
 @answers(checks.RunStep)

@@ -1,4 +1,12 @@
-"""The references of lesson 03's checks: held only by the judge (see ``autograder.references``)."""
+"""The references of lesson 03's checks: held only by the judge (see ``autograder.references``).
+
+Run only in the judge's process, and ahead of time to write
+``autograder/lessons/expected/lesson03.pt``; the cases, worlds and rules they answer are
+in :mod:`autograder.lessons.lesson03`, which runs beside learner code and holds no answer.
+The torch functions the references are made of are taken here, at import: where the judge
+shares a process with learner code (the tests), a learner's patch of ``torch`` does not
+reach them.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +14,17 @@ import torch
 
 import autograder.common.trusted as trusted
 from autograder.lessons import lesson03 as checks
-from autograder.lessons.lesson03 import _DROPOUT, World, _mse, _restore, _stack, _where  # noqa: F401
+from autograder.lessons.lesson03 import _DROPOUT, World, _where
 from autograder.references import answers
+
+_mse = torch.nn.functional.mse_loss
+_stack = torch.stack
+
+
+def _restore(model: torch.nn.Module, modes: list[bool]) -> None:
+    """Put every module back in the mode it arrived in (``modes``, in modules() order)."""
+    for m, mode in zip(model.modules(), modes, strict=True):
+        m.train(mode)
 
 
 @answers(checks.DropoutByHand)

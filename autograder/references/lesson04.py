@@ -1,12 +1,21 @@
-"""The references of lesson 04's checks: held only by the judge (see ``autograder.references``)."""
+"""The references of lesson 04's checks: held only by the judge (see ``autograder.references``).
+
+Run only in the judge's process, and ahead of time to write
+``autograder/lessons/expected/lesson04.pt``; the cases, worlds and rules they answer are
+in :mod:`autograder.lessons.lesson04`, which runs beside learner code and holds no answer.
+``d_step`` also records the fact ``other order`` (D's running statistics after its two
+calls in the other order, which the task allows too), which an allow rule reads.
+"""
 
 from __future__ import annotations
+
+import copy
 
 import torch
 import torch.nn.functional as F
 
 from autograder.lessons import lesson04 as checks
-from autograder.lessons.lesson04 import World  # noqa: F401
+from autograder.lessons.lesson04 import World
 from autograder.references import answers
 
 
@@ -39,6 +48,7 @@ def normalised_and_grad(spec, world: World, case: dict):
 
 @answers(checks.DStep)
 def d_step(spec, world: World, case: dict):
+    world.fact("other order", _other_order(world))
     G, D, opt_d, real, z = world.args
     opt_d.zero_grad()
     fake = G(z).detach()
@@ -49,6 +59,23 @@ def d_step(spec, world: World, case: dict):
     loss_d.backward()
     opt_d.step()
     return loss_d.item()
+
+
+def _other_order(world: World) -> dict:
+    """D's running statistics, by base, after D(fake) then D(real) from the world as the call
+    finds it: as right as the reference's order (the task fixes none), for the rule that
+    allows them. Copies of G and D run, so the reference's own call sees nothing of it."""
+    G, D = copy.deepcopy((world.objects["G"], world.objects["D"]))
+    *_, real, z = world.args
+    with torch.no_grad():
+        D(G(z))
+        D(real)
+    statistics = ("running_mean", "running_var")
+    return {
+        n: t.clone()
+        for n, t in World((), {"D": D}, world.device).tensors()
+        if n.endswith(statistics)
+    }
 
 
 @answers(checks.GStep)
