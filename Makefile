@@ -1,7 +1,8 @@
 # The course's commands. Each target prepares .venv first, so a fresh clone needs nothing else.
 #   make lab    - start JupyterLab on the learner notebooks (127.0.0.1, with a token)
 #   make test   - lint and run every test
-#   make build  - regenerate notebooks/ from solutions/ with nbgrader
+#   make build  - regenerate notebooks/ from solutions/ with nbgrader, and the references'
+#                 states the learner's side compares with (autograder/lessons/expected/)
 #   make gpu-check - run the solution notebooks and the CUDA tests on a machine with a GPU
 #   make system-packages - once, on Debian/Ubuntu: bubblewrap (grading sandbox), Chromium and a
 #                          Chinese font for it (browser tests; their screenshots show zh text)
@@ -78,6 +79,7 @@ test: setup
 
 build: setup
 	$(BIN)/python -m autograder.build
+	$(BIN)/python -m autograder.references.expected
 
 gpu-check: setup
 	bash scripts/gpu_check.sh

@@ -43,9 +43,9 @@ def key(spec: Any) -> str:
     return on_cpu(spec).key()
 
 
-def case_key(case: dict) -> str:
-    """One case of a check, by the parameters its seed drew."""
-    return trusted.repr_(sorted(case.items()))
+def case_key(case: dict, again: bool = False) -> str:
+    """One case of a check, by the parameters its seed drew (``again``: its second call)."""
+    return trusted.repr_(sorted(case.items())) + (" again" if again else "")
 
 
 def path(lesson: str) -> Path:
@@ -62,10 +62,10 @@ def load(lesson: str) -> dict:
         return trusted.load(stream, weights_only=True, map_location="cpu")
 
 
-def lookup(spec: Any, case: dict) -> dict:
+def lookup(spec: Any, case: dict, again: bool = False) -> dict:
     """The reference's state in ``case``, as shipped; a clear failure when there is none."""
     states = load(lesson_of(spec)).get(key(spec), {})
-    found = states.get(case_key(case))
+    found = states.get(case_key(case, again))
     if found is None:
         what = Text("finding the expected result", "查找预期结果")
         text = NOT_SHIPPED.format(key=key(spec))

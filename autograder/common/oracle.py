@@ -41,6 +41,7 @@ _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _SCALARS = (bool, int, float, str)
 _rng_state = torch.random.get_rng_state  # taken before any learner code runs
 _global_hooks = torch.nn.modules.module
+_OPTIMIZER = torch.optim.Optimizer
 MAX_ITEMS = 64
 FACT = "fact:"  # bases of the reference's state that carry facts for rules, not outcomes
 MAX_RESULTS = 8
@@ -177,6 +178,25 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
         out[base] = {"kind": str(kind.__name__)}
 
 
+def _optimizer_fields(optimizer, world: World, base: str, out: dict) -> None:
+    """An optimizer as its caller sees it: its groups' settings and its state (momentum,
+    Adam's moments and step counts), each state entry under its parameter's name."""
+    names = {id(t): name for name, t in world.tensors()}
+    groups = optimizer.param_groups
+    out[base] = {"kind": "optimizer", "length": trusted.len_(groups)}
+    for g, group in enumerate(groups):
+        settings = {k: v for k, v in group.items() if k != "params"}
+        plain = {k: v for k, v in settings.items() if trusted.type_(v) in (bool, int, float, str)}
+        plain |= {k: list(v) for k, v in settings.items() if trusted.type_(v) is tuple}
+        out[f"{base}.param_groups[{g}]"] = {"kind": "dict", **plain}
+    state = optimizer.state
+    out[f"{base}.state"] = {"kind": "dict", "length": trusted.len_(state)}
+    for p, entries in list(state.items())[:MAX_ITEMS]:
+        label = names.get(id(p), "a parameter the caller does not hold")
+        for key, value in sorted(entries.items(), key=lambda kv: str(kv[0])):
+            _fields(value, world, f"{base}.state[{label}][{key!r}]", out, relations=False)
+
+
 def _hooks(obj: Any) -> int:
     names = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
     return sum(trusted.len_(getattr(obj, n, None) or {}) for n in names)
@@ -198,6 +218,11 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
         if trusted.isinstance_(obj, trusted.module_type):
             for k, m in obj.named_modules():
                 out[_label(name, k)] = {"training": bool(m.training), "hooks": _hooks(m)}
+    for k, arg in enumerate(world.args):  # the caller's containers and optimizers
+        if trusted.type_(arg) in (list, dict):  # a tuple's items are compared where named
+            _fields(arg, world, f"args[{k}]", out, relations=False)
+        elif trusted.isinstance_(arg, _OPTIMIZER):
+            _optimizer_fields(arg, world, f"args[{k}]", out)
     out.update(world.logged)
     out["torch"] = {
         "global_module_hooks": sum(
@@ -207,6 +232,37 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
         "rng_consumed": rng_before is not None and not trusted.equal(rng_before, _rng_state()),
     }
     return out
+
+
+def _shuffled_in_place(world: World, fresh: World) -> None:
+    """What a caller does between two calls: change its tensors in place, and clear the
+    ``.grad`` the case's caller had none of (a caller's zero_grad keeps what the task
+    promises on arrival). Each tensor's values are reversed (the same values, so masks
+    stay 0/1 and labels stay labels), bumping its version. Only tensors that own their
+    storage alone change (a base changed under its views would break the views' history)."""
+    named = world.tensors()
+    had_grad = {name: t.grad is not None for name, t in fresh.tensors() if t.is_leaf}
+    storages = [t.untyped_storage().data_ptr() for _, t in named]
+    with trusted.no_grad():
+        for (name, t), storage in zip(named, storages, strict=True):
+            if t.is_leaf and not had_grad.get(name, True):
+                t.grad = None
+            alone = storages.count(storage) == 1 and t._base is None and t.is_leaf
+            if alone and t.numel() > 1 and not t.is_inference():
+                t.copy_(t.flatten().flip(0).reshape(t.shape).clone())
+
+
+def _holds_caller_tensors(value: Any, world: World) -> bool:
+    """Whether a result is (or holds) one of the caller's tensors or their ``.grad``."""
+    caller = [t for _, t in world.tensors()]
+    caller += [t.grad for t in caller if t.is_leaf and t.grad is not None]
+    items = list(value) if trusted.type_(value) in (list, tuple) else [value]
+    return any(item is t for item in items for t in caller)
+
+
+def _changed(state_: dict) -> Any:
+    fields = state_.get("first result")
+    return fields.get("changed_by_second_call") if trusted.type_(fields) is dict else None
 
 
 def _inputs(world: World) -> dict:
@@ -309,6 +365,10 @@ _WHAT = {
     "rng_consumed": Text("the global random state changed by the call", "调用改变了全局随机状态"),
     "raised": Text("the exception that reaches the caller", "传给调用者的异常"),
     "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
+    "changed_by_second_call": Text(
+        "the first call's result changed by the second call (a reused buffer?)",
+        "第一次调用的结果被第二次调用改变（复用了输出缓冲区？）",
+    ),
 }
 _PLAIN = {
     "": Text("none", "无"),
@@ -341,6 +401,8 @@ class Spec(Check):
     # True: an exception one case raised is reported beside the differences the calls that
     # returned showed, not instead of them (they say more about the misconception)
     differences_first: ClassVar[bool] = False
+    # False only with a reason: a second call in one world means nothing for the exercise
+    called_again: ClassVar[bool] = True
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -355,12 +417,51 @@ class Spec(Check):
             raise LookupError(f"no reference for {type(self).__name__} in this process")
         return reference(self, world, case)
 
-    def expected(self, case: dict) -> dict:
-        """The reference's state after the call in ``case``: computed where the judge's
-        references are, else read from the data shipped with the course."""
+    def expected(self, case: dict, again: bool = False) -> dict:
+        """The reference's state after the call in ``case`` (``again``: after its second
+        call, see ``_call_again``): computed where the judge's references are, else read
+        from the data shipped with the course."""
         if reference_of(type(self)) is None:
-            return expectations.lookup(self, case)
+            return expectations.lookup(self, case, again)
+        if again:
+            return self._call_again(None, case, "cpu")["state"]
         return self._observe_case(None, case, "cpu")["state"]
+
+    def again_case(self) -> dict | None:
+        """The case called twice in one world: the first that must not raise."""
+        if not self.called_again:
+            return None
+        return next((case for case in self.cases() if not case.get("raises")), None)
+
+    def _call_again(self, fn, case: dict, device) -> dict:
+        """Call, let the caller change its tensors in place, call again in the same world.
+
+        A fresh world per call hides state kept across calls: a result memoised by id or
+        shape, a reused output buffer (the first result is kept and compared after the
+        second call), a flag set once, a consumed input list, a counter. The reference
+        goes through the same sequence in the judge.
+        """
+        world, first, rec = self._run(fn, case, device)
+        inputs = rec.pop("inputs")
+        if fn is not None:
+            rec["call"]["inputs"] = inputs
+        if not first.ok:
+            return {"call": rec["call"]}
+        _shuffled_in_place(world, self.build(case, device))
+        before = _inputs(world)  # what "as before" means for the second call
+        kept: dict[str, dict] = {}
+        _fields(first.value, world, "kept", kept, relations=False)
+        rng = _rng_state()
+        with self.calling(world, case, fn):
+            second = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
+        found = state(world, second.value, rng)
+        now: dict[str, dict] = {}
+        _fields(first.value, world, "kept", now, relations=False)
+        changed = any(self._first_difference(kept[b], now.get(b, _ABSENT)) for b in kept)
+        if _holds_caller_tensors(first.value, world):  # the caller's own, changed as it may be
+            changed = None
+        found["first result"] = {"changed_by_second_call": changed}
+        return {"call": rec["call"], "second": second.record(), "state": found, "before": before}
 
     def describe(self, case: dict) -> Text:
         """The caller's state in one case, for feedback."""
@@ -437,7 +538,10 @@ class Spec(Check):
 
     def observe(self, fn) -> dict:
         device = resolve_device(getattr(self, "device", None))
-        return {"cases": [self._observe_case(fn, case, device) for case in self.cases()]}
+        cases = [self._observe_case(fn, case, device) for case in self.cases()]
+        twice = self.again_case()
+        again = None if twice is None else self._call_again(fn, twice, device)
+        return {"cases": cases, "again": again}
 
     def judge(self, obs: dict) -> None:
         ex = self.heading
@@ -457,7 +561,47 @@ class Spec(Check):
                     continue
                 returned(ex, rec["call"], self.function, self._blame(case), self.explain)
             results += self._differences(case, self.expected(case), rec["state"])
+        if not results:  # the second call is judged once every single call is right
+            results += self._judge_again(obs.get("again"))
         require(ex, _chosen(results))
+
+    def _judge_again(self, rec: Any) -> list[CheckResult]:
+        case = self.again_case()
+        if case is None:
+            return []
+        if trusted.type_(rec) is not dict or trusted.type_(rec.get("call")) is not dict:
+            raise InconsistentObservation("observation not consistent: the second call is missing")
+        self._verify_inputs(case, rec["call"])
+        if rec["call"].get("raised"):  # the first call raised here, and not in the same case
+            raise InconsistentObservation("observation not consistent: the calls disagree")
+        second = rec.get("second") if trusted.type_(rec.get("second")) is dict else {}
+        if second.get("raised"):
+            what = Text(
+                "calling {f}(...) a second time — in the case: {c}",
+                "第二次调用 {f}(...)——情形：{c}",
+            )
+            found = Text("it raised {k}: “{m}”", "抛出了 {k}：“{m}”").format(
+                k=second["raised"], m=second.get("message", "")
+            )
+            shown = what.format(f=self.function, c=self._again_text(case))
+            return [CheckResult(shown, False, Text("no exception", "不抛出异常"), found)]
+        expected, found, before = (
+            self.expected(case, again=True),
+            rec.get("state"),
+            rec.get("before"),
+        )
+        if trusted.type_(found) is not dict or trusted.type_(before) is not dict:
+            raise InconsistentObservation("observation not consistent: the second call's state")
+        if None in (_changed(expected), _changed(found)):  # a result that is caller state
+            found = {**found, "first result": expected.get("first result")}
+        return self._differences(case, expected, found, self._again_text(case), before)
+
+    def _again_text(self, case: dict) -> Text:
+        return Text(
+            "{c}; called a second time in the same world, after the caller changed its "
+            "tensors in place",
+            "{c}；调用者原地修改了自己的张量之后，在同一环境中第二次调用",
+        ).format(c=self.describe(case))
 
     def _verify_inputs(self, case: dict, recorded: dict) -> None:
         """Refuse an observation made in another world than the one ``case``'s seed builds:
@@ -478,8 +622,10 @@ class Spec(Check):
     def _blame(self, case: dict) -> Callable[[str], str | None]:
         return lambda message: self.blame_error(message, case)
 
-    def _differences(self, case: dict, expected: dict, found: dict) -> list[CheckResult]:
-        ctx = Context(self, case, expected, found)
+    def _differences(
+        self, case: dict, expected: dict, found: dict, told: Text | None = None, before=None
+    ) -> list[CheckResult]:
+        ctx = Context(self, case, expected, found, _before=before)
         results = []
         for base in [*expected, *(b for b in found if b not in expected)]:
             if base.startswith(FACT):
@@ -496,7 +642,7 @@ class Spec(Check):
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in self.allow):
                     continue
                 blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)
-                results.append(self._result(case, name, field, e1, f1, blame))
+                results.append(self._result(case, name, field, e1, f1, blame, told))
         return results
 
     @staticmethod
@@ -506,7 +652,7 @@ class Spec(Check):
         tol = _tolerance(e)
         return next((k for k in order if not close(e.get(k), f.get(k), tol)), None)
 
-    def _result(self, case, base, field, e, f, blame: Rule | None) -> CheckResult:
+    def _result(self, case, base, field, e, f, blame: Rule | None, told=None) -> CheckResult:
         misconception = blame.misconception if blame else None
         label = self.names.get(base, base.partition("|")[2] or base)  # probe 'kind|what': what
         where = Text("{what} — in the case: {case}", "{what}——情形：{case}")
@@ -519,13 +665,14 @@ class Spec(Check):
             what = _WHAT[field].format(b=label)
         else:
             what = Text("{b}.{f}", "属性 {b}.{f}").format(b=label, f=field)
+        told = told or self.describe(case)
         if values and trusted.type_(f.get("value")) in _TENSORS:  # probes' tensors too
             rtol, atol = _tolerance(e)
             shown = c.values(f["value"], e["value"], label, misconception, rtol, atol)
-            what = where.format(what=what, case=self.describe(case))
+            what = where.format(what=what, case=told)
             return dataclasses.replace(shown, what=what)
         return CheckResult(
-            where.format(what=what, case=self.describe(case)),
+            where.format(what=what, case=told),
             False,
             _shown(field, e.get(field, "absent")),
             _shown(field, f.get(field, "absent")),

@@ -579,6 +579,9 @@ class DStep(_GanStep):
         Rule("D*.running_mean", _either_order),
         Rule("D*.running_var", _either_order),
     )
+    # D(fake) before D(real) leaves other running statistics (allowed above), so a second
+    # step starts from another D than the reference's: nothing to compare it with
+    called_again = False
     blame = (
         Rule("G*.grad", None, "DT-4"),
         Rule("D*.grad when *", _stale_added, "DT-6"),
