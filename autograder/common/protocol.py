@@ -22,8 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import torch
-
+from autograder.common import global_state as global_settings
 from autograder.common import trusted
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text
@@ -165,64 +164,61 @@ def returned(
 
 
 def global_state() -> dict:
-    """The global switches a function must leave as it found them."""
-    return {
-        "grad_enabled": bool(trusted.is_grad_enabled()),
-        "inference_mode": bool(trusted.is_inference_mode_enabled()),
-        "default_dtype": str(trusted.get_default_dtype()),
-    }
+    """Every global setting a function must leave as it found it, as plain data.
+
+    The registry (``global_state.SETTINGS``) lists them: grad and inference mode, anomaly
+    mode, deterministic algorithms, threads, the default dtype and device, TF32 and
+    float32 precision, cuDNN flags, print options, autocast, saved-tensor and global
+    module hooks, modes left entered, the random states (recorded only) and more.
+    """
+    return global_settings.read()
 
 
-def restore_global_state(state: dict) -> None:
-    """Put the switches back, so that one exercise's slip does not fail the next."""
-    trusted.set_grad_enabled(state["grad_enabled"])
-    trusted.set_default_dtype(getattr(torch, state["default_dtype"].removeprefix("torch.")))
+def capture_global_state() -> global_settings.Snapshot:
+    """The settings now, with what putting them back needs (hooks, random states)."""
+    return global_settings.capture()
 
 
-_STATE_TEXT = {
-    "grad_enabled": Text(
-        "grad mode (torch.is_grad_enabled())", "梯度模式（torch.is_grad_enabled()）"
-    ),
-    "inference_mode": Text(
-        "inference mode (torch.is_inference_mode_enabled())",
-        "推理模式（torch.is_inference_mode_enabled()）",
-    ),
-    "default_dtype": Text(
-        "the default dtype (torch.get_default_dtype())", "默认 dtype（torch.get_default_dtype()）"
-    ),
-}
+def restore_global_state(state: dict | global_settings.Snapshot) -> None:
+    """Put the settings back, so that one exercise's slip does not fail the next."""
+    global_settings.restore(state)
+
+
+_STATE_TEXT = {s.name: s.text for s in global_settings.SETTINGS}
+_AFTER_RETURN = Text("{what} after your function returned", "函数返回后，{what}")
 _LEFT_AS_FOUND = Text("{value}, as before your function ran", "{value}，与调用前相同")
 
 
 _REFUSED_PREFIX = "observation not consistent: "
-_STATE_TYPES = {"grad_enabled": bool, "inference_mode": bool, "default_dtype": str}
+_STATE_TYPES = dict(global_settings.TYPES)
 
 
 def _recorded_state(obs: dict) -> tuple[dict, dict]:
-    """The switches before and after the call; an observation without them is refused."""
+    """The settings before and after the call; an observation without them is refused."""
     state = obs.get("_state")
     sides = [state.get(side) if type(state) is dict else None for side in ("before", "after")]
     for side in sides:
         if type(side) is not dict or set(side) != set(_STATE_TYPES):
             raise InconsistentObservation(_REFUSED_PREFIX + "the global switches are missing")
-        if any(type(side[name]) is not kind for name, kind in _STATE_TYPES.items()):
+        if not global_settings.valid(side):
             raise InconsistentObservation(_REFUSED_PREFIX + "global switches of the wrong type")
     return sides[0], sides[1]
 
 
 def state_changes(before: dict, after: dict) -> list[CheckResult]:
-    """A failed result for each global switch the learner's function left changed."""
+    """A failed result for each global setting the learner's function left changed.
+
+    Settings recorded only (the random states: a right answer may draw from them) never
+    fail here; nor does one that could not be read before or after (CUDA not started).
+    """
     return [
         CheckResult(
-            Text("{what} after your function returned", "函数返回后的{what}").format(
-                what=_STATE_TEXT[name]
-            ),
+            _AFTER_RETURN.format(what=setting.text),
             False,
-            _LEFT_AS_FOUND.format(value=before[name]),
-            str(after.get(name)),
+            _LEFT_AS_FOUND.format(value=setting.shown(before[setting.name])),
+            setting.shown(after[setting.name]),
         )
-        for name in _STATE_TEXT
-        if name in before and before.get(name) != after.get(name)
+        for setting in global_settings.changes(before, after)
     ]
 
 
@@ -250,15 +246,15 @@ class Check:
         raise NotImplementedError
 
     def observe_plain(self, fn: Callable[..., Any]) -> dict:
-        """Observe, never raising; record and then restore the global switches."""
-        before = global_state()
+        """Observe, never raising; record the global settings, then put them back."""
+        saved = capture_global_state()
         try:
             observation = self.observe(fn)
         except Exception as error:  # a check that could not observe fails, it does not crash
             observation = {"observe_error": f"{trusted.type_(error).__name__}: {error}"[:300]}
         after = global_state()
-        restore_global_state(before)
-        return {**observation, "_state": {"before": before, "after": after}}
+        restore_global_state(saved)
+        return {**observation, "_state": {"before": saved.values, "after": after}}
 
     def decide(self, obs: dict) -> None:
         """Judge, with a clear failure when nothing could be observed.
