@@ -1,0 +1,384 @@
+"""Generic operators: the usual slips, and the state holes of issue 33.
+
+Slips: a statement left out, ``mean`` for ``sum``, off by one, ``>`` for ``>=``, a
+condition negated, in-place for out-of-place, two arguments swapped, a keyword left
+out. State: a result memoised per input object, a global setting left changed, the
+caller's list consumed, an optimizer's history thrown away.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable, Iterator
+
+import torch
+
+from .registry import (
+    GENERIC,
+    at,
+    constant,
+    keyword_is,
+    one,
+    whole,
+)
+from .sites import (
+    Cell,
+    Edit,
+    Site,
+    Variant,
+    delete,
+    dotted,
+    method_call,
+    parse_stmts,
+    positional,
+    remove_item,
+    replace,
+    snippet,
+    top_function,
+    unparse,
+)
+
+# Generic operators --------------------------------------------------------------------------
+
+
+def _deletable(site: Site) -> bool:
+    node = site.node
+    if site.statement_list() is None or isinstance(node, ast.Pass):
+        return False
+    return not (isinstance(node, ast.Expr) and constant(node.value, (str,)))  # a docstring
+
+
+at("delete-statement", (GENERIC,), "a step left out", _deletable, one(delete))
+
+
+def _swap_method(names: dict[str, str]) -> Callable[[Site], list[Edit]]:
+    def alternatives(site: Site) -> list[Edit]:
+        def edit(s: Site) -> str:
+            before = snippet(s.node)
+            s.node.func.attr = names[s.node.func.attr]
+            return f"{before} → {snippet(s.node)}"
+
+        return [edit]
+
+    return alternatives
+
+
+_REDUCTIONS = {"mean": "sum", "sum": "mean"}
+
+
+def _reduction_site(site: Site) -> bool:
+    if method_call(site.node, set(_REDUCTIONS)):
+        return True
+    return keyword_is(site, "reduction") and constant(site.node.value, (str,))
+
+
+def _swap_reduction(site: Site) -> list[Edit]:
+    if isinstance(site.node, ast.keyword):
+        value = site.node.value.value
+        return [
+            replace(lambda s: ast.keyword("reduction", ast.Constant(_REDUCTIONS.get(value, "sum"))))
+        ]
+    return _swap_method(_REDUCTIONS)(site)
+
+
+at("mean-sum", (GENERIC,), "mean for sum and back", _reduction_site, _swap_reduction)
+
+
+def _integer(site: Site) -> int | None:
+    node = site.node
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -node.operand.value if constant(node.operand, (int,)) else None
+    if constant(node, (int,)):
+        parent = site.parent()[0]
+        negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)
+        return None if negated else node.value
+    return None
+
+
+def _shifted(delta: int) -> Edit:
+    def make(site: Site) -> ast.expr:
+        value = _integer(site) + delta
+        return ast.Constant(value) if value >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-value))
+
+    return replace(make)
+
+
+at(
+    "off-by-one",
+    (GENERIC,),
+    "an integer constant or slice bound off by one",
+    lambda s: _integer(s) is not None,
+    lambda s: [_shifted(1), _shifted(-1)],
+)
+
+_BOUNDARIES = {ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Lt: ast.LtE, ast.LtE: ast.Lt}
+
+
+def _flip_boundary(site: Site) -> str:
+    before = snippet(site.node)
+    site.node.ops = [_BOUNDARIES[type(site.node.ops[0])]()]
+    return f"{before} → {snippet(site.node)}"
+
+
+at(
+    "boundary",
+    (GENERIC,),
+    "> for >= and < for <=",
+    lambda s: (
+        isinstance(s.node, ast.Compare)
+        and len(s.node.ops) == 1
+        and type(s.node.ops[0]) in _BOUNDARIES
+    ),
+    one(_flip_boundary),
+)
+
+
+def _negate(site: Site) -> str:
+    before, test = snippet(site.node.test), site.node.test
+    negated = (
+        test.operand
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        else (ast.UnaryOp(ast.Not(), test))
+    )
+    site.node.test = negated
+    return f"{before} → {snippet(negated)}"
+
+
+at(
+    "negate-condition",
+    (GENERIC,),
+    "the branch taken the wrong way",
+    lambda s: isinstance(s.node, (ast.If, ast.IfExp, ast.While)),
+    one(_negate),
+)
+
+
+def _tensor_method(name: str) -> bool:
+    return callable(getattr(torch.Tensor, name, None))
+
+
+def _in_place_toggle(site: Site) -> bool:
+    node = site.node
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.target, ast.Name)
+    if isinstance(node, ast.Assign):
+        value, targets = node.value, node.targets
+        return (
+            len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+            and isinstance(value, ast.BinOp)
+            and isinstance(value.left, ast.Name)
+            and value.left.id == targets[0].id
+        )
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    owner = dotted(node.func.value) or ""
+    if owner in ("torch", "F", "torch.nn.functional") or owner[:1].isupper():
+        return False  # a module's or a class's function, not a tensor's method
+    name = node.func.attr
+    if name.endswith("_") and not name.startswith("_"):
+        return _tensor_method(name[:-1])
+    return _tensor_method(name + "_")
+
+
+def _toggle(site: Site) -> ast.AST:
+    node = site.node
+    if isinstance(node, ast.AugAssign):
+        name = node.target.id
+        return ast.Assign(
+            [ast.Name(name, ast.Store())],
+            ast.BinOp(ast.Name(name, ast.Load()), node.op, node.value),
+        )
+    if isinstance(node, ast.Assign):
+        return ast.AugAssign(node.targets[0], node.value.op, node.value.right)
+    name = node.func.attr
+    node.func.attr = name[:-1] if name.endswith("_") else name + "_"
+    return node
+
+
+at(
+    "in-place",
+    ("DT-3", GENERIC),
+    "in-place for out-of-place and back (add_ / add, x += y / x = x + y)",
+    _in_place_toggle,
+    one(replace(_toggle)),
+)
+
+
+def _swappable(site: Site) -> bool:
+    node = site.node
+    return (
+        isinstance(node, ast.Call)
+        and len(node.args) >= 2
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+    )
+
+
+def _swap(position: int) -> Edit:
+    def edit(site: Site) -> str:
+        before, args = snippet(site.node), site.node.args
+        args[position], args[position + 1] = args[position + 1], args[position]
+        return f"{before} → {snippet(site.node)}"
+
+    return edit
+
+
+at(
+    "swap-args",
+    (GENERIC,),
+    "two arguments of a call swapped",
+    _swappable,
+    lambda s: [
+        _swap(i)
+        for i in range(len(s.node.args) - 1)
+        if ast.dump(s.node.args[i]) != ast.dump(s.node.args[i + 1])
+    ],
+)
+
+
+def _drop_operand(position: int) -> Edit:
+    def make(site: Site) -> ast.expr:
+        values = [v for i, v in enumerate(site.node.values) if i != position]
+        return values[0] if len(values) == 1 else ast.BoolOp(site.node.op, values)
+
+    return replace(make)
+
+
+at(
+    "drop-bool-operand",
+    ("CS-5", GENERIC),
+    "one condition of an and/or left out",
+    lambda s: isinstance(s.node, ast.BoolOp),
+    lambda s: [_drop_operand(i) for i in range(len(s.node.values))],
+)
+
+_BUILTINS = {"any": "all", "all": "any", "min": "max", "max": "min"}
+
+
+def _swap_builtin(site: Site) -> ast.expr:
+    call = site.node
+    return ast.Call(ast.Name(_BUILTINS[call.func.id], ast.Load()), call.args, call.keywords)
+
+
+at(
+    "swap-builtin",
+    (GENERIC,),
+    "any for all, min for max, and back",
+    lambda s: isinstance(s.node, ast.Call) and getattr(s.node.func, "id", None) in _BUILTINS,
+    one(replace(_swap_builtin)),
+)
+at(
+    "drop-keyword",
+    (GENERIC,),
+    "a keyword argument left out (device=, dtype=, lr=, dim=)",
+    lambda s: isinstance(s.node, ast.keyword) and s.node.arg is not None,
+    one(remove_item),
+)
+
+# Whole-cell operators: state kept across calls, left behind, or taken from the caller ---------
+
+_MEMOISER = """
+def _memoised(function):
+    cache = {}
+
+    def cached(*args, **kwargs):
+        key = id(args[0]) if args else id(next(iter(kwargs.values()), None))
+        if key not in cache:
+            cache[key] = function(*args, **kwargs)
+        return cache[key]
+
+    return cached
+
+
+NAME = _memoised(NAME)
+"""
+
+
+@whole("memoise", (GENERIC,), "a result cached per input object, reused on the next call")
+def _memoise(tree: ast.Module, cell: Cell) -> Iterator[Variant]:
+    function = top_function(tree, cell.function)
+    if function is None or not positional(function):
+        return
+    copied = copy.deepcopy(tree)
+    copied.body += parse_stmts(_MEMOISER.replace("NAME", cell.function))
+    change = f"{cell.function} cached by id({positional(function)[0]})"
+    yield Variant("memoise", change, unparse(copied), function.lineno)
+
+
+def _after_body(tree: ast.Module, cell: Cell, statements: str) -> tuple[ast.Module, int] | None:
+    """A copy of the tree whose exercise function runs ``statements`` however it returns."""
+    copied = copy.deepcopy(tree)
+    function = top_function(copied, cell.function)
+    if function is None:
+        return None
+    function.body = [ast.Try(function.body, [], [], parse_stmts(statements))]
+    return copied, function.lineno
+
+
+def _before_body(tree: ast.Module, cell: Cell, statements: str) -> tuple[ast.Module, int] | None:
+    copied = copy.deepcopy(tree)
+    function = top_function(copied, cell.function)
+    if function is None:
+        return None
+    function.body[0:0] = parse_stmts(statements)
+    return copied, function.lineno
+
+
+_LEAKS = (
+    "torch.set_grad_enabled(False)",
+    "torch.set_printoptions(precision=2)",
+    "torch.manual_seed(0)",
+    "torch.set_default_dtype(torch.float64)",
+    "torch.autograd.set_detect_anomaly(True)",
+    "torch.set_float32_matmul_precision('medium')",
+)
+
+
+@whole("global-leak", (GENERIC,), "a global setting changed and left changed")
+def _global_leak(tree: ast.Module, cell: Cell) -> Iterator[Variant]:
+    for leak in _LEAKS:
+        made = _after_body(tree, cell, leak)
+        if made:
+            yield Variant("global-leak", f"{leak} after the body", unparse(made[0]), made[1])
+
+
+def _iterated(function: ast.FunctionDef) -> list[str]:
+    """Positional parameters the function loops over or measures: likely the caller's lists."""
+    names = positional(function)
+    used = set()
+    for node in ast.walk(function):
+        iterable = getattr(node, "iter", None)
+        if isinstance(iterable, ast.Name):
+            used.add(iterable.id)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
+            "len",
+            "zip",
+            "enumerate",
+        ):
+            used.update(a.id for a in node.args if isinstance(a, ast.Name))
+    return [n for n in names if n in used]
+
+
+@whole("consume-list", (GENERIC,), "the caller's list emptied or shortened")
+def _consume_list(tree: ast.Module, cell: Cell) -> Iterator[Variant]:
+    function = top_function(tree, cell.function)
+    for name in _iterated(function) if function else []:
+        for how, statement in (
+            ("clear", f"if isinstance({name}, list):\n    {name}.clear()"),
+            ("pop", f"if isinstance({name}, list) and {name}:\n    {name}.pop()"),
+        ):
+            made = _after_body(tree, cell, statement)
+            yield Variant(
+                "consume-list", f"{name}.{how}() after the body", unparse(made[0]), made[1]
+            )
+
+
+@whole("clear-optimizer-state", (GENERIC,), "the optimizer's momentum/Adam history thrown away")
+def _clear_optimizer_state(tree: ast.Module, cell: Cell) -> Iterator[Variant]:
+    function = top_function(tree, cell.function)
+    for name in [p for p in positional(function) if "opt" in p.lower()] if function else []:
+        made = _before_body(tree, cell, f"{name}.state.clear()")
+        yield Variant(
+            "clear-optimizer-state", f"{name}.state.clear() first", unparse(made[0]), made[1]
+        )
