@@ -157,3 +157,53 @@ def test_the_sandbox_shows_no_reference(tmp_path):
     assert "'listed': []" in reason and "'registered': 0" in reason, observed
     assert "'autograder.references.lesson01': 'ModuleNotFoundError'" in reason, observed
     assert "'autograder.references.expected': 'ModuleNotFoundError'" in reason, observed
+
+
+FORGER = """
+import importlib, pkgutil, sys
+import autograder.lessons
+from autograder.common import oracle, protocol
+lessons = [importlib.import_module("autograder.lessons." + m.name)
+           for m in pkgutil.iter_modules(autograder.lessons.__path__)]
+observe = oracle.Spec.observe
+oracle.Spec.observe = lambda self, fn: observe(self, None)  # "observe the reference"
+protocol.MODE.observe()
+
+def stub(*args, **kwargs):
+    raise NotImplementedError
+
+for lesson in lessons:
+    for exercise in lesson.EXERCISES:
+        exercise.check(stub)
+sys.stdout.buffer.write(protocol.to_bytes(protocol.MODE.recorded))
+"""
+
+
+def test_observing_the_reference_beside_learner_code_earns_nothing_in_any_lesson():
+    """The attack the policy used to let through, run as if the policy had let it through
+    again: every check's observe made to call the reference instead of the learner's stub.
+    Beside learner code there is no reference to call, so no exercise of any lesson passes."""
+    import importlib
+    import pkgutil
+
+    import autograder.lessons
+    from autograder.grader.judge import LearnerName
+
+    ran = subprocess.run([sys.executable, "-c", FORGER], env=venv_env(), capture_output=True)
+    assert ran.returncode == 0, ran.stderr.decode()[-3000:]
+    recorded = protocol.from_bytes(ran.stdout)
+    passed, judged = [], 0
+    protocol.MODE.judge(recorded)
+    try:
+        for info in pkgutil.iter_modules(autograder.lessons.__path__):
+            lesson = importlib.import_module(f"autograder.lessons.{info.name}")
+            for exercise in lesson.EXERCISES:
+                judged += 1
+                try:
+                    exercise.check(LearnerName(exercise.function))
+                    passed.append(f"{info.name} {exercise.function}")
+                except CheckFailed as failure:
+                    assert "could not be observed" in failure.feedback("en"), failure
+    finally:
+        protocol.MODE.reset()
+    assert passed == [] and judged == len(recorded) > 40
