@@ -235,11 +235,12 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
 
 
 def _shuffled_in_place(world: World, fresh: World) -> None:
-    """What a caller does between two calls: change its tensors in place, and clear the
-    ``.grad`` the case's caller had none of (a caller's zero_grad keeps what the task
-    promises on arrival). Each tensor's values are reversed (the same values, so masks
-    stay 0/1 and labels stay labels), bumping its version. Only tensors that own their
-    storage alone change (a base changed under its views would break the views' history)."""
+    """What a caller does between two calls: change its tensors in place, reorder its lists,
+    and clear the ``.grad`` the case's caller had none of (a caller's zero_grad keeps what
+    the task promises on arrival). Each tensor's values are reversed (the same values, so
+    masks stay 0/1 and labels stay labels), bumping its version; each list argument is
+    reversed (the same items). Only tensors that own their storage alone change (a base
+    changed under its views would break the views' history)."""
     named = world.tensors()
     had_grad = {name: t.grad is not None for name, t in fresh.tensors() if t.is_leaf}
     storages = [t.untyped_storage().data_ptr() for _, t in named]
@@ -247,9 +248,32 @@ def _shuffled_in_place(world: World, fresh: World) -> None:
         for (name, t), storage in zip(named, storages, strict=True):
             if t.is_leaf and not had_grad.get(name, True):
                 t.grad = None
-            alone = storages.count(storage) == 1 and t._base is None and t.is_leaf
-            if alone and t.numel() > 1 and not t.is_inference():
+            if storages.count(storage) == 1 and _writable(t) and t.numel() > 1:
                 t.copy_(t.flatten().flip(0).reshape(t.shape).clone())
+    for arg in world.args:
+        if trusted.type_(arg) is list:
+            arg.reverse()
+
+
+def _writable(t: torch.Tensor) -> bool:
+    return t._base is None and t.is_leaf and t.numel() > 0 and not t.is_inference()
+
+
+def _used_by_caller(value: Any, world: World) -> None:
+    """The caller works on what the first call returned (scales it in place) before calling
+    again: a result handed out twice, memoised, shows the change in the second."""
+    caller = {t.untyped_storage().data_ptr() for _, t in world.tensors()}
+    caller |= {
+        t.grad.untyped_storage().data_ptr()
+        for _, t in world.tensors()
+        if t.is_leaf and t.grad is not None
+    }
+    items = list(value) if trusted.type_(value) in (list, tuple) else [value]
+    with trusted.no_grad():
+        for t in items:
+            if trusted.type_(t) in _TENSORS and t.dtype.is_floating_point and _writable(t):
+                if t.untyped_storage().data_ptr() not in caller and not t.requires_grad:
+                    t.mul_(2)
 
 
 def _holds_caller_tensors(value: Any, world: World) -> bool:
@@ -448,6 +472,7 @@ class Spec(Check):
         if not first.ok:
             return {"call": rec["call"]}
         _shuffled_in_place(world, self.build(case, device))
+        _used_by_caller(first.value, world)
         before = _inputs(world)  # what "as before" means for the second call
         kept: dict[str, dict] = {}
         _fields(first.value, world, "kept", kept, relations=False)
