@@ -1,4 +1,4 @@
-"""Lessons 01-05 hold no answer on the learner's side (issue 34, item 1).
+"""No lesson holds an answer on the learner's side (issue 34, item 1).
 
 ``autograder.lessons.lessonNN`` runs beside learner code (the learner's kernel, the
 grading sandbox's observer). Its checks may build, call and compare, but the code that
@@ -21,13 +21,34 @@ from autograder.common import oracle
 
 REPO = Path(__file__).resolve().parent.parent
 
-# What left each lesson module for autograder/references/lessonNN.py.
+# What left each lesson module: name -> where it is now ("references":
+# autograder/references/lessonNN.py; None: replaced by the reference's state).
+_REFERENCES = "references"
 MOVED = {
-    "01": (),
-    "02": ("_counts",),  # the exact saved bytes, and what typical wrong counters find
-    "03": ("_mse", "_stack", "_restore"),  # used by the references only
-    "04": ("_other_order",),  # D's running statistics after its two calls in the other order
-    "05": (),
+    "01": {},
+    "02": {"_counts": _REFERENCES},  # the exact saved bytes, and what wrong counters find
+    "03": {"_mse": _REFERENCES, "_stack": _REFERENCES, "_restore": _REFERENCES},
+    "04": {"_other_order": _REFERENCES},  # D's running statistics in the other call order
+    "05": {},
+    "06": {},
+    "07": {
+        "_Reference": _REFERENCES,
+        "_StraightThrough": _REFERENCES,
+        "_SoftplusReference": _REFERENCES,
+    },
+    "08": {
+        "_cross_entropy": _REFERENCES,
+        "_sigmoid": _REFERENCES,
+        "_restore": _REFERENCES,
+        "_swish_grad": None,
+    },
+    "09": {
+        "_autocast": _REFERENCES,
+        "_checkpoint": _REFERENCES,
+        "_functional_call": _REFERENCES,
+        "_enable_grad": _REFERENCES,
+        "_stack": _REFERENCES,
+    },
 }
 LESSONS = sorted(MOVED)
 
@@ -91,5 +112,28 @@ def test_the_lesson_module_imports_no_reference(lesson):
 def test_the_lesson_module_does_not_define_what_moved_to_the_judge(lesson):
     defined = _bound(_tree("lessons", lesson)) & set(MOVED[lesson])
     assert defined == set(), f"lesson {lesson} still binds {sorted(defined)}"
-    missing = set(MOVED[lesson]) - _bound(_tree("references", lesson))
+    moved = {name for name, where in MOVED[lesson].items() if where == _REFERENCES}
+    missing = moved - _bound(_tree("references", lesson))
     assert missing == set(), f"not in references/lesson{lesson}: {sorted(missing)}"
+
+
+def _method(tree: ast.Module, cls: str, name: str) -> ast.FunctionDef:
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    return next(f for f in body if isinstance(f, ast.FunctionDef) and f.name == name)
+
+
+def test_lesson06_times_load_batch_against_a_yardstick_not_the_answer():
+    """The GPU baseline of exercise 4 is a blocking copy, not the answer's non_blocking one;
+    exercise 3's call on this machine records the machine, not the device to expect."""
+    tree = _tree("lessons", "06")
+    keywords = [
+        (k.arg, k.value.value)
+        for node in ast.walk(_method(tree, "LoadBatch", "on_gpu"))
+        if isinstance(node, ast.Call)
+        for k in node.keywords
+        if isinstance(k.value, ast.Constant)
+    ]
+    assert ("non_blocking", True) not in keywords
+    observe = _method(tree, "PickDevice", "observe")
+    keys = {k.value for n in ast.walk(observe) if isinstance(n, ast.Dict) for k in n.keys}
+    assert "want" not in keys and "machine" in keys
