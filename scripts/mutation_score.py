@@ -160,7 +160,10 @@ def score(exercise: Exercise, options: argparse.Namespace, equivalents: dict) ->
         return row
     known = equivalents.get((exercise.lesson, exercise.grade_id), {})
     for mutant in sample(mutants(tree, exercise.cell), options.sample, options.seed, exercise):
-        row.records.append(_mutant_record(mutant, _judge(mutant.code, exercise, options), known))
+        record = _mutant_record(mutant, _judge(mutant.code, exercise, options), known)
+        if record["status"] != KILLED and options.salts:
+            record["salted"] = _salted(mutant.code, exercise, options)
+        row.records.append(record)
     for variant in transforms(tree, exercise.cell):
         row.records.append(_transform_record(variant, _judge(variant.code, exercise, options)))
     _count(row)
@@ -175,8 +178,19 @@ def score(exercise: Exercise, options: argparse.Namespace, equivalents: dict) ->
     return row
 
 
-def _judge(code: str, exercise: Exercise, options: argparse.Namespace) -> judging.Verdict:
-    return judging.judge(code, exercise.tests, options.timeout, options.memory_mb)
+def _judge(
+    code: str, exercise: Exercise, options: argparse.Namespace, salt: int = 0
+) -> judging.Verdict:
+    return judging.judge(code, exercise.tests, options.timeout, options.memory_mb, salt)
+
+
+def _salted(code: str, exercise: Exercise, options: argparse.Namespace) -> dict:
+    """The probe behind an equivalence: the first salt whose hidden inputs kill the mutant."""
+    for salt in range(1, options.salts + 1):
+        verdict = _judge(code, exercise, options, salt)
+        if not verdict.passed:
+            return {"salts": salt, "killed_at": salt, "detail": verdict.detail}
+    return {"salts": options.salts, "killed_at": None, "detail": ""}
 
 
 def _mutant_record(mutant: Variant, verdict: judging.Verdict, known: dict[str, dict]) -> dict:
@@ -261,8 +275,19 @@ def survivors(rows: list[Row]) -> str:
         for record in row.records:
             if record["status"] in (SURVIVED, "failed"):
                 what = "transform fails" if record["kind"] == "transform" else f"L{record['line']}"
-                lines.append(f"- {row.lesson} {row.exercise} ({what}): `{record['key']}`")
+                lines.append(
+                    f"- {row.lesson} {row.exercise} ({what}): `{record['key']}`{_probe(record)}"
+                )
     return "\n".join(lines) if lines else "(none)"
+
+
+def _probe(record: dict) -> str:
+    salted = record.get("salted")
+    if not salted:
+        return ""
+    if salted["killed_at"] is None:
+        return f" — passes with the hidden tests salted 1..{salted['salts']}"
+    return f" — killed with salt {salted['killed_at']}: {salted['detail'][:160]}"
 
 
 def stale_equivalents(rows: list[Row], equivalents: dict, sampled: bool) -> list[str]:
@@ -315,6 +340,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every verdict here")
     parser.add_argument("--bar", type=float, default=98.0, help="least kill %% per exercise")
+    parser.add_argument(
+        "--salts",
+        type=int,
+        default=0,
+        metavar="K",
+        help="judge each mutant that passes again with the hidden tests salted 1..K",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--memory-mb", type=int, default=2048, help="MiB per answer")
     parser.add_argument("--equivalents", type=Path, default=EQUIVALENTS)

@@ -158,10 +158,51 @@ def _tensor_method(name: str) -> bool:
     return callable(getattr(torch.Tensor, name, None))
 
 
+# Calls whose result is a Python number whatever the tensor: ``x += t.item()`` on a number
+# is ``x = x + t.item()``, so toggling it makes an equivalent mutant, never a slip.
+_NUMBER_METHODS = {"item", "element_size", "nelement", "numel", "dim", "ndimension"}
+_NUMBER_FUNCTIONS = {"len", "int", "float", "round", "abs"}
+
+
+def _python_number(node: ast.AST) -> bool:
+    """Whether ``node`` is a Python number by its form alone (a literal, ``t.item()``, …)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, ast.BinOp):
+        return _python_number(node.left) and _python_number(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _python_number(node.operand)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in _NUMBER_METHODS
+        return isinstance(func, ast.Name) and func.id in _NUMBER_FUNCTIONS
+    return False
+
+
+def _number_accumulator(site: Site, name: str) -> bool:
+    """Whether ``name`` starts as a number literal in a function around the site."""
+    for function in site.functions():  # innermost first: a nonlocal lives outside
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name) and target.id == name:
+                return _python_number(value)
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                for item, item_value in zip(target.elts, value.elts, strict=False):
+                    if isinstance(item, ast.Name) and item.id == name:
+                        return _python_number(item_value)
+    return False
+
+
 def _in_place_toggle(site: Site) -> bool:
     node = site.node
     if isinstance(node, ast.AugAssign):
-        return isinstance(node.target, ast.Name)
+        if not isinstance(node.target, ast.Name):
+            return False
+        # a number stays a number either way: the toggle could not change behaviour
+        return not (_number_accumulator(site, node.target.id) and _python_number(node.value))
     if isinstance(node, ast.Assign):
         value, targets = node.value, node.targets
         return (

@@ -60,8 +60,14 @@ def prepare() -> None:
     torch.set_num_threads(1)
 
 
-def judge(code: str, tests: str, timeout: float = 60.0, memory_mb: int = 2048) -> Verdict:
-    """Run ``code``, then ``tests``, in a forked child: ``timeout`` s, ``memory_mb`` MiB more."""
+def judge(
+    code: str, tests: str, timeout: float = 60.0, memory_mb: int = 2048, salt: int = 0
+) -> Verdict:
+    """Run ``code``, then ``tests``, in a forked child: ``timeout`` s, ``memory_mb`` MiB more.
+
+    ``salt`` moves the hidden tests' seeds as grading moves them for a submission: other
+    salts draw other inputs, so a mutant that survives many is hard to tell from the answer.
+    """
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -69,7 +75,7 @@ def judge(code: str, tests: str, timeout: float = 60.0, memory_mb: int = 2048) -
     pid = os.fork()
     if pid == 0:  # the child never returns
         os.close(read_end)
-        _child(code, tests, memory_mb, write_end)
+        _child(code, tests, memory_mb, write_end, salt)
     os.close(write_end)
     try:
         return _collect(pid, read_end, timeout, start)
@@ -77,11 +83,11 @@ def judge(code: str, tests: str, timeout: float = 60.0, memory_mb: int = 2048) -
         os.close(read_end)
 
 
-def _child(code: str, tests: str, memory_mb: int, channel: int) -> None:
+def _child(code: str, tests: str, memory_mb: int, channel: int, salt: int) -> None:
     try:
         _quiet()
         _cap_memory(memory_mb)
-        outcome, detail = _run(code, tests)
+        outcome, detail = _run(code, tests, salt)
         os.write(channel, json.dumps([outcome, detail]).encode())
     finally:
         os._exit(0)
@@ -102,16 +108,17 @@ def _cap_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _run(code: str, tests: str) -> tuple[str, str]:
+def _run(code: str, tests: str, salt: int) -> tuple[str, str]:
     import torch
     from lesson_cells import run
 
+    from autograder.common import hidden_tests
     from autograder.common.result import CheckFailed
 
     torch.set_num_threads(1)
     try:
         namespace = run(code)
-        run(tests, namespace)
+        hidden_tests.run(tests, salt, lambda piece: run(piece, namespace))
     except CheckFailed as failure:
         return FAILED, _first_lines(str(failure))
     except BaseException as error:  # noqa: BLE001 - any exception kills the mutant
