@@ -277,8 +277,9 @@ CATALOGUE: dict[str, Misconception] = {
                 "由主机等，或者由读取它的那个流等）",
             ),
             Text(
-                "§6 Device-to-host copies with non_blocking",
-                "§6 带 non_blocking 的设备到主机拷贝",
+                "§6 Device-to-host copies with non_blocking (a copy read by another stream:"
+                " §10 Streams)",
+                "§6 带 non_blocking 的设备到主机拷贝（由另一个流读取的拷贝：§10 CUDA 流）",
             ),
         ),
         _cs(
@@ -313,7 +314,7 @@ CATALOGUE: dict[str, Misconception] = {
             Text(
                 "a non-blocking copy overlaps with the kernels already queued on the same stream "
                 "(overlap needs a second stream)",
-                "非阻塞拷贝会与同一个流上已排队的内核并行（其实要并行必须用第二个流）",
+                "非阻塞拷贝会与同一个流上已排队的核函数并行（其实要并行必须用第二个流）",
             ),
             Text(
                 "§10 Streams: a copy beside the computation",

@@ -169,6 +169,7 @@ class _ModelGPU(TorchFunctionMode):
         self.host_us = self.copy_engine_us = self.ready_us = 0.0
         self.streams: _VDevice | None = None  # exercise 6: streams on virtual time
         self.copy_us = 0.0
+        self.pins = 0  # pin_memory() calls that made a host copy (of memory not yet pinned)
 
     def place(self, t: torch.Tensor, device="cuda") -> torch.Tensor:
         self.where[id(t)] = (weakref.ref(t), _cuda(device))
@@ -259,6 +260,7 @@ class _ModelGPU(TorchFunctionMode):
             if self.is_pinned(first):
                 return first  # as in PyTorch: a pinned tensor pins to itself, at no cost
             self.host_us += _bytes(first) * _US_PER_BYTE  # a host copy into pinned memory
+            self.pins += 1
             out = first.clone()
             self.pinned[id(out)] = weakref.ref(out)
             return out
@@ -344,7 +346,7 @@ class _VirtualQueue:
     """
 
     def __init__(self, durations: list[float], start: float, busy: float):
-        self.durations, self.log = durations, []
+        self.durations, self.log, self.reads = durations, [], []
         self.host, self.device_free = start, start + busy
         self.calls = 0
 
@@ -361,6 +363,7 @@ class _VirtualQueue:
 
     def clock(self) -> float:
         self.log.append("clock" if self.host >= self.device_free else "clock, busy")
+        self.reads.append(self.host)
         return self.host
 
 
@@ -375,6 +378,29 @@ def _warmups_timed(log: list[str], warmup: int) -> int:
             timed += started and len(between) == 1 and between[0] < warmup
             between, started = [], True
     return timed
+
+
+def _intervals(log: list[str], reads: list[float]) -> list[float]:
+    """The durations between two consecutive clock reads with exactly one work() between."""
+    found, works, k = [], None, -1
+    for entry in log:
+        if entry == "work" and works is not None:
+            works += 1
+        elif entry.startswith("clock"):
+            k += 1
+            if works == 1:
+                found.append(reads[k] - reads[k - 1])
+            works = 0
+    return found
+
+
+def _the_mean(value, intervals: list[float]) -> bool:
+    """The value returned is the mean of the timed intervals (a mistake where it is not
+    also their median: a single slow interval moves a mean)."""
+    if trusted.type_(value) is not float or not intervals:
+        return False
+    mean = sum(intervals) / len(intervals)
+    return abs(value - mean) <= 1e-9 * abs(mean) + 1e-15
 
 
 def _before_clock(log: list[str]) -> list[str]:
@@ -416,8 +442,15 @@ class Benchmark(_Modelled):
         "work() calls before the first clock read": Text(
             "calls of work() before the clock was first read", "第一次读时钟之前 work() 的调用次数"
         ),
+        "the mean": Text(
+            "the value returned is the mean of the timed intervals, not their median: one slow"
+            " interval moves a mean (re-read §4 Warm-up and the median)",
+            "返回的是各次计时的平均值，而不是中位数：一次偏慢的计时就能拉动平均值"
+            "（请重读 §4 预热与中位数）",
+        ),
     }
     allow = (
+        Rule("probe:the mean", lambda e, f, ctx: not f["value"]),
         Rule("probe:synchronize() calls"),
         Rule("probe:clock reads while busy"),
         Rule("probe:warm-up calls timed"),
@@ -463,6 +496,7 @@ class Benchmark(_Modelled):
             "clock reads while busy": log.count("clock, busy"),
             "warm-up calls timed": _warmups_timed(log, world.args[3]),
             "work() calls before the first clock read": _before_clock(log).count("work"),
+            "the mean": _the_mean(value, _intervals(log, world.queue.reads)),
         }
 
     real = Text("timing against CUDA events", "与 CUDA 事件对比计时")
@@ -549,7 +583,15 @@ class ToHost(_Modelled):
     names = {"result": "to_host(tensors, synchronize)"}
     real = Text("reading real copies at once", "立即读取真实拷贝")
     probes = {
-        "blocking copies": Text("copies to the host issued blocking", "阻塞方式发出的主机拷贝"),
+        "blocking copies": Text(
+            "copies to the host issued blocking: .cpu() or .to('cpu') without non_blocking=True"
+            " waits for the device at every copy (§5); the exercise asks for non_blocking copies"
+            " and one synchronize after the last (re-read §6 Device-to-host copies with"
+            " non_blocking)",
+            "以阻塞方式发出的主机拷贝：不带 non_blocking=True 的 .cpu() 或 .to('cpu') 每拷贝一次"
+            "都要等设备（§5）；本题要求发出非阻塞拷贝，在最后一次之后同步一次"
+            "（请重读 §6 带 non_blocking 的设备到主机拷贝）",
+        ),
         "copies not waited for": Text(
             "non_blocking copies not waited for when to_host returned",
             "to_host 返回时还没等到的非阻塞拷贝",
@@ -828,6 +870,13 @@ def _later(e: dict, f: dict, ctx) -> bool:
     return not _no_later(e, f, ctx)
 
 
+def _later_for_pinning(e: dict, f: dict, ctx) -> bool:
+    """Later than the reference, and the answer pinned memory itself (a host copy): the
+    belief that pinning makes a copy faster (CS-6). A blocking copy of a batch that arrived
+    pinned is later too, but it is the opposite belief: its own probe says what went wrong."""
+    return _later(e, f, ctx) and bool(_probe(ctx, "pinned in the call"))
+
+
 def _no_overlap(e: dict, f: dict, ctx) -> bool:
     """The device took longer while the host was not held up: the copy and the computation
     ran one after the other on the device (CS-7), not behind a blocking copy."""
@@ -909,6 +958,20 @@ class LoadBatch(_Modelled):
             "the caller's batch still holds its own tensors after the call",
             "调用之后，调用者的批次里仍是原来的张量",
         ),
+        "pinned in the call": Text(
+            "tensors pinned inside load_batch (each pin_memory() of pageable memory is a host"
+            " copy, §7)",
+            "在 load_batch 内部锁页的张量个数"
+            "（对可分页内存调用 pin_memory() 就是一次主机拷贝，§7）",
+        ),
+        "blocking copies of pinned memory": Text(
+            "copies of an already pinned batch issued without non_blocking=True: the host waits"
+            " for each until it is done, while with non_blocking=True it only queues them"
+            " (re-read §7 Host-to-device copies and pinned memory)",
+            "对已经锁页的批次发出的、没有 non_blocking=True 的拷贝：主机要等每一次拷贝做完；"
+            "加上 non_blocking=True，主机只是把它们放进队列"
+            "（请重读 §7 主机到设备的拷贝与锁页内存）",
+        ),
     }
     allow = (
         Rule("result", _list_for_list),
@@ -916,7 +979,10 @@ class LoadBatch(_Modelled):
         Rule("probe:host busy", _no_later),
         Rule("probe:on the device", _no_later),
     )
-    blame = (Rule("probe:host busy", _later, "CS-6"), Rule("probe:on the device", _later, "CS-6"))
+    blame = (
+        Rule("probe:host busy", _later_for_pinning, "CS-6"),
+        Rule("probe:on the device", _later_for_pinning, "CS-6"),
+    )
 
     def cases(self) -> list[dict]:
         axes = {
@@ -933,11 +999,11 @@ class LoadBatch(_Modelled):
         memory = {"pageable": Text("pageable", "可分页"), "pinned": Text("pinned", "锁页")}
         container = {
             "tuple": Text("tuple", "元组"),
-            "list": Text("list (as DataLoader yields)", "list（DataLoader 给出的形式）"),
+            "list": Text("list (as DataLoader yields)", "列表（DataLoader 给出的形式）"),
         }
         return Text(
             "device {t}, a {m} batch as a {c}, {n} rows of {d}, inputs {l}",
-            "设备 {t}，{m}内存中的批次，以{c}传入，{n} 行 {d}，inputs {l}",
+            "设备 {t}，{m}内存中的批次，以{c}传入，{n} 行 {d}，输入张量（inputs）：{l}",
         ).format(
             t=case["target"],
             m=memory[case["memory"]],
@@ -967,6 +1033,8 @@ class LoadBatch(_Modelled):
             "host busy": round(float(gpu.host_us), 6),
             "on the device": round(float(gpu.ready_us), 6),
             "caller's batch": _holds(world.args[0], world.given),
+            "pinned in the call": gpu.pins,
+            "blocking copies of pinned memory": gpu.log.count("to device, pinned, blocking"),
         }
 
     def on_gpu(self, fn, device: str) -> dict:
@@ -1239,16 +1307,25 @@ class OverlapCopy(_Modelled):
             "计算、拷贝以及随后对批次的一次读取全部完成所用的模型微秒数（模型，不是实测）",
         ),
         "race": Text(
-            "a kernel queued after the call could read the batch before the copy ended",
-            "调用之后排队的核函数可能在拷贝结束之前就读取批次",
+            "a kernel queued on the current stream after the call could read the batch before"
+            " the copy ended: the current stream must wait for the side stream (wait_stream or"
+            " an event; re-read §10 Streams: a copy beside the computation)",
+            "调用之后在当前流上排队的核函数可能在拷贝结束之前就读取批次：当前流必须等待辅助流"
+            "（wait_stream 或事件；请重读 §10 CUDA 流：让拷贝与计算并行）",
         ),
         "memory unprotected": Text(
-            "memory made on the side stream and used on the current one without record_stream",
-            "在辅助流上分配、在当前流上使用，却没有调用 record_stream 的内存",
+            "memory made on the side stream and used on the current one without record_stream:"
+            " the caching allocator may hand it out again while the current stream still reads"
+            " it (re-read §10 Streams: a copy beside the computation)",
+            "在辅助流上分配、在当前流上使用，却没有调用 record_stream 的内存：当前流还在读取时，"
+            "缓存分配器就可能把它分配给别人（请重读 §10 CUDA 流：让拷贝与计算并行）",
         ),
         "host waited": Text(
-            "model µs the host was held up (MODEL, not a measurement)",
-            "主机被拖住的模型微秒数（模型，不是实测）",
+            "model µs the host was held up (MODEL, not a measurement); the host need not wait:"
+            " a non_blocking copy of the pinned batch only queues, and the streams are ordered"
+            " on the device (§10)",
+            "主机被拖住的模型微秒数（模型，不是实测）；主机无须等待：锁页批次的非阻塞拷贝只是进入队列，"
+            "流之间的顺序在设备上排好（§10）",
         ),
     }
     allow = (

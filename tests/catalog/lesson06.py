@@ -521,8 +521,10 @@ def load_batch(batch, device):
 """,
         ),
         Wrong(
+            # the opposite of CS-6 (neither non_blocking nor pinning used): no ID, the probe
+            # of blocking copies of pinned memory says what went wrong and names §7
             "a blocking copy, even of a batch that arrives pinned",
-            "CS-6",
+            None,
             """
 def load_batch(batch, device):
     return tuple(t.to(device) for t in batch)
