@@ -364,14 +364,20 @@ def test_the_report_names_refused_submissions_and_draws_no_empty_axes(tmp_path):
     course = tmp_path / "course"
     (course / "grading" / "refused").mkdir(parents=True)
     (course / "nbgrader_config.py").write_text('c.CourseDirectory.course_id = "autograd-course-zh"')
-    refused = [{"username": "bob", "owner": "alice", "timestamp": "2026-12-01 10:00:00"}]
+    refused = [
+        {"username": "bob", "owner": "alice", "timestamp": "2026-12-01 10:00:00"},
+        # carol's own account planted a link (classroom/owned.py): not her own work
+        {"username": "carol", "owner": "carol", "timestamp": "2026-12-01 10:05:00"}
+        | {"problem": "link", "path": "l1.ipynb"},
+    ]
     (course / "grading" / "refused" / "l1.json").write_text(json.dumps(refused))
     put_interpreter_bin_on_path()  # a new gradebook runs alembic, beside this Python
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         gradebook.add_assignment("l1")
     page = report.write(course, "l1").read_text(encoding="utf-8")
-    assert "<tr><td>bob</td><td>l1</td><td>收取时被拒：由另一个账户提交</td>" in page
+    assert "<tr><td>bob</td><td>l1</td><td>收取时被拒：不是该学生本人的作业</td>" in page
     assert "alice" in page  # who made it
+    assert "carol 的提交中含有不属于 carol 本人的内容（l1.ipynb 是符号链接）" in page
     assert "没有发现常见误区" in page and "data:image/png" not in page  # sentences, no empty axes
 
 

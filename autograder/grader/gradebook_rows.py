@@ -20,7 +20,7 @@ from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
 from autograder.grader import reasons, records, submission
 
-REFUSED = "refused"  # a submission collect refused: another account made it
+REFUSED = "refused"  # a submission collect refused: not its learner's own work
 NOT_SUBMITTED = "not submitted"  # a learner of the gradebook with no submission of the lesson
 NOT_GRADED = "not graded"  # a submission without a grading record: `grade` has not run on it
 NO_RECORD = Text("no grading record: run `grade` first", "没有评分记录：请先运行 `grade`")
@@ -30,6 +30,22 @@ REFUSED_REASON = (
     "it was not collected",
     "收取时被拒：它自称是 {claimed} 的提交，实际却由 {owner} 提交；未被收取",
 )
+# Collect also refuses a submission of the learner's own account that is not their own work
+# (autograder/classroom/owned.py): "{where}" is the path inside the submission.
+_NOT_OWN_WORK = (
+    "refused at collect: {claimed}'s submission holds what is not {claimed}'s own work "
+    "({where} {what}); it was not collected",
+    "收取时被拒：{claimed} 的提交中含有不属于 {claimed} 本人的内容（{where}{what}）；未被收取",
+)
+_PROBLEM = {
+    "link": ("is a symbolic link", " 是符号链接"),
+    "hard link": ("is a hard link, a file with another name", " 是硬链接（另有名称的文件）"),
+    "other owner": ("belongs to {owner}", " 属于 {owner}"),
+    "not plain": ("is neither a folder nor a file", " 既不是文件夹也不是文件"),
+    "not a folder": ("is a file, not a folder", " 是文件而不是文件夹"),
+    "too big": ("makes it bigger than the course allows", " 使提交超出课程允许的大小"),
+    "changed": ("changed while it was collected", " 在收取过程中被改动"),
+}
 
 
 @dataclass(frozen=True)
@@ -126,7 +142,8 @@ def lessons(course_root: Path) -> list[str]:
 
 
 def refused_at_collect(course_root: Path, lesson: str) -> list[dict]:
-    """The submissions collect refused: {"username", "owner", "timestamp", "filename"}."""
+    """The submissions collect refused: {"username", "owner", "timestamp", "filename"}, and
+    where it was the learner's own account's, "problem" and "path" (see classroom/owned.py)."""
     from autograder.classroom.owned import REFUSED as FOLDER
 
     try:
@@ -268,6 +285,16 @@ def _row(
     )
 
 
+def _refusal(item: dict, claimed: str, owner: str) -> Text:
+    """Why collect refused ``item``, in both languages."""
+    problem = str(item.get("problem", "owner"))
+    if problem not in _PROBLEM:
+        return reasons.says(*REFUSED_REASON, claimed=claimed, owner=owner)
+    en, zh = (part.format(owner=owner) for part in _PROBLEM[problem])
+    where = str(item.get("path") or "") or "."
+    return reasons.says(*_NOT_OWN_WORK, claimed=claimed, where=where, what=Text(en, zh))
+
+
 def _refused_row(root, language, lesson, item, maxima_total) -> Row:
     claimed, owner = str(item.get("username", "")), str(item.get("owner", ""))
     try:
@@ -276,7 +303,7 @@ def _refused_row(root, language, lesson, item, maxima_total) -> Row:
             when = when.astimezone(UTC).replace(tzinfo=None)
     except ValueError:
         when = None
-    reason = reasons.says(*REFUSED_REASON, claimed=claimed, owner=owner)
+    reason = _refusal(item, claimed, owner)
     return Row(
         course_root=root,
         language=language,

@@ -106,7 +106,9 @@ ATTENTION = {
     "flagged": Text("integrity flag: read the submission", "诚信标记：请查看该提交"),
     "pending": Text("hand grading pending: {points:g} points", "待人工评分：{points:g} 分"),
     "late": Text("late by {how}; penalty {penalty:g} points", "迟交 {how}；扣 {penalty:g} 分"),
-    "refused": Text("refused at collect: another account made it", "收取时被拒：由另一个账户提交"),
+    "refused": Text(
+        "refused at collect: not the learner's own work", "收取时被拒：不是该学生本人的作业"
+    ),
 }
 # The groups of the needs-attention list, the most urgent first.
 ATTENTION_GROUP = {

@@ -1,0 +1,227 @@
+"""Collect takes only a learner's own work (issue 35 item 1; autograder/classroom/owned.py).
+
+A learner can write in the exchange's inbound, and can name a submission after
+themselves while it is a symbolic link (to another learner's submitted folder, to the
+instructor's ``source/``, to a file), or a folder holding a link, a hard link or another
+account's file. nbgrader's copytree would copy what the link points to, as the instructor.
+Each form is planted here and must be refused and listed, the learner's real submission
+collected in its place, nothing of the target copied; a link swapped in after the check is
+refused too. Files change owners: root only (the classroom needs root anyway). The real
+classroom test (`test_classroom_collect_with_real_learners`, below) plants each form as the
+learner's own account and collects both ways, terminal and formgrader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+from pathlib import Path
+
+import pytest
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
+
+from autograder.classroom import owned
+from autograder.course import put_interpreter_bin_on_path
+from autograder.grader import gradebook_rows
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="files change owners: needs root")
+
+COURSE_ID, LESSON = "c", "l1"
+LEARNER, OTHER = "nobody", "daemon"  # accounts every Debian/Ubuntu has
+
+
+def _ids(name: str) -> tuple[int, int]:
+    account = pwd.getpwnam(name)
+    return account.pw_uid, account.pw_gid
+
+
+def _give(path: Path, name: str) -> None:
+    """``path`` and what is under it, the links themselves included, become ``name``'s."""
+    for entry in [path, *path.rglob("*")] if path.is_dir() and not path.is_symlink() else [path]:
+        os.chown(entry, *_ids(name), follow_symlinks=False)
+
+
+class Room:
+    """An exchange with the course's inbound, the instructor's course, learners' folders."""
+
+    def __init__(self, tmp_path: Path):
+        self.tmp = tmp_path
+        self.course = tmp_path / "course"
+        self.inbound = tmp_path / "exchange" / COURSE_ID / "inbound"
+        self.inbound.mkdir(parents=True)
+        (self.course / "source" / LESSON).mkdir(parents=True)
+        (self.course / "source" / LESSON / "l1.ipynb").write_text("SOLUTION of the instructor")
+        self.stamp = 0
+
+    def submission(self, who: str, text: str, owner: str | None = None) -> Path:
+        """A real submission folder as nbgrader submit makes it, owned by ``owner`` (or who)."""
+        folder = self.name(who)
+        folder.mkdir()
+        (folder / "l1.ipynb").write_text(text)
+        (folder / "timestamp.txt").write_text(self.when)
+        _give(folder, owner or who)
+        return folder
+
+    def name(self, who: str) -> Path:
+        """A new submission path in ``who``'s name, each newer than the one before."""
+        self.stamp += 1
+        self.when = f"2026-12-02 07:{self.stamp:02d}:00.000000 UTC"
+        return self.inbound / f"{who}+{LESSON}+{self.when}+r{self.stamp}"
+
+    def collect(self, **settings) -> owned.OwnedCollect:
+        config = Config()
+        config.Exchange.root = str(self.tmp / "exchange")
+        config.CourseDirectory.root = str(self.course)
+        config.CourseDirectory.course_id = COURSE_ID
+        for key, value in settings.items():
+            setattr(config.CourseDirectory, key, value)
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = LESSON
+        put_interpreter_bin_on_path()  # a new gradebook runs alembic
+        return owned.OwnedCollect(
+            coursedir=coursedir, authenticator=Authenticator(config=config), config=config
+        )
+
+    def collected(self, who: str) -> str:
+        return (self.course / "submitted" / who / LESSON / "l1.ipynb").read_text()
+
+    def refused(self) -> dict[str, dict]:
+        listed = json.loads((self.course / owned.REFUSED / f"{LESSON}.json").read_text())
+        return {item["filename"]: item for item in listed}
+
+
+def _plant_every_form(room: Room) -> dict[str, str]:
+    """Each way to file what is not the learner's own, in the learner's name, all newer
+    than the learner's real submission; return the planted names and the expected problem."""
+    other = room.submission(OTHER, "OTHER's work")
+    planted = {}
+
+    def plant(path: Path, problem: str) -> None:
+        _give(path, LEARNER)
+        planted[path.name] = problem
+
+    link = room.name(LEARNER)
+    link.symlink_to(other)  # another learner's submitted folder
+    plant(link, owned.LINK)
+    link = room.name(LEARNER)
+    link.symlink_to(room.course / "source" / LESSON)  # the instructor's source/ with solutions
+    plant(link, owned.LINK)
+    link = room.name(LEARNER)
+    link.symlink_to(other / "l1.ipynb")  # a file
+    plant(link, owned.LINK)
+    inner = room.name(LEARNER)  # a real folder of the learner with a link inside
+    inner.mkdir()
+    (inner / "l1.ipynb").symlink_to(other / "l1.ipynb")
+    plant(inner, owned.LINK)
+    hard = room.name(LEARNER)  # a hard link to another user's file (in their home, say)
+    hard.mkdir()
+    (room.tmp / "others-file").write_text("OTHER's notes")
+    os.link(room.tmp / "others-file", hard / "l1.ipynb")
+    _give(hard, LEARNER)
+    os.chown(hard / "l1.ipynb", *_ids(OTHER))  # the file stays the other user's (one inode)
+    planted[hard.name] = owned.OTHER_OWNER
+    theirs = room.submission(LEARNER, "OTHER's file in the learner's folder")
+    os.chown(theirs / "l1.ipynb", *_ids(OTHER))  # a folder whose file another user owns
+    planted[theirs.name] = owned.OTHER_OWNER
+    second = room.submission(LEARNER, "the learner's own file, with a second name")
+    os.link(second / "l1.ipynb", room.tmp / "second-name")
+    planted[second.name] = owned.HARD_LINK
+    fifo = room.name(LEARNER)
+    fifo.mkdir()
+    os.mkfifo(fifo / "l1.ipynb")
+    plant(fifo, owned.NOT_PLAIN)
+    made = room.submission(OTHER, "OTHER made it in the learner's name")
+    claimed = room.name(LEARNER)
+    made.rename(claimed)  # a folder another account made, in the learner's name
+    planted[claimed.name] = owned.OWNER
+    return planted
+
+
+def test_every_form_of_another_ones_work_is_refused_and_listed(tmp_path):
+    room = Room(tmp_path)
+    room.submission(LEARNER, "the learner's own work")
+    planted = _plant_every_form(room)
+    room.collect().start()
+
+    # The learner's own (older) submission is collected, nothing of the others' or source/.
+    assert room.collected(LEARNER) == "the learner's own work"
+    assert room.collected(OTHER) == "OTHER's work"
+    refused = room.refused()
+    assert {name: item["problem"] for name, item in refused.items()} == planted
+    assert all(item["username"] == LEARNER for item in refused.values())
+    assert not list(room.course.glob(".collecting-*"))  # the staging folder is gone
+    collected = room.course / "submitted" / LEARNER / LESSON
+    assert {path.name for path in collected.iterdir()} == {"l1.ipynb", "timestamp.txt"}
+    assert not any(path.is_symlink() for path in collected.rglob("*"))
+    # The export and the report say why, in both languages.
+    item = next(i for i in refused.values() if i["problem"] == owned.LINK and i["path"] == "")
+    reason = gradebook_rows._refusal(item, LEARNER, LEARNER)
+    assert reason("en").startswith(f"refused at collect: {LEARNER}'s submission holds")
+    assert "是符号链接" in reason("zh")
+
+
+def test_a_link_swapped_in_after_the_check_is_refused_and_nothing_copied(tmp_path):
+    room = Room(tmp_path)
+    other = room.submission(OTHER, "OTHER's work")
+    own = room.submission(LEARNER, "the learner's own work")
+    collect = room.collect()
+    collect.init_src()  # checked: the learner's own folder
+    assert [r["filename"] for r in collect.src_records if r["username"] == LEARNER] == [own.name]
+    (own / "l1.ipynb").unlink()
+    (own / "l1.ipynb").symlink_to(other / "l1.ipynb")  # swapped in after the check
+    collect.init_dest()
+    collect.copy_files()
+    assert not (room.course / "submitted" / LEARNER).exists()
+    assert room.refused()[own.name]["problem"] == owned.LINK
+    assert room.collected(OTHER) == "OTHER's work"
+
+
+def test_a_link_swapped_in_between_look_and_open_fails_to_open(tmp_path, monkeypatch):
+    """The narrowest race: after lstat, before open. O_NOFOLLOW fails on the link."""
+    room = Room(tmp_path)
+    other = room.submission(OTHER, "OTHER's work")
+    own = room.submission(LEARNER, "the learner's own work")
+    real_open = os.open
+
+    def swapping_open(path, flags, *args, **kwargs):
+        if path == "l1.ipynb" and not (own / "l1.ipynb").is_symlink():
+            (own / "l1.ipynb").unlink()
+            (own / "l1.ipynb").symlink_to(other / "l1.ipynb")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(owned.os, "open", swapping_open)
+    with pytest.raises(owned.NotOwned) as refused:
+        owned.copy_owned(str(own), _ids(LEARNER)[0], str(tmp_path / "copy"))
+    monkeypatch.undo()
+    assert refused.value.problem == owned.CHANGED and refused.value.path == "l1.ipynb"
+    assert not (tmp_path / "copy" / "l1.ipynb").exists()
+
+
+def test_an_update_keeps_the_collected_copy_when_the_newer_one_is_refused(tmp_path):
+    room = Room(tmp_path)
+    room.submission(LEARNER, "first")
+    room.collect().start()
+    newer = room.submission(LEARNER, "second")
+    collect = room.collect()
+    collect.update = True
+    collect.init_src()
+    shutil.rmtree(newer)
+    newer.symlink_to(room.course / "source" / LESSON)  # swapped for a link after the check
+    collect.init_dest()
+    collect.copy_files()
+    assert room.collected(LEARNER) == "first"
+    assert room.refused()[newer.name]["problem"] == owned.LINK
+
+
+def test_a_submission_bigger_than_max_dir_size_is_refused_not_fatal(tmp_path):
+    room = Room(tmp_path)
+    room.submission(OTHER, "x" * 200_000)
+    room.submission(LEARNER, "small")
+    room.collect(max_dir_size=100).start()  # kB, nbgrader's unit
+    assert room.collected(LEARNER) == "small"
+    (refused,) = room.refused().values()
+    assert (refused["username"], refused["problem"]) == (OTHER, owned.TOO_BIG)
