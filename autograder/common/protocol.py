@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from autograder.common import global_state as global_settings
 from autograder.common import trusted
 from autograder.common.exercise import NotAttempted
-from autograder.common.i18n import Text
+from autograder.common.i18n import Text, get_language
 from autograder.common.observation import (
     InconsistentObservation,
     Seen,
@@ -301,6 +301,22 @@ def salted(check: Check) -> Check:
     return dataclasses.replace(check, seed=(check.seed + MODE.salt) % SEEDS)
 
 
+def refused_when_graded(check: Check, fn: Callable[..., Any]) -> None:
+    """Self-study: fail the check, naming each line, when grading would refuse the code the
+    learner's function comes from (the learner-code policy, ``autograder/kernel/graded_code``).
+    Only in an IPython kernel; grading reads the cells itself."""
+    lesson = sys.modules.get(type(check).__module__)
+    exercises = getattr(lesson, "EXERCISES", ())
+    if not 0 < check.number <= len(exercises):
+        return
+    from autograder.kernel import graded_code  # the learner's kernel: the policy reads cells
+
+    number = type(check).__module__.rpartition("lesson")[2]
+    failures = graded_code.refused(exercises[check.number - 1].function, fn, number, get_language())
+    if failures:
+        raise CheckFailed(check.heading, failures)
+
+
 def verdict(check: Check, fn: Callable[..., Any]) -> None:
     """Run one check in the current mode; in self-study, print the outcome or raise."""
     check = salted(check)
@@ -313,6 +329,8 @@ def verdict(check: Check, fn: Callable[..., Any]) -> None:
     if MODE.name == "judge":
         observation = MODE.next_observation(check.key())
     else:
+        if MODE.name == "self-study":
+            refused_when_graded(check, fn)
         observation = from_bytes(to_bytes(check.observe_plain(fn)))
     if MODE.name == "self-study":
         MODE.notes = []

@@ -88,13 +88,80 @@ def _changes(node: ast.AST) -> Text:
 
 @dataclass(frozen=True)
 class Violation:
-    """One construct outside the list: where it is and what it is."""
+    """One construct outside the list: where it is, what it is and, where the list has
+    one, what to write instead (the self-study check cell shows it; see :data:`INSTEAD`)."""
 
     line: int
     what: Text
+    instead: Text | None = field(default=None, compare=False)
 
     def describe(self) -> Text:
         return says("line {line}: {what}", "第 {line} 行：{what}", line=self.line, what=self.what)
+
+
+# What graded code may write instead of a refused name (a builtin, a module, an attribute).
+INSTEAD = {
+    "getattr": Text(
+        "the attribute itself: `obj.name` (e.g. `torch.no_grad`, `model.weight`)",
+        "直接写出属性：`obj.name`（例如 `torch.no_grad`、`model.weight`）",
+    ),
+    "setattr": Text(
+        "an assignment to your own object: `obj.name = value`",
+        "直接给自己的对象赋值：`obj.name = value`",
+    ),
+    "hasattr": Text(
+        "`isinstance(obj, SomeClass)`, or `try`/`except AttributeError`",
+        "`isinstance(obj, SomeClass)`，或 `try`/`except AttributeError`",
+    ),
+    "type": Text(
+        "`isinstance(x, SomeClass)`; for a tensor, `x.dtype` or `x.device`",
+        "`isinstance(x, SomeClass)`；对张量用 `x.dtype` 或 `x.device`",
+    ),
+    "vars": Text(
+        "`model.named_modules()`, `named_parameters()`, `named_buffers()`",
+        "改用 `model.named_modules()`、`named_parameters()`、`named_buffers()`",
+    ),
+    "dir": Text(
+        "`model.named_modules()`, `named_parameters()`, `named_buffers()`",
+        "改用 `model.named_modules()`、`named_parameters()`、`named_buffers()`",
+    ),
+    "__class__": Text(
+        "`isinstance(x, SomeClass)`; for a tensor, `x.dtype` or `x.device`",
+        "`isinstance(x, SomeClass)`；对张量用 `x.dtype` 或 `x.device`",
+    ),
+    "__dict__": Text(
+        "`model.named_modules()`, `named_parameters()`, `named_buffers()`",
+        "改用 `model.named_modules()`、`named_parameters()`、`named_buffers()`",
+    ),
+    "operator": Text(
+        "the operator itself (`a * b`, `x[i]`, `obj.name`) or a `lambda`",
+        "直接写运算符（`a * b`、`x[i]`、`obj.name`）或 `lambda`",
+    ),
+    "typing": Text(
+        "no annotation, or a plain name (`int`, `torch.Tensor`)",
+        "不写类型注解，或只写名称（`int`、`torch.Tensor`）",
+    ),
+    "_forward_hooks": Text(
+        "keep the handle that `register_forward_hook` returns and call `handle.remove()`",
+        "保留 `register_forward_hook` 返回的句柄，再调用 `handle.remove()`",
+    ),
+    "_backward_hooks": Text(
+        "keep the handle that `register_full_backward_hook` returns and call `handle.remove()`",
+        "保留 `register_full_backward_hook` 返回的句柄，再调用 `handle.remove()`",
+    ),
+    "_forward_pre_hooks": Text(
+        "keep the handle that `register_forward_pre_hook` returns and call `handle.remove()`",
+        "保留 `register_forward_pre_hook` 返回的句柄，再调用 `handle.remove()`",
+    ),
+    "_modules": Text(
+        "`model.named_modules()` or `model.get_submodule(name)`",
+        "`model.named_modules()` 或 `model.get_submodule(name)`",
+    ),
+    "_parameters": Text("`model.named_parameters()`", "改用 `model.named_parameters()`"),
+    "get_ipython": Text(
+        "plain Python in the cell (no magics)", "在单元格里直接写 Python（不用魔法命令）"
+    ),
+}
 
 
 @dataclass
@@ -528,8 +595,10 @@ class _Reader(ast.NodeVisitor):
         self.docstrings: set[int] = set()
         self.decorators: set[int] = set()
 
-    def flag(self, node: ast.AST, what: Text) -> None:
-        self.found.append(Violation(getattr(node, "lineno", 0), what))
+    def flag(self, node: ast.AST, what: Text, name: str | None = None) -> None:
+        """Record ``what`` at ``node``; ``name``: the refused name, for :data:`INSTEAD`."""
+        instead = INSTEAD.get(name) if name else None
+        self.found.append(Violation(getattr(node, "lineno", 0), what, instead))
 
     # -- where a module or a class may appear: called, dereferenced, subclassed, tested
     def mark(self, tree: ast.AST) -> None:
@@ -569,7 +638,8 @@ class _Reader(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if not _module_allowed(alias.name):
-                self.flag(node, says("import {name}", "导入 {name}", name=alias.name))
+                what = says("import {name}", "导入 {name}", name=alias.name)
+                self.flag(node, what, alias.name.split(".")[0])
             elif alias.asname and _is_dunder(alias.asname):
                 self.flag(node, _imported_as(alias.asname))
 
@@ -577,7 +647,8 @@ class _Reader(ast.NodeVisitor):
         module = node.module or ""
         if node.level or not _module_allowed(module):
             name = "." * node.level + module
-            self.flag(node, says("from {name} import …", "从 {name} 导入", name=name))
+            what = says("from {name} import …", "从 {name} 导入", name=name)
+            self.flag(node, what, module.split(".")[0])
             return
         for alias in node.names:
             if alias.name == "*":
@@ -623,7 +694,7 @@ class _Reader(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         problem = attribute_problem(node.attr)
         if problem:
-            self.flag(node, problem)
+            self.flag(node, problem, node.attr)
             self.generic_visit(node)
             return
         chain = _chain(node)
@@ -859,7 +930,7 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
         name = _named(node)
         if name in refused and hasattr(node, "lineno"):
             lines[name] = min(lines.get(name, node.lineno), node.lineno)
-    return [Violation(lines.get(name, 1), why) for name, why in refused.items()]
+    return [Violation(lines.get(name, 1), why, INSTEAD.get(name)) for name, why in refused.items()]
 
 
 def _named(node: ast.AST) -> str | None:
@@ -961,6 +1032,11 @@ def _bindings(statement: ast.stmt) -> set[str]:
             names.add(node.name)
         pending.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _OWN_SCOPES))
     return names
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """Names a cell binds in the module's namespace (what its top-level statements bind)."""
+    return set().union(*(_bindings(statement) for statement in tree.body))
 
 
 def _import_aliases(statement: ast.stmt) -> dict[str, str] | None:
