@@ -225,3 +225,169 @@ def test_a_submission_bigger_than_max_dir_size_is_refused_not_fatal(tmp_path):
     assert room.collected(LEARNER) == "small"
     (refused,) = room.refused().values()
     assert (refused["username"], refused["problem"]) == (OTHER, owned.TOO_BIG)
+
+
+# Run as a learner: plant, in the learner's own name, each form of another one's work in
+# the exchange's inbound (argv: inbound, lesson, stamp prefix, then the targets: another
+# learner's submitted folder, the instructor's source/ of the lesson, a file); print the names.
+_PLANT = """
+import json, os, sys
+inbound, lesson, prefix, folder, source, file = sys.argv[1:7]
+me = os.environ["USER"]
+names = {}
+def name(i):
+    return os.path.join(inbound, f"{me}+{lesson}+{prefix}:{i:02d}.000000 UTC+p{i}")
+for i, (form, target) in enumerate(
+    (("folder", folder), ("source", source), ("file", file)), start=1
+):
+    os.symlink(target, name(i))
+    names[form] = os.path.basename(name(i))
+os.mkdir(name(4))
+os.symlink(file, os.path.join(name(4), lesson + ".ipynb"))
+names["inner link"] = os.path.basename(name(4))
+for i, form in ((5, "hard link"), (6, "other owner")):  # filled by root, and by the other
+    os.mkdir(name(i))
+    os.chmod(name(i), 0o777)
+    names[form] = os.path.basename(name(i))
+print(json.dumps(names))
+"""
+
+
+def _inbound_of(room: Path, course: str, who: str) -> Path:
+    (found,) = (room / "exchange" / course / "inbound").glob(f"{who}+*")
+    return found
+
+
+@pytest.mark.notebooks
+def test_classroom_collect_with_real_learners(tmp_path):
+    """A real classroom (throw-away accounts): alice plants each form in her own name, as
+    herself (the hard link and bob's file in her folder as only root and bob can make them);
+    the terminal's `nbgrader collect` and the formgrader's Collect (the instructor's Jupyter
+    server, with the classroom's settings) refuse and list every one, and collect her own
+    submission: nothing of bob's or of source/ reaches her collected folder."""
+    import secrets
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    from classroom_hub import as_user, classroom, skip_unless_a_classroom_can_run
+    from processes import free_port, stop_group
+
+    from autograder.classroom.setup import CONFIG_ROOT
+
+    skip_unless_a_classroom_can_run()
+    lesson = "01_requires_grad"
+    notebook = f"{lesson}.ipynb"
+    prefix = f"cc{secrets.token_hex(3)}"
+    teacher, alice, bob = (f"{prefix}{role}" for role in ("t", "a", "b"))
+    with classroom("collect", teacher, [alice, bob]) as made:
+        room, python = made.room, made.python
+        en = made.home(teacher) / "autograd-course-en"
+        course = en.name
+
+        def run(user: str, *argv: str, cwd: Path) -> str:
+            done = as_user(user, [python, *argv], cwd=cwd)
+            assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+            return done.stdout + done.stderr
+
+        run(teacher, "-m", "nbgrader", "release_assignment", lesson, cwd=en)
+        for learner in (alice, bob):
+            home = made.home(learner)
+            run(learner, "-m", "nbgrader", "fetch_assignment", lesson, cwd=home)
+            path = home / lesson / notebook
+            marked = json.loads(path.read_text())
+            marked["metadata"]["who"] = f"{learner}'s own work"
+            path.write_text(json.dumps(marked))
+            run(learner, "-m", "nbgrader", "submit", lesson, cwd=home)
+        bobs = _inbound_of(room, course, bob)
+        alices = _inbound_of(room, course, alice)
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() + 3600))
+        planted = json.loads(
+            run(
+                alice,
+                "-c",
+                _PLANT,
+                str(bobs.parent),
+                lesson,
+                stamp,
+                str(bobs),
+                str(en / "source" / lesson),
+                str(bobs / notebook),
+                cwd=made.home(alice),
+            )
+        )
+        inbound = bobs.parent
+        # A hard link to bob's file (protected_hardlinks keeps alice from making it: root does)
+        os.link(made.home(bob) / lesson / notebook, inbound / planted["hard link"] / notebook)
+        # bob writes his file in alice's open folder: a folder whose file another user owns
+        theirs = inbound / planted["other owner"] / notebook
+        run(bob, "-c", f"open({str(theirs)!r}, 'w').write('bob')", cwd=made.home(bob))
+        own = (alices / notebook).read_bytes()
+        secret = (en / "source" / lesson / notebook).read_bytes()
+
+        def outcome() -> None:
+            collected = en / "submitted" / alice / lesson
+            assert (collected / notebook).read_bytes() == own
+            assert (en / "submitted" / bob / lesson / notebook).read_bytes() != own
+            for path in collected.rglob("*"):
+                assert not path.is_symlink() and path.stat().st_nlink == 1, path
+                assert path.is_dir() or path.read_bytes() not in (secret, b"bob"), path
+                assert path.lstat().st_uid == pwd.getpwnam(teacher).pw_uid, path
+            refused = json.loads((en / owned.REFUSED / f"{lesson}.json").read_text())
+            assert {item["filename"] for item in refused} == set(planted.values()), refused
+            assert {item["username"] for item in refused} == {alice}
+
+        said = run(teacher, "-m", "nbgrader", "collect", lesson, cwd=en)
+        assert said.count("Refused") == len(planted), said
+        outcome()
+
+        # The formgrader's Collect: the instructor's server as the hub starts it.
+        shutil.rmtree(en / "submitted")
+        shutil.rmtree(en / owned.REFUSED)
+        port, token = free_port(), secrets.token_hex(16)
+        account = pwd.getpwnam(teacher)
+        env_root = Path(sys.executable).parent.parent
+        environment = {
+            "PATH": f"{Path(python).parent}:{Path(sys.executable).parent}:/usr/bin:/bin",
+            "HOME": account.pw_dir,
+            "USER": teacher,
+            "JUPYTER_CONFIG_PATH": f"{CONFIG_ROOT}/classroom-instructor:{env_root}/etc/jupyter",
+            "JUPYTER_PATH": f"{env_root}/share/jupyter",
+            "COURSE_CLASSROOM": str(room),
+        }
+        argv = [python, "-m", "jupyter_server", "--no-browser", f"--ServerApp.port={port}"]
+        argv += ["--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}"]
+        log = tmp_path / "server.log"
+        with open(log, "wb") as output:
+            server = subprocess.Popen(
+                argv,
+                cwd=account.pw_dir,
+                env=environment,
+                user=account.pw_uid,
+                group=account.pw_gid,
+                extra_groups=[],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        url = f"http://127.0.0.1:{port}/formgrader/api/assignment/{lesson}/collect"
+        request = urllib.request.Request(
+            url, data=b"", method="POST", headers={"Authorization": f"token {token}"}
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    with urllib.request.urlopen(request, timeout=300) as response:
+                        answer = json.loads(response.read())
+                    break
+                except (urllib.error.URLError, ConnectionError):
+                    assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+                    time.sleep(0.5)
+        finally:
+            stop_group(server)
+        assert answer["success"], answer
+        assert answer["log"].count("Refused") == len(planted), answer["log"]
+        outcome()
