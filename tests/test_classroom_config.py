@@ -381,6 +381,29 @@ def test_the_report_names_refused_submissions_and_draws_no_empty_axes(tmp_path):
     assert "没有发现常见误区" in page and "data:image/png" not in page  # sentences, no empty axes
 
 
+def test_each_language_of_a_report_has_its_own_file(tmp_path):
+    """The Chinese term report of an English course no longer replaces the English one."""
+    from nbgrader.api import Gradebook
+
+    from autograder.course import put_interpreter_bin_on_path
+    from autograder.grader import report
+
+    course = tmp_path / "course"
+    (course / "source" / "l1").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text('c.CourseDirectory.course_id = "autograd-course-en"')
+    put_interpreter_bin_on_path()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment("l1")
+    for assignment, name in ((None, "term"), ("l1", "l1")):
+        english = report.write(course, assignment)
+        chinese = report.write(course, assignment, lang="zh")
+        assert english == course / "grading" / f"{name}-report.html"
+        assert chinese == course / "grading" / f"{name}-report-zh.html"
+        assert report.write(course, assignment, lang="en") == english  # the course's own
+        assert '<html lang="en"' in english.read_text(encoding="utf-8")
+        assert '<html lang="zh' in chinese.read_text(encoding="utf-8")
+
+
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):
     import pwd
 

@@ -398,7 +398,10 @@ def parser() -> argparse.ArgumentParser:
         help="the report's language (default: the first course's language)",
     )
     class_report.add_argument(
-        "--output", type=Path, help="HTML path (default: grading/<assignment or term>-report.html)"
+        "--output",
+        type=Path,
+        help="HTML path (default: grading/<assignment or term>-report.html in the course's "
+        "language, ...-report-<lang>.html in the other)",
     )
     class_report.set_defaults(run=_report)
 

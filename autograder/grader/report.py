@@ -578,11 +578,16 @@ def write(
     lang: str | None = None,
 ) -> Path:
     """Write the report of one assignment, or of the term (``assignment`` None), of the
-    course and any other-language courses given; return its path."""
+    course and any other-language courses given; return its path.
+
+    By default it is ``grading/<assignment or term>-report.html`` in the course's own
+    language, ``…-report-<lang>.html`` in the other, so neither replaces the other."""
     roots = [course_root.resolve(), *(c.resolve() for c in with_courses)]
-    lang = lang or course.language(roots[0])
+    own = course.language(roots[0])
+    lang = lang or own
     name = assignment or "term"
-    target = target or roots[0] / "grading" / f"{name}-report.html"
+    suffix = "" if lang == own else f"-{lang}"
+    target = target or roots[0] / "grading" / f"{name}-report{suffix}.html"
     target = target.resolve()
     if assignment is None:
         text = term_page(gradebook_rows.term_rows(roots), target.parent, lang)
