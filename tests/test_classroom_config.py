@@ -404,6 +404,32 @@ def test_each_language_of_a_report_has_its_own_file(tmp_path):
         assert '<html lang="zh' in chinese.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("role", ["instructor", "learner"])
+def test_everyones_terminal_keeps_the_course_path(tmp_path, role):
+    """A Lab terminal runs the shell the role's settings name; given the hub's PATH (the
+    course's commands first), it still has it: not a login shell, whose /etc/profile would
+    replace it (issue 35 item 7: learners' python, nbgrader "not found")."""
+    import subprocess
+
+    folder = setup.CONFIG_ROOT / f"classroom-{role}"
+    config = PyFileConfigLoader("jupyter_server_config.py", path=str(folder)).load_config()
+    shell = config.ServerApp.terminado_settings["shell_command"]
+    assert "-l" not in shell and "--login" not in shell, shell
+    course_bin = str(Path(sys.executable).parent)
+    path = f"{course_bin}:/usr/local/bin:/usr/bin:/bin"
+    ran = subprocess.run(
+        shell,
+        input='echo "PATH=$PATH"; command -v nbgrader; exit\n',
+        env={"PATH": path, "HOME": str(tmp_path), "SHELL": shell[0]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert f"PATH={path}" in ran.stdout, ran.stdout + ran.stderr
+    assert f"{course_bin}/nbgrader" in ran.stdout, ran.stdout + ran.stderr
+
+
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):
     import pwd
 

@@ -6,9 +6,16 @@ stays, taking turns with the machine's other Validates. The instructor's tools (
 Courses, Create Assignment) are off, here and in labconfig/page_config.json.
 """
 
+import os
+
 import zmq
 
 c = get_config()  # noqa: F821
+
+# The terminal keeps the PATH the hub gave (the course's python, nbgrader), as the
+# instructor's does: jupyter_server's default under a spawner is a login shell, whose
+# /etc/profile replaces it (python, nbgrader "not found", python3 the system's without torch).
+c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or "/bin/sh", "-i"]}
 
 c.ServerApp.jpserver_extensions = {
     "nbgrader.server_extensions.assignment_list": True,
