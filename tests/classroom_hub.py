@@ -261,11 +261,12 @@ def classroom(
     learners: list[str],
     zh_learners: list[str] | None = None,
     logs_on_failure: Path | None = None,
+    setup_args: tuple[str, ...] = (),
 ) -> Iterator[Classroom]:
     """`course-classroom setup` of throw-away users (none may exist) in a new folder of /tmp
     (not pytest's tmp_path: the classroom's users must enter it), on free ports; at the end
     the users and the folder are removed, its logs (*.log) first copied to
-    ``logs_on_failure`` when the test failed."""
+    ``logs_on_failure`` when the test failed. ``setup_args``: more options for setup."""
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
     folder.chmod(0o755)
     closed = {p: (p.stat().st_gid, p.stat().st_mode & 0o7777) for p in INSTRUCTOR_ONLY}
@@ -283,6 +284,7 @@ def classroom(
                 *(["--zh-learners", *zh_learners] if zh_learners else []),
                 *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
                 *_python_option(folder / "base-python"),
+                *setup_args,
                 timeout=600,
             )
             assert made.returncode == 0, made.stdout + made.stderr

@@ -273,7 +273,7 @@ def test_classroom_collect_with_real_learners(tmp_path):
     import urllib.request
 
     from classroom_hub import as_user, classroom, skip_unless_a_classroom_can_run
-    from processes import free_port, stop_group
+    from processes import free_port, stop_group, venv_env
 
     from autograder.classroom.setup import CONFIG_ROOT
 
@@ -282,10 +282,21 @@ def test_classroom_collect_with_real_learners(tmp_path):
     notebook = f"{lesson}.ipynb"
     prefix = f"cc{secrets.token_hex(3)}"
     teacher, alice, bob = (f"{prefix}{role}" for role in ("t", "a", "b"))
-    with classroom("collect", teacher, [alice, bob]) as made:
+    # bob comes from the class list (Moodle's columns), with his names and e-mail.
+    listed = tmp_path / "class.csv"
+    listed.write_text(f"Username,First name,Surname,Email address\n{bob},Bob,Jones,b@x.org\n")
+    with classroom("collect", teacher, [alice], setup_args=("--roster", str(listed))) as made:
         room, python = made.room, made.python
         en = made.home(teacher) / "autograd-course-en"
         course = en.name
+        from nbgrader.api import Gradebook
+
+        from autograder.course import gradebook_url
+
+        with Gradebook(gradebook_url(en)) as gradebook:
+            registered = {s.id: (s.first_name, s.last_name, s.email) for s in gradebook.students}
+        assert registered == {alice: (None, None, None), bob: ("Bob", "Jones", "b@x.org")}
+        assert (en / "gradebook.db").stat().st_uid == pwd.getpwnam(teacher).pw_uid
 
         def run(user: str, *argv: str, cwd: Path) -> str:
             done = as_user(user, [python, *argv], cwd=cwd)
@@ -391,3 +402,17 @@ def test_classroom_collect_with_real_learners(tmp_path):
         assert answer["success"], answer
         assert answer["log"].count("Refused") == len(planted), answer["log"]
         outcome()
+
+        # The class list's names and e-mail reach the Canvas and Moodle files.
+        exported = subprocess.run(
+            [sys.executable, "-m", "autograder.grader.cli", "export", str(en), lesson],
+            env=venv_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert exported.returncode == 0, exported.stderr[-3000:]
+        grading = en / "grading"
+        assert f"{bob},b@x.org," in (grading / f"{lesson}-moodle.csv").read_text()
+        assert '"Jones, Bob"' in (grading / f"{lesson}-canvas.csv").read_text()

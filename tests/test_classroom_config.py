@@ -430,6 +430,75 @@ def test_everyones_terminal_keeps_the_course_path(tmp_path, role):
     assert f"{course_bin}/nbgrader" in ran.stdout, ran.stdout + ran.stderr
 
 
+def test_a_class_list_as_canvas_or_moodle_export_it(tmp_path):
+    from autograder.classroom import roster
+
+    canvas = tmp_path / "canvas.csv"
+    canvas.write_text(
+        "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Language\n"
+        "    Points Possible,,,,,\n"
+        '"Smith, Alice",101,,alice,,en\n'
+        '"李, 婷",102,,chen,,中文\n',
+        encoding="utf-8",
+    )
+    assert roster.read(canvas) == [
+        roster.Learner("alice", "en", "Alice", "Smith", "", "101"),
+        roster.Learner("chen", "zh", "婷", "李", "", "102"),
+    ]
+    moodle = tmp_path / "moodle.csv"
+    moodle.write_text(
+        "First name;Surname;Username;Email address;ID number\nBob;Jones;bob;bob@example.org;B7\n",
+        encoding="utf-8",
+    )
+    (bob,) = roster.read(moodle, default_lang="zh")
+    assert bob == roster.Learner("bob", "zh", "Bob", "Jones", "bob@example.org", "B7")
+    for text, said in (
+        ("name,email\nAlice,a@example.org\n", "no column of log-in names"),
+        ("username\nAlice@Uni\n", "row 2: 'Alice@Uni' is not a portable Unix user name"),
+        ("username,language\nalice,fr\n", "language 'fr' is neither"),
+        ("username\nalice\nalice\n", "row 3: 'alice' is listed twice"),
+    ):
+        bad = tmp_path / "bad.csv"
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(roster.RosterError, match=said):
+            roster.read(bad)
+
+
+def test_setup_registers_the_class_lists_names_in_each_learners_course(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograder import course
+    from autograder.classroom import roster
+
+    roots = {lang: tmp_path / setup.course_id(lang) for lang in setup.LANGUAGES}
+    for root in roots.values():
+        root.mkdir()
+    room = setup.Classroom(
+        tmp_path, "teacher", {"alice": "en", "chen": "zh", "dan": "en"}, {}, DEFAULTS, Path()
+    )
+    names = {
+        "alice": roster.Learner("alice", "en", "Alice", "Smith", "alice@example.org", "101"),
+        "chen": roster.Learner("chen", "zh", "婷", "李", "chen@example.org"),
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(setup.Classroom, "course", lambda self, lang: roots[lang])
+        setup.register_learners(room, None, names)
+    with Gradebook(course.gradebook_url(roots["en"])) as gradebook:
+        alice = gradebook.find_student("alice")
+        assert (alice.first_name, alice.last_name, alice.email, alice.lms_user_id) == (
+            "Alice",
+            "Smith",
+            "alice@example.org",
+            "101",
+        )
+        assert gradebook.find_student("dan").first_name is None  # on no list: no names
+        assert sorted(s.id for s in gradebook.students) == ["alice", "dan"]
+    with Gradebook(course.gradebook_url(roots["zh"])) as gradebook:
+        assert [(s.id, s.last_name, s.first_name) for s in gradebook.students] == [
+            ("chen", "李", "婷")
+        ]
+
+
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):
     import pwd
 

@@ -7,13 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.classroom import accounts, hub_config, interpreter, passwords
+from autograder.classroom import accounts, hub_config, interpreter, passwords, roster
 
 BIN = Path(sys.executable).parent
 
 
 def _learners(args) -> dict[str, str]:
-    chosen = {name: "en" for name in args.learners} | {name: "zh" for name in args.zh_learners}
+    chosen = {row.user: row.lang for row in args.listed}
+    chosen |= {name: "en" for name in args.learners} | {name: "zh" for name in args.zh_learners}
     bad = [name for name in [args.instructor, *chosen] if not accounts.valid_name(name)]
     if bad:
         raise SystemExit(f"course-classroom: not a portable user name: {bad[0]!r}")
@@ -23,6 +24,11 @@ def _learners(args) -> dict[str, str]:
 def _setup(args) -> int:
     from autograder.classroom import setup
 
+    try:
+        args.listed = roster.read(args.roster) if args.roster else []
+    except (OSError, roster.RosterError) as error:
+        print(f"course-classroom: {error}", file=sys.stderr)
+        return 2
     learners = _learners(args)
     if os.geteuid() != 0:
         print(
@@ -33,7 +39,8 @@ def _setup(args) -> int:
         return 2
     listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
     try:
-        classroom = setup.set_up(args.folder, args.instructor, learners, listen, args.python)
+        names = {row.user: row for row in args.listed}
+        classroom = setup.set_up(args.folder, args.instructor, learners, listen, args.python, names)
     except (accounts.AccountError, interpreter.InterpreterError) as error:
         print(f"course-classroom: {error}", file=sys.stderr)
         return 2
@@ -88,6 +95,13 @@ def parser() -> argparse.ArgumentParser:
     setup.add_argument("--learners", nargs="*", default=[], help="learners of the English course")
     setup.add_argument(
         "--zh-learners", nargs="*", default=[], help="learners of the Chinese course"
+    )
+    setup.add_argument(
+        "--roster",
+        type=Path,
+        help="the class list as CSV, as Canvas or Moodle export it: a column of log-in names "
+        "(username), and first name, last name, e-mail, language (en or zh; default en), LMS "
+        "user id where known; learners are registered with their names in their course",
     )
     setup.add_argument("--ip", default="127.0.0.1", help="address the hub listens on (%(default)s)")
     setup.add_argument("--port", type=int, default=8000, help="the hub's port (%(default)s)")

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.classroom import accounts, hub_config, interpreter, passwords
+from autograder.classroom import accounts, hub_config, interpreter, passwords, roster
+from autograder.grader import ownership
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_ROOT = REPO / "jupyter-config"
@@ -140,14 +141,45 @@ def _make_courses(classroom: Classroom, instructor: pwd.struct_passwd) -> list[s
     return made
 
 
+def register_learners(
+    classroom: Classroom, instructor: pwd.struct_passwd, names: dict[str, roster.Learner]
+) -> None:
+    """Each learner in their course's nbgrader gradebook, with the names, e-mail and LMS id
+    the class list gives (the formgrader, the export and the Canvas / Moodle files show
+    them); a learner the list does not name keeps what the gradebook has."""
+    course.put_interpreter_bin_on_path()  # a new gradebook runs alembic
+    from nbgrader.api import Gradebook
+
+    for lang in LANGUAGES:
+        root = classroom.course(lang)
+        chosen = [name for name, chosen in classroom.learners.items() if chosen == lang]
+        if not chosen or not root.is_dir():
+            continue
+        with Gradebook(course.gradebook_url(root)) as gradebook:
+            for name in chosen:
+                known = names.get(name)
+                fields = {}
+                if known is not None:
+                    fields = {
+                        "first_name": known.first_name or None,
+                        "last_name": known.last_name or None,
+                        "email": known.email or None,
+                        "lms_user_id": known.lms_user_id or None,
+                    }
+                gradebook.update_or_create_student(name, **fields)
+        ownership.give_to_course_owner(root)  # the gradebook stays the instructor's
+
+
 def set_up(
     folder: Path,
     instructor: str,
     learners: dict[str, str],
     listen: hub_config.Listen,
     python_base: Path | None = None,
+    names: dict[str, roster.Learner] | None = None,
 ) -> Classroom:
-    """Make (or complete) the classroom in ``folder``; return what it holds."""
+    """Make (or complete) the classroom in ``folder``; return what it holds. ``names``:
+    the class list's rows by user, for the gradebooks."""
     folder = folder.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o755)
@@ -169,6 +201,7 @@ def set_up(
     keep_from_learners(INSTRUCTOR_ONLY, teacher)
     _make_exchange(classroom.exchange, teacher)
     _make_courses(classroom, teacher)
+    register_learners(classroom, teacher, names or {})
     _write_private(
         Path(teacher.pw_dir) / ".jupyter/nbgrader_config.py", _INSTRUCTOR_NBGRADER, teacher
     )
