@@ -499,6 +499,78 @@ def test_setup_registers_the_class_lists_names_in_each_learners_course(tmp_path)
         ]
 
 
+# Run as a client of the cluster: where its scheduler's and workers' HTTP listeners are.
+_HTTP_PORTS = """
+import json, sys
+from distributed import Client
+from autograder.classroom import cluster
+from pathlib import Path
+
+def ports(server):
+    return [s.getsockname()[:2] for s in server.http_server._sockets.values()]
+
+with Client(sys.argv[1], security=cluster.security(Path(sys.argv[2])), timeout=60) as client:
+    found = {"scheduler": client.run_on_scheduler(lambda dask_scheduler: ports(dask_scheduler))}
+    found |= client.run(lambda dask_worker: ports(dask_worker))
+print(json.dumps(found))
+"""
+
+
+def test_the_grading_cluster_serves_no_http_pages_and_takes_no_fixed_port(tmp_path):
+    """Dask's dashboard and info pages (logs, tasks, stacks) have no authentication: the
+    classroom's cluster serves none, on ports the system picks (issue 35 item 3)."""
+    import pwd
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    from processes import free_port, stop_group, venv_env
+
+    folder = tmp_path / "cluster"
+    cluster.make_certificate(folder, pwd.getpwuid(os.getuid()))
+    port = free_port()
+    argv = [sys.executable, "-m", "autograder.classroom.cluster", str(folder), "1"]
+    argv += ["127.0.0.1", str(port)]
+    log = tmp_path / "cluster.log"
+    with open(log, "wb") as output:
+        server = subprocess.Popen(
+            argv, env=venv_env(), stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        import time
+
+        deadline = time.monotonic() + 120
+        while "Dask scheduler at" not in log.read_text():
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
+        address = f"tls://127.0.0.1:{port}"
+        asked = subprocess.run(
+            [sys.executable, "-c", _HTTP_PORTS, address, str(folder)],
+            env=venv_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert asked.returncode == 0, asked.stderr[-3000:]
+        listeners = json.loads(asked.stdout)
+        assert len(listeners) == 2, listeners  # the scheduler and its one worker
+        for where in listeners.values():
+            for host, http_port in where:
+                assert host == "127.0.0.1" and http_port != 8787, listeners
+                for page in ("status", "info/main/workers.html", "logs", "health", "metrics"):
+                    try:
+                        with urllib.request.urlopen(
+                            f"http://127.0.0.1:{http_port}/{page}", timeout=10
+                        ) as response:
+                            status = response.status
+                    except urllib.error.HTTPError as error:
+                        status = error.code
+                    assert status == 404, (page, status)
+    finally:
+        stop_group(server)
+
+
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):
     import pwd
 

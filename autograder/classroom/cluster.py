@@ -6,6 +6,7 @@ before it can send anything). The key lies in ``<classroom>/cluster/``, readable
 grading user (the instructor, who owns the courses) and root only. The scheduler listens
 on 127.0.0.1 unless told otherwise, and its workers run as the grading user, never as
 root, in a cgroup delegated to that user (cgroups.py makes each submission's group below it).
+Dask's HTTP pages (dashboard, info, logs) are not served: they have no authentication.
 """
 
 from __future__ import annotations
@@ -128,20 +129,36 @@ def delegate(owner: pwd.struct_passwd) -> Delegation | str:
     return Delegation(folders, joined, left)
 
 
+# Dask's HTTP pages (dashboard, scheduler and worker info, logs, task and stack pages,
+# metrics, health) answer anyone who can reach the port, without authentication: none is
+# served. Dask still opens its HTTP listener: on the scheduler's host, a port the system picks.
+NO_HTTP = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+_NO_HTTP_ENV = {
+    "DASK_DISTRIBUTED__SCHEDULER__HTTP__ROUTES": "[]",
+    "DASK_DISTRIBUTED__WORKER__HTTP__ROUTES": "[]",
+}
+
+
 def _serve(folder: Path, workers: int, host: str, port: int) -> int:
     """The scheduler and its workers, in this process (as the grading user)."""
+    import dask
     from distributed import LocalCluster
 
-    with LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host=host,
-        scheduler_port=port,
-        dashboard_address=None,
-        protocol="tls",
-        security=security(folder),
-    ) as cluster:
+    os.environ.update(_NO_HTTP_ENV)  # for the worker processes, whichever way they start
+    with (
+        dask.config.set(NO_HTTP),
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host=host,
+            scheduler_port=port,
+            dashboard_address=f"{host}:0",  # no fixed port (Dask's default is 8787) ...
+            scheduler_kwargs={"dashboard": False},  # ... and no dashboard on it
+            protocol="tls",
+            security=security(folder),
+        ) as cluster,
+    ):
         address = cluster.scheduler_address
         (folder / ADDRESS).write_text(address + "\n", encoding="ascii")
         print(f"Dask scheduler at {address} with {workers} workers", flush=True)
