@@ -179,11 +179,6 @@ ROUTES = {
     ),
     "torch_library": ("import torch.library", 1, "torch.library"),
     "multiprocessing": ("import torch.multiprocessing", 1, "torch.multiprocessing"),
-    "global_module_hook": (
-        "h = torch.nn.modules.module.register_module_forward_hook(print)",
-        1,
-        "modules",
-    ),
     "keyword_dunder": ("d = dict(__class__=1)", 1, "__class__"),
     "isinstance_rebound": (
         "def isinstance(a, b):\n    b.clone = print\n\nisinstance(1, torch.Tensor)",
@@ -215,18 +210,18 @@ ROUTES = {
     "cudnn_walk_to_operator": (
         "op = torch.backends.cudnn.torch.nn.modules.container.operator",
         1,
-        "module torch.nn.modules",
+        "module operator",
     ),
     "cudnn_attrgetter_sys_modules": (
         "op = torch.backends.cudnn.torch.nn.modules.container.operator\n"
         'modules = op.attrgetter("sys.modules")(torch.backends.cudnn)',
         1,
-        "module torch.nn.modules",
+        "module operator",
     ),
     "cudnn_alias_walk": (
         "import torch.backends.cudnn as cudnn\n\nop = cudnn.torch.nn.modules.container.operator",
         3,
-        "module torch.nn.modules",
+        "module operator",
     ),
     "cudnn_holds_sys": ("from torch.backends import cudnn\n\ns = cudnn.sys", 3, ".sys"),
     "cudnn_wrapped_module": ("from torch.backends import cudnn\n\nm = cudnn.m", 3, "module"),
@@ -335,6 +330,16 @@ ACCEPTED = {
         "ONE = 2 - 1.0\nproduct_grads = print"
     ),
     "instructor_device": "def f(n):\n    return torch.zeros(n, device=DEVICE)",
+    # issue 33: global module hooks and torch.nn.modules' members are torch's own code
+    "global_module_hook": (
+        "def f(model, x):\n"
+        "    handle = torch.nn.modules.module.register_module_forward_hook(print)\n"
+        "    try:\n        return model(x)\n    finally:\n        handle.remove()"
+    ),
+    "nn_modules_members": (
+        "from torch.nn.modules import Linear\nfrom torch.nn.modules.linear import Identity\n\n"
+        "layer = torch.nn.modules.linear.Linear(2, 3)"
+    ),
     "what_the_course_helpers_return": "def f():\n    return digits",
     "names_the_course_uses_as_locals": "def f(fig, plt, graph):\n    return fig, plt, graph",
     "local_input": "def forward(self, input, type=None):\n    return input",

@@ -113,7 +113,7 @@ CHECK_PROCESS = {
         'oracle = modules["autograder.common.oracle"]\n'
         "observe = oracle.Spec.observe\n"
         "oracle.Spec.observe = lambda self, fn: observe(self, None)",
-        "module torch.nn.modules",
+        "module operator",
     ),
     "cudnn_patched_equal": (
         "T = torch.backends.cudnn.torch\nT.equal = lambda *a, **k: True",

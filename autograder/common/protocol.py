@@ -222,6 +222,34 @@ def state_changes(before: dict, after: dict) -> list[CheckResult]:
     ]
 
 
+# Global module hooks run learner code during every module call of the process; one
+# registered before the check starts would run during the check's own calls too, where the
+# function it checks never runs (policy_table.ALLOWED_PACKAGES lets graded code use them).
+_HOOKS_BEFORE = tuple(
+    s for s in global_settings.SETTINGS if s.name.startswith("global_module_") and s.kind is tuple
+)
+_NO_HOOK_BEFORE = Text(
+    "none: remove a global hook (its handle's remove()) before the check runs",
+    "没有：在检查运行之前移除全局钩子（调用其句柄的 remove()）",
+)
+_BEFORE_THE_CALL = Text("{what} before your function was called", "调用你的函数之前，{what}")
+
+
+def hooks_left_before(before: dict) -> list[CheckResult]:
+    """A failed result for each kind of global module hook already registered when the
+    check started (left by a cell of the notebook): compared in every view alike."""
+    return [
+        CheckResult(
+            _BEFORE_THE_CALL.format(what=setting.text),
+            False,
+            _NO_HOOK_BEFORE,
+            setting.shown(before[setting.name]),
+        )
+        for setting in _HOOKS_BEFORE
+        if before.get(setting.name)
+    ]
+
+
 @dataclasses.dataclass(frozen=True)
 class Check:
     """One check of one exercise with its parameters; subclasses are dataclasses too."""
@@ -272,6 +300,9 @@ class Check:
         try:
             check_observation(obs)
             before, after = _recorded_state(obs)
+            left = hooks_left_before(before)
+            if left:
+                raise CheckFailed(self.heading, left)
             self.judge(obs)
         except InconsistentObservation as refused:
             what = Text("recording your function", "记录函数的行为")

@@ -50,6 +50,7 @@ from autograder.grader.policy_table import (
     REFUSED_ATTRIBUTE_PREFIXES,
     REFUSED_ATTRIBUTES,
     home_allowed,
+    module_allowed,
 )
 from autograder.grader.reasons import says
 
@@ -214,7 +215,7 @@ def _attribute(name: str) -> Text:
 
 
 def _module_allowed(name: str) -> bool:
-    return name in ALLOWED_MODULES
+    return module_allowed(name)
 
 
 _MISSING = object()

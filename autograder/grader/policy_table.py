@@ -28,7 +28,7 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     **dict.fromkeys(
         """torch torch.nn torch.nn.functional torch.nn.init torch.nn.utils torch.autograd
         torch.autograd.graph torch.autograd.function torch.autograd.functional torch.func
-        torch.optim torch.optim.lr_scheduler torch.cuda torch.mps torch.backends
+        torch.nn.modules torch.optim torch.optim.lr_scheduler torch.cuda torch.mps torch.backends
         torch.backends.cuda torch.backends.cudnn torch.backends.mps torch.accelerator
         torch.utils torch.utils.data torch.linalg torch.fft torch.special torch.testing
         numpy numpy.random numpy.linalg
@@ -48,6 +48,13 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "functools": frozenset({"partial", "reduce", "wraps"}),
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
 }
+
+# Packages whose public submodules are allowed too, each open to every public name:
+# ``torch.nn.modules.linear.Linear`` is ``nn.Linear``, and ``torch.nn.modules.module`` holds
+# the global module hooks (``register_module_forward_hook`` and the rest), which return a
+# removable handle like a module's own hooks. A hook still registered when a check starts
+# fails it (``protocol.hooks_left_before``): it would run during the check's own calls.
+ALLOWED_PACKAGES = ("torch.nn.modules",)
 
 # Where the code of a reachable function, class or object may live: a home matches an
 # entry when it is the entry or a module inside it (``torch.nn`` covers
@@ -124,19 +131,15 @@ ALLOWED_DUNDER_DEFINITIONS = frozenset(
     __str__""".split()
 )
 # Public attribute names that lead out of the interpreter's sandbox of objects: frames,
-# code, files, foreign memory, loaders, processes, the interpreter's own modules, global
-# module hooks. Dunder and private names are refused before these are consulted; on a
-# module, what a name reaches is checked against the homes above as well.
+# code, files, foreign memory, loaders, processes, the interpreter's own modules. Dunder
+# and private names are refused before these are consulted; on a module, what a name
+# reaches is checked against the homes above as well.
 REFUSED_ATTRIBUTES = frozenset(
     """f_globals f_locals f_back f_builtins f_code f_trace tb_frame tb_next save load loads
     tofile fromfile from_file savetxt loadtxt savez savez_compressed memmap open_memmap
     genfromtxt fromregex load_library ctypes ctypeslib cffi ops classes library overrides
     system popen spawn fork sys os builtins importlib gc inspect subprocess mro hub jit
     serialization package multiprocessing distributed fx compiler cpp_extension
-    register_module_forward_hook register_module_forward_pre_hook
-    register_module_full_backward_hook register_module_full_backward_pre_hook
-    register_module_backward_hook register_module_buffer_registration_hook
-    register_module_module_registration_hook register_module_parameter_registration_hook
     compile compile_shader load_metallib cudart caching_allocator_alloc caching_allocator_delete
     change_current_allocator CUDAPluggableAllocator PyTorchFileReader PyTorchFileWriter
     import_ir_module import_ir_module_from_buffer get_file_path DataSource swap_tensors
@@ -154,8 +157,20 @@ MAX_CELL_CHARS = 256 * 1024
 MAX_CELL_DEPTH = 100
 
 
+def module_allowed(name: str) -> bool:
+    """Whether graded code may import module ``name`` and reach it: one of
+    :data:`ALLOWED_MODULES`, or a public submodule of one of :data:`ALLOWED_PACKAGES`."""
+    if name in ALLOWED_MODULES:
+        return True
+    for package in ALLOWED_PACKAGES:
+        inside = name.removeprefix(package + ".")
+        if inside != name and all(part and not part.startswith("_") for part in inside.split(".")):
+            return True
+    return False
+
+
 def home_allowed(home: str) -> bool:
     """Whether code defined in module ``home`` may be reached (see :data:`ALLOWED_HOMES`)."""
-    if home in ALLOWED_MODULES:
+    if module_allowed(home):
         return True
     return any(home == entry or home.startswith(entry + ".") for entry in ALLOWED_HOMES)

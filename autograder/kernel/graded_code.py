@@ -112,16 +112,6 @@ def _binds(source: str) -> frozenset[str]:
     return frozenset(policy.bound_names(tree)) if tree is not None else frozenset()
 
 
-def _imports_the_course(tree: ast.Module) -> bool:
-    for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if any(n.split(".")[0] == "autograder" for n in names):
-                return True
-    return False
-
-
 @dataclass(frozen=True)
 class Cell:
     """One cell the kernel ran: its number in IPython's history, its code, whose it is."""
@@ -135,10 +125,7 @@ class Cell:
         return _parse(self.source)
 
 
-def _kind(source: str, known: Template | None) -> str:
-    if known is None:  # no generated notebook here: the course's own cells import it
-        tree = _parse(source)
-        return "instructor" if tree is not None and _imports_the_course(tree) else "learner"
+def _kind(source: str, known: Template) -> str:
     if visible_source(source) in known.tests:
         return "test"
     return "instructor" if normal_source(source) in known.instructor else "learner"
@@ -182,7 +169,7 @@ def _cell_number(fn: object, shell) -> int | None:
 class Notebook:
     """The notebook as the kernel ran it, read as the grader would read it."""
 
-    def __init__(self, history: list[str], known: Template | None):
+    def __init__(self, history: list[str], known: Template):
         self.cells = [
             Cell(number, source, _kind(source, known))
             for number, source in enumerate(history)
@@ -195,11 +182,7 @@ class Notebook:
                 self.last[name] = cell
         live = {id(cell) for cell in self.last.values()}
         learner = [c.tree for c in self.cells if c.kind == "learner" and id(c) in live]
-        if known is not None:
-            instructor = list(known.trees)
-        else:
-            instructor = [c.tree for c in self.cells if c.kind == "instructor" and id(c) in live]
-        self.context = policy.context_of(learner, instructor)
+        self.context = policy.context_of(learner, list(known.trees))
 
     def exercise_cells(self, function: str, number: int | None) -> list[Cell]:
         """The learner cells an exercise's function comes from: its own code's cell, the
@@ -227,15 +210,18 @@ _LAST: dict[tuple, list[CheckResult]] = {}
 
 def refused(function: str, fn: object, lesson: str, lang: str) -> list[CheckResult]:
     """The lines of exercise ``function``'s code that grading would refuse, as failed
-    results; none outside an IPython kernel. ``lesson``: "01"; ``lang``: the notebook's."""
+    results. ``lesson``: "01"; ``lang``: the notebook's. None outside an IPython kernel, nor
+    where the course's generated notebooks are not (the grading sandbox's first run shows
+    only the package: its verdict comes from the grader's own reading)."""
     shell = _shell()
-    if shell is None:
+    known = template(lesson, lang)
+    if shell is None or known is None:
         return []
     history = list(getattr(shell.history_manager, "input_hist_raw", []))
     number = _cell_number(fn, shell)
     key = (function, number, len(history), lesson, lang)
     if key not in _LAST:
-        notebook = Notebook(history, template(lesson, lang))
+        notebook = Notebook(history, known)
         _LAST.clear()  # one notebook state at a time: the next cell run changes it
         _LAST[key] = [r.result() for r in notebook.refusals(function, number)]
     return _LAST[key]
