@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
+import signal
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -569,6 +571,84 @@ def test_the_grading_cluster_serves_no_http_pages_and_takes_no_fixed_port(tmp_pa
                     assert status == 404, (page, status)
     finally:
         stop_group(server)
+
+
+def test_learners_servers_start_in_namespaces_of_their_own(tmp_path):
+    config = _load(tmp_path)
+    hook = config.Spawner.pre_spawn_hook
+    for name, wrapped in (("alice", True), ("teacher", False), ("alice", True)):
+        spawner = SimpleNamespace(user=SimpleNamespace(name=name), cmd=None)
+        hook(spawner)  # the hub calls it before every start: never wrapped twice
+        wrapper = [sys.executable, "-m", "autograder.classroom.own_pids", "--"]
+        assert spawner.cmd == (wrapper if wrapped else []) + config.Spawner.cmd, spawner.cmd
+
+
+def _own_pids(argv: list[str], **kwargs):
+    """``own_pids -- ARGV`` as this user, started in a new session (a learner's server runs
+    it as the learner: tests/test_classroom_servers.py)."""
+    import subprocess
+
+    from processes import venv_env
+
+    wrapper = [sys.executable, "-m", "autograder.classroom.own_pids", "--", *argv]
+    return subprocess.Popen(
+        kwargs.pop("prefix", []) + wrapper,
+        cwd="/",
+        env=venv_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kwargs,
+    )
+
+
+# Run under own_pids: which processes it sees, who it is, and then wait for SIGTERM.
+_SEES = """
+import json, os, signal, subprocess, sys, time
+subprocess.Popen(["sleep", sys.argv[1]], start_new_session=True)  # an orphan it leaves
+seen = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+print(json.dumps({"pids": seen, "me": os.getpid(), "uid": os.getuid()}), flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a clean stop, as the hub asks
+time.sleep(120)
+sys.exit(3)
+"""
+
+
+def test_a_learners_server_sees_its_own_processes_only_and_stops_with_its_orphans(tmp_path):
+    import secrets
+    import subprocess
+
+    from processes import stop_group
+
+    marker = f"{100000 + secrets.randbelow(800000)}"  # the orphan's sleep, found by it
+    server = _own_pids([sys.executable, "-c", _SEES, marker])
+    try:
+        seen = json.loads(server.stdout.readline() or "{}")
+        if not seen:
+            pytest.skip(f"no namespaces here: {server.stderr.read()[-500:]}")
+        # PID 1 the init, the server 2, its orphan 3: nobody else's, not even its wrapper.
+        assert seen["me"] == 2 and seen["pids"] == [1, 2, 3], seen
+        assert seen["uid"] == os.getuid()  # still the same user
+        os.kill(server.pid, signal.SIGTERM)  # the hub stops the server through the wrapper
+        assert server.wait(timeout=60) == 0, server.stderr.read()
+        left = subprocess.run(["pgrep", "-f", f"^sleep {marker}$"], capture_output=True)
+        assert left.returncode == 1, left.stdout  # the orphan ended with the server
+    finally:
+        stop_group(server)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_where_namespaces_are_refused_the_server_runs_as_it_is_and_says_why(tmp_path):
+    # bubblewrap's --disable-userns: no further user namespace inside, as on a machine
+    # with user.max_user_namespaces = 0.
+    prefix = ["bwrap", "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--"]
+    server = _own_pids(["echo", "server ran"], prefix=prefix)
+    out, err = server.communicate(timeout=60)
+    if "bwrap:" in err:
+        pytest.skip(f"bubblewrap cannot run here: {err[-300:]}")
+    assert server.returncode == 0 and out == "server ran\n", (out, err)
+    assert "own_pids: the server sees every user's processes" in err, err
 
 
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):

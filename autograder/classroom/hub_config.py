@@ -34,7 +34,8 @@ c.Authenticator.admin_users = {{{instructor!r}}}
 
 # Each person's JupyterLab runs as their own Unix user, in their private home.
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [{python!r}, "-m", "jupyterhub.singleuser"]
+SERVER = [{python!r}, "-m", "jupyterhub.singleuser"]
+c.Spawner.cmd = SERVER
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.start_timeout = 180
@@ -48,6 +49,17 @@ def jupyter_config_path(spawner):
     """The instructor's Lab gets the formgrader; learners' Labs the Assignments panel."""
     role = "instructor" if spawner.user.name in INSTRUCTORS else "learner"
     return {config_root!r} + "/classroom-" + role + ":" + {env!r} + "/etc/jupyter"
+
+
+def own_processes_only(spawner):
+    """A learner's server sees its own processes only: in PID and user namespaces of its
+    own, with its own /proc (autograder/classroom/own_pids.py; where the machine refuses
+    them, the server runs as it is and says so in its log)."""
+    wrapper = [{python!r}, "-m", "autograder.classroom.own_pids", "--"]
+    spawner.cmd = SERVER if spawner.user.name in INSTRUCTORS else wrapper + SERVER
+
+
+c.Spawner.pre_spawn_hook = own_processes_only
 
 
 def torch_compile_cache(spawner):
