@@ -579,7 +579,8 @@ def test_learners_servers_start_in_namespaces_of_their_own(tmp_path):
     for name, wrapped in (("alice", True), ("teacher", False), ("alice", True)):
         spawner = SimpleNamespace(user=SimpleNamespace(name=name), cmd=None)
         hook(spawner)  # the hub calls it before every start: never wrapped twice
-        wrapper = [sys.executable, "-m", "autograder.classroom.own_pids", "--"]
+        wrapper = [sys.executable, "-m", "autograder.classroom.own_pids"]
+        wrapper += ["--tmp-mb", str(hub_config.Limits.tmp_mb), "--"]
         assert spawner.cmd == (wrapper if wrapped else []) + config.Spawner.cmd, spawner.cmd
 
 
@@ -590,10 +591,10 @@ def _own_pids(argv: list[str], **kwargs):
 
     from processes import venv_env
 
-    wrapper = [sys.executable, "-m", "autograder.classroom.own_pids", "--", *argv]
+    wrapper = [sys.executable, "-m", "autograder.classroom.own_pids", "--tmp-mb", "8", "--"]
     return subprocess.Popen(
-        kwargs.pop("prefix", []) + wrapper,
-        cwd="/",
+        kwargs.pop("prefix", []) + wrapper + argv,
+        cwd=kwargs.pop("cwd", "/"),
         env=venv_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -638,6 +639,39 @@ def test_a_learners_server_sees_its_own_processes_only_and_stops_with_its_orphan
         stop_group(server)
 
 
+# Run under own_pids --tmp-mb 8, in a folder of the machine's /tmp: what /tmp holds.
+_TMP = """
+import json, os, sys
+found = {"marker": os.path.exists(sys.argv[1]), "cwd": os.listdir(".")}
+with open("written-by-the-server", "w") as handle:  # its folder under /tmp is the real one
+    handle.write("ok")
+try:
+    with open("/tmp/big", "wb") as handle:
+        handle.write(b"x" * 20 * 1024**2)
+    found["big"] = "written"
+except OSError as error:
+    found["big"] = error.strerror
+print(json.dumps(found))
+"""
+
+
+def test_a_learners_server_gets_a_small_tmp_of_its_own_and_keeps_its_folders(tmp_path):
+    import secrets
+
+    marker = Path("/tmp") / f"own-pids-marker-{secrets.token_hex(4)}"
+    marker.write_text("another user's file in the machine's /tmp")
+    (tmp_path / "mine").write_text("")
+    try:
+        server = _own_pids([sys.executable, "-c", _TMP, str(marker)], cwd=tmp_path)
+        out, err = server.communicate(timeout=60)
+    finally:
+        marker.unlink()
+    assert server.returncode == 0, err
+    found = json.loads(out)
+    assert found == {"marker": False, "cwd": ["mine"], "big": "No space left on device"}, found
+    assert (tmp_path / "written-by-the-server").read_text() == "ok"
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_where_namespaces_are_refused_the_server_runs_as_it_is_and_says_why(tmp_path):
     # bubblewrap's --disable-userns: no further user namespace inside, as on a machine
@@ -649,6 +683,85 @@ def test_where_namespaces_are_refused_the_server_runs_as_it_is_and_says_why(tmp_
         pytest.skip(f"bubblewrap cannot run here: {err[-300:]}")
     assert server.returncode == 0 and out == "server ran\n", (out, err)
     assert "own_pids: the server sees every user's processes" in err, err
+
+
+def test_every_server_is_bounded_by_the_classrooms_limits(tmp_path):
+    from autograder.classroom.spawner import BoundedSpawner
+
+    config = _load(tmp_path)
+    assert config.JupyterHub.spawner_class == "autograder.classroom.spawner.BoundedSpawner"
+    spawner = BoundedSpawner(config=config)
+    assert spawner.mem_limit == 4 * 1024**3 and spawner.processes == 1024
+
+
+# A learner's code in a bounded server: allocate and touch MiB, or start processes.
+_GREEDY = """
+import os, sys, time
+what, amount = sys.argv[1], int(sys.argv[2])
+if what == "memory":
+    block = bytearray(amount * 1024**2)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    print("allocated", flush=True)
+else:
+    children = []
+    try:
+        for _ in range(amount):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+        print("forked all", flush=True)
+    except OSError as error:
+        print("refused", type(error).__name__, len(children), flush=True)
+    for pid in children:
+        os.kill(pid, 9)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes cgroups and drops to another user: root")
+def test_a_bounded_server_cannot_take_more_memory_or_processes_than_its_limits(tmp_path):
+    """What a server the BoundedSpawner starts may use: its preexec puts the process in the
+    server's cgroup and drops to the user, as the hub does (as nobody, the system's Python)."""
+    import subprocess
+
+    from autograder.classroom.spawner import BoundedSpawner
+    from autograder.grader import cgroups
+
+    if isinstance(cgroups.find_parent(), str):
+        pytest.skip(f"no cgroup here: {cgroups.find_parent()}")
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 that nobody may run")
+    spawner = BoundedSpawner(mem_limit="200M", processes=24)
+    spawner.user = SimpleNamespace(name="nobody")
+
+    def run(what: str, amount: int) -> subprocess.CompletedProcess:
+        spawner._group = spawner._limited()
+        assert spawner._group is not None
+        try:
+            return subprocess.run(
+                [python, "-c", _GREEDY, what, str(amount)],
+                preexec_fn=spawner.make_preexec_fn("nobody"),
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        finally:
+            folders = spawner._group.folders
+            asyncio.run(spawner._remove_group())
+            assert not any(os.path.exists(folder) for folder in folders)
+
+    import asyncio
+
+    assert run("memory", 50).stdout == "allocated\n"
+    bomb = run("memory", 400)  # past the limit: this process is killed, not the machine's
+    assert bomb.returncode == -signal.SIGKILL and "allocated" not in bomb.stdout, bomb
+    assert run("processes", 5).stdout == "forked all\n"
+    forks = run("processes", 100).stdout
+    assert forks.startswith("refused BlockingIOError"), forks
 
 
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):

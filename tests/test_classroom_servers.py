@@ -44,6 +44,43 @@ def _server_of(name: str) -> int:
     raise AssertionError(f"no server process of {name}")
 
 
+def _terminal(learner, command: str, timeout_s: float = 300) -> str:
+    """Run ``command`` in a new terminal of the learner's JupyterLab (its websocket, with
+    their token), as typed there; return what the terminal showed, with its exit status."""
+    import asyncio
+    import json
+    import re
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    made = learner.server("POST", "api/terminals")
+    made.raise_for_status()
+    name = made.json()["name"]
+    url = learner.base.replace("http", "ws", 1) + f"/user/{learner.name}/terminals/websocket/"
+    headers = {"Authorization": learner.http.headers["Authorization"]}
+
+    async def talk() -> str:
+        socket = await websocket_connect(HTTPRequest(url + name, headers=headers))
+        socket.write_message(json.dumps(["set_size", 50, 200, 800, 2000]))
+        socket.write_message(json.dumps(["stdin", command + "; echo __DONE__$?\r"]))
+        shown = ""
+        while not re.search(r"__DONE__\d+", shown):
+            message = await asyncio.wait_for(socket.read_message(), timeout_s)
+            if message is None:
+                break
+            kind, *data = json.loads(message)
+            if kind == "stdout":
+                shown += data[0]
+        socket.close()
+        return shown
+
+    try:
+        return asyncio.run(talk())
+    finally:
+        learner.server("DELETE", f"api/terminals/{name}")
+
+
 def test_each_learner_sees_only_their_own_processes():
     skip_unless_a_classroom_can_run()
     sys.path.insert(0, str(REPO / "scripts"))
@@ -51,7 +88,8 @@ def test_each_learner_sees_only_their_own_processes():
 
     prefix = f"cs{secrets.token_hex(3)}"
     teacher, alice, bob = (f"{prefix}{role}" for role in ("t", "a", "b"))
-    with classroom("classroom-servers", teacher, [alice, bob]) as made:
+    limits = ("--memory", "1G", "--tmp-mb", "64")  # small: the test fills them
+    with classroom("classroom-servers", teacher, [alice, bob], setup_args=limits) as made:
         listed = passwords.handed_out(made.room)
         with running_hub(made.room, made.folder / "hub.log"):
             people = [Learner(made.url, name, listed[name], 60) for name in (alice, bob, teacher)]
@@ -77,6 +115,21 @@ def test_each_learner_sees_only_their_own_processes():
                     others = [n for n in (alice, bob, teacher) if n != name]
                     assert not any(o.encode() in cmdlines for o in others), cmdlines[:2000]
                 assert os.readlink(f"/proc/{servers[teacher]}/ns/pid") == ours  # not wrapped
+
+                # In alice's terminal: the course's commands; her server's limits hold for
+                # her alone (a memory bomb loses its own process, a full /tmp says so).
+                learner = people[0]
+                shown = _terminal(learner, "command -v python nbgrader")
+                assert "__DONE__0" in shown and f"{Path(made.python).parent}/nbgrader" in shown
+                bomb = (
+                    "python -c 'b = bytearray(1536 * 1024**2); b[::4096] = b\"x\" * len(b[::4096])'"
+                )
+                shown = _terminal(learner, bomb)
+                assert "__DONE__137" in shown, shown[-2000:]  # SIGKILL by the OOM killer
+                shown = _terminal(learner, "head -c 100M /dev/zero > /tmp/fill")
+                assert "No space left on device" in shown and "__DONE__1" in shown, shown
+                for person in people:  # everyone's server still answers, alice's too
+                    person.server("GET", "api/status").raise_for_status()
                 log = (made.folder / "hub.log").read_text(errors="replace")
                 assert "own_pids: the server sees every user's processes" not in log
             finally:

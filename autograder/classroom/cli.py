@@ -40,7 +40,10 @@ def _setup(args) -> int:
     listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
     try:
         names = {row.user: row for row in args.listed}
-        classroom = setup.set_up(args.folder, args.instructor, learners, listen, args.python, names)
+        limits = hub_config.Limits(args.memory, args.processes, args.tmp_mb)
+        classroom = setup.set_up(
+            args.folder, args.instructor, learners, listen, args.python, names, limits
+        )
     except (accounts.AccountError, interpreter.InterpreterError) as error:
         print(f"course-classroom: {error}", file=sys.stderr)
         return 2
@@ -102,6 +105,23 @@ def parser() -> argparse.ArgumentParser:
         help="the class list as CSV, as Canvas or Moodle export it: a column of log-in names "
         "(username), and first name, last name, e-mail, language (en or zh; default en), LMS "
         "user id where known; learners are registered with their names in their course",
+    )
+    setup.add_argument(
+        "--memory",
+        default=hub_config.Limits.memory,
+        help="the most memory one person's server uses, kernels and /tmp included (%(default)s)",
+    )
+    setup.add_argument(
+        "--tmp-mb",
+        type=int,
+        default=hub_config.Limits.tmp_mb,
+        help="the size of each learner's own /tmp in MiB, within --memory (%(default)s)",
+    )
+    setup.add_argument(
+        "--processes",
+        type=int,
+        default=hub_config.Limits.processes,
+        help="the most processes and threads one person's server runs at once (%(default)s)",
     )
     setup.add_argument("--ip", default="127.0.0.1", help="address the hub listens on (%(default)s)")
     setup.add_argument("--port", type=int, default=8000, help="the hub's port (%(default)s)")

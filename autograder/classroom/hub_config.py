@@ -32,8 +32,12 @@ c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = set({allowed!r})
 c.Authenticator.admin_users = {{{instructor!r}}}
 
-# Each person's JupyterLab runs as their own Unix user, in their private home.
-c.JupyterHub.spawner_class = "localprocess"
+# Each person's JupyterLab runs as their own Unix user, in their private home, in a cgroup
+# of its own: at most this much memory (kernels, terminals and /tmp included) and this many
+# processes and threads, all together (autograder/classroom/spawner.py). Change them here.
+c.JupyterHub.spawner_class = "autograder.classroom.spawner.BoundedSpawner"
+c.Spawner.mem_limit = {mem_limit!r}
+c.BoundedSpawner.processes = {processes}
 SERVER = [{python!r}, "-m", "jupyterhub.singleuser"]
 c.Spawner.cmd = SERVER
 c.Spawner.default_url = "/lab"
@@ -53,9 +57,10 @@ def jupyter_config_path(spawner):
 
 def own_processes_only(spawner):
     """A learner's server sees its own processes only: in PID and user namespaces of its
-    own, with its own /proc (autograder/classroom/own_pids.py; where the machine refuses
-    them, the server runs as it is and says so in its log)."""
-    wrapper = [{python!r}, "-m", "autograder.classroom.own_pids", "--"]
+    own, with its own /proc, and its own /tmp of at most {tmp_mb} MiB
+    (autograder/classroom/own_pids.py; where the machine refuses them, the server runs as
+    it is and says so in its log)."""
+    wrapper = [{python!r}, "-m", "autograder.classroom.own_pids", "--tmp-mb", "{tmp_mb}", "--"]
     spawner.cmd = SERVER if spawner.user.name in INSTRUCTORS else wrapper + SERVER
 
 
@@ -86,6 +91,15 @@ c.Spawner.environment = {{
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What one person's server may use, all its processes together."""
+
+    memory: str = "4G"  # JupyterHub's mem_limit: a number of bytes, or with K, M, G, T
+    processes: int = 1024  # processes and threads (pids.max): torch starts a thread per core
+    tmp_mb: int = 1024  # a learner's own /tmp (a tmpfs: counted in memory)
+
+
+@dataclass(frozen=True)
 class Listen:
     """Where the hub listens (``ip``:``port``) and its two loopback-only internal ports."""
 
@@ -103,6 +117,7 @@ def render(
     config_root: Path,
     instructor: str,
     learners: list[str],
+    limits: Limits = Limits(),
 ) -> str:
     """The configuration text.
 
@@ -124,6 +139,9 @@ def render(
         allowed=sorted({instructor, *learners}),
         instructor=instructor,
         python=str(python),
+        mem_limit=limits.memory,
+        processes=limits.processes,
+        tmp_mb=limits.tmp_mb,
         config_root=str(config_root),
         env=str(bin_dir.parent),
         path=os.pathsep.join([str(python.parent), str(bin_dir), "/usr/local/bin:/usr/bin:/bin"]),

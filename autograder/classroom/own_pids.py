@@ -15,18 +15,24 @@ Ubuntu 24.04's ``kernel.apparmor_restrict_unprivileged_userns = 1``, a container
 ``/proc`` is partly masked) it says why on stderr (the server's log) and runs the server as
 it is; the README says how to hide processes then (``/proc`` mounted with ``hidepid``).
 
-Usage: ``python -m autograder.classroom.own_pids [--] COMMAND ...``
+With ``--tmp-mb N`` the server also gets a ``/tmp`` of its own, a tmpfs of at most N MiB
+(counted in its memory limit, spawner.py), with the folders it needs from the machine's
+``/tmp`` (its home, its Python, the classroom, where they lie there) bound back.
+
+Usage: ``python -m autograder.classroom.own_pids [--tmp-mb N] [--] COMMAND ...``
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import sys
+from pathlib import Path
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
 NO_NAMESPACE = 97  # no user namespace could be made (the server did not start)
 NO_PROC = 98  # PID 1 could not mount /proc (the server did not start)
@@ -79,7 +85,38 @@ def _status(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
-def _init(command: list[str]) -> None:
+def _needed_under_tmp(command: list[str]) -> list[str]:
+    """The folders right under /tmp that hold what the server needs: its home, its Python,
+    the course, the classroom (a fresh /tmp would hide them; they are bound back)."""
+    here = Path(__file__).resolve()
+    needed = [Path.home(), Path(sys.prefix), Path(sys.base_prefix), here.parents[2], Path.cwd()]
+    needed += [Path(sys.executable).resolve(), Path(command[0]).resolve()]
+    needed += [Path(os.environ[name]) for name in ("COURSE_CLASSROOM",) if name in os.environ]
+    tops = set()
+    for path in needed:
+        parts = path.resolve().parts
+        if len(parts) > 2 and parts[:2] == ("/", "tmp"):
+            tops.add(f"/tmp/{parts[2]}")
+    return sorted(tops)
+
+
+def _private_tmp(libc, size_mb: int, command: list[str]) -> None:
+    """A fresh /tmp of at most ``size_mb`` MiB (its pages count in the server's memory
+    limit), with the folders the server needs from the machine's /tmp bound back."""
+    kept = {}
+    for path in _needed_under_tmp(command):
+        with contextlib.suppress(OSError):
+            kept[path] = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    options = f"size={size_mb}m,mode=1777".encode()
+    _check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
+    for path, fd in kept.items():
+        os.mkdir(path, 0o755)
+        source = f"/proc/self/fd/{fd}".encode()
+        _check(libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
+        os.close(fd)
+
+
+def _init(command: list[str], tmp_mb: int | None) -> None:
     """PID 1 of the new namespace: a fresh /proc, the server as its child, orphans reaped."""
     libc = _libc()
     try:
@@ -89,6 +126,11 @@ def _init(command: list[str]) -> None:
     except OSError as error:
         print(f"{SAID} ({error})", file=sys.stderr)
         os._exit(NO_PROC)
+    if tmp_mb:
+        try:
+            _private_tmp(libc, tmp_mb, command)
+        except OSError as error:
+            print(f"own_pids: the server writes in the machine's /tmp ({error})", file=sys.stderr)
     server = os.fork()
     if server == 0:
         try:
@@ -105,7 +147,7 @@ def _init(command: list[str]) -> None:
             os._exit(_status(status))
 
 
-def _namespaced(command: list[str]) -> None:
+def _namespaced(command: list[str], tmp_mb: int | None) -> None:
     """The new namespaces' parent: they are made here, in a child of the wrapper, so that a
     refusal leaves the wrapper as it was, free to run the server as it is."""
     uid, gid = os.getuid(), os.getgid()
@@ -118,13 +160,16 @@ def _namespaced(command: list[str]) -> None:
         os._exit(NO_NAMESPACE)
     init = os.fork()
     if init == 0:
-        _init(command)
+        _init(command, tmp_mb)
     _forward_to(init)
     _, status = os.waitpid(init, 0)
     os._exit(_status(status))
 
 
 def main(argv: list[str]) -> int:
+    tmp_mb = None
+    if argv[:1] == ["--tmp-mb"] and len(argv) > 1 and argv[1].isdigit():
+        tmp_mb, argv = int(argv[1]), argv[2:]
     command = argv[1:] if argv[:1] == ["--"] else argv
     if not command:
         print(__doc__.splitlines()[-1], file=sys.stderr)
@@ -133,7 +178,7 @@ def main(argv: list[str]) -> int:
     sys.stderr.flush()
     child = os.fork()
     if child == 0:
-        _namespaced(command)
+        _namespaced(command, tmp_mb)
     _forward_to(child)
     _, status = os.waitpid(child, 0)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) in (NO_NAMESPACE, NO_PROC):

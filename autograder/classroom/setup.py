@@ -177,9 +177,10 @@ def set_up(
     listen: hub_config.Listen,
     python_base: Path | None = None,
     names: dict[str, roster.Learner] | None = None,
+    limits: hub_config.Limits | None = None,
 ) -> Classroom:
     """Make (or complete) the classroom in ``folder``; return what it holds. ``names``:
-    the class list's rows by user, for the gradebooks."""
+    the class list's rows by user, for the gradebooks; ``limits``: each server's."""
     folder = folder.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o755)
@@ -225,6 +226,7 @@ def set_up(
         CONFIG_ROOT,
         instructor,
         list(learners),
+        limits or hub_config.Limits(),
     )
     classroom.config_file.write_text(text, encoding="utf-8")
     os.chmod(classroom.config_file, 0o600)

@@ -1,0 +1,115 @@
+"""Each person's server bounded: its memory and its processes, all together, in a cgroup.
+
+JupyterHub's LocalProcessSpawner starts each server as its user and honours no limit
+(its ``mem_limit`` is documented as unenforced): one learner could take the machine's
+memory or processes and stop the class, the hub and grading. This spawner makes a control
+group per server before it starts it (as root, through ``autograder/grader/cgroups.py``, the
+same groups grading uses: cgroup v2, else v1), puts the server's process in it before it
+drops to the user (so every process the server, its kernels and its terminals start is
+in it too), and removes it, ending what is left in it, when the server stops or ends.
+
+- ``Spawner.mem_limit``: the most memory the server uses, kernels and ``/tmp`` included
+  (the kernel's out-of-memory killer then ends the biggest process of that server, usually
+  the kernel that allocated, nobody else's);
+- ``BoundedSpawner.processes``: the most processes and threads at once (``pids.max``).
+
+Where the machine has no cgroup the hub may create groups in, the server starts without
+limits and the hub's log says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from jupyterhub.spawner import LocalProcessSpawner
+from traitlets import Integer
+
+from autograder.grader import cgroups
+
+UNBOUNDED = 1 << 62  # "no limit" that cgroup v1 and v2 both take as a number
+
+
+class BoundedSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner whose every server runs in a cgroup of its own, with limits."""
+
+    processes = Integer(
+        1024,
+        config=True,
+        help="The most processes and threads one server (with its kernels and terminals) "
+        "runs at once: its cgroup's pids.max. 0: no limit.",
+    )
+
+    _group: cgroups.Cgroup | None = None
+
+    def _limited(self) -> cgroups.Cgroup | None:
+        """A new group with this server's limits, or None (and why, in the log)."""
+        if not self.mem_limit and not self.processes:
+            return None
+        parent = cgroups.find_parent()
+        if isinstance(parent, str):
+            self.log.warning("%s's server starts without limits: %s", self.user.name, parent)
+            return None
+        try:
+            return parent.create(self.mem_limit or UNBOUNDED, self.processes or UNBOUNDED)
+        except OSError as error:
+            self.log.warning("%s's server starts without limits: %s", self.user.name, error)
+            return None
+
+    def make_preexec_fn(self, name):
+        drop = super().make_preexec_fn(name)
+        join = self._group.procs_files() if self._group is not None else []
+
+        def preexec():
+            pid = str(os.getpid())
+            for procs in join:  # still root: join the group, then become the user
+                with open(procs, "w", encoding="ascii") as handle:
+                    handle.write(pid)
+            drop()
+
+        return preexec
+
+    async def start(self):
+        await self._remove_group()  # one a previous server of this spawner left
+        self._group = self._limited()
+        if self._group is not None:
+            self.log.info(
+                "%s's server: at most %s bytes of memory and %s processes, in %s",
+                self.user.name,
+                self.mem_limit or "unlimited",
+                self.processes or "unlimited",
+                self._group.folders[0],
+            )
+        try:
+            return await super().start()
+        except BaseException:
+            await self._remove_group()
+            raise
+
+    async def poll(self):
+        status = await super().poll()
+        if status is not None:
+            await self._remove_group()
+        return status
+
+    async def stop(self, now=False):
+        try:
+            await super().stop(now=now)
+        finally:
+            await self._remove_group()
+
+    async def _remove_group(self) -> None:
+        group, self._group = self._group, None
+        if group is not None:
+            await asyncio.to_thread(group.kill_and_remove)
+
+    def load_state(self, state):
+        super().load_state(state)
+        if state.get("cgroup"):
+            self._group = cgroups.Cgroup(tuple(state["cgroup"]))
+
+    def get_state(self):
+        state = super().get_state()
+        if self._group is not None:
+            state["cgroup"] = list(self._group.folders)
+        return state
