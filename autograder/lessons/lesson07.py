@@ -192,16 +192,19 @@ def _custom(out) -> bool:
 
 _PROBES = {
     "custom": Text(
-        "the result comes out of your autograd.Function (.apply)",
-        "结果由你的 autograd.Function（.apply）产生",
+        "the result comes out of your autograd.Function, called through .apply (§1)",
+        "结果由你的 autograd.Function 通过 .apply 产生（§1）",
     ),
     "grads": Text(
-        "the gradients backward gives for a random incoming gradient",
-        "对随机的上游梯度，backward 给出的梯度",
+        "the gradients backward gives for a random incoming gradient, against what the"
+        " exercise states (§2: one value per input; §3 shows how gradcheck finds a wrong"
+        " backward)",
+        "对随机的传入梯度，backward 给出的梯度，与题目的要求相比"
+        "（§2：每个输入一个值；§3 演示 gradcheck 怎样找出错误的 backward）",
     ),
     "grad_out": Text(
         "the incoming gradient after backward (a backward must not change it in place)",
-        "反向传播之后的上游梯度（backward 不能原地修改它）",
+        "反向传播之后传入的梯度（backward 不能原地修改它）",
     ),
 }
 
