@@ -249,6 +249,10 @@ for i, form in ((5, "hard link"), (6, "other owner")):  # filled by root, and by
     os.mkdir(name(i))
     os.chmod(name(i), 0o777)
     names[form] = os.path.basename(name(i))
+os.makedirs(os.path.join(name(7), "closed"))  # a folder collect may not enter: refused, and
+open(os.path.join(name(7), "closed", "x"), "w").close()  # collect goes on with the others
+os.chmod(os.path.join(name(7), "closed"), 0o600)
+names["unreadable"] = os.path.basename(name(7))
 print(json.dumps(names))
 """
 
@@ -349,6 +353,9 @@ def test_classroom_collect_with_real_learners(tmp_path):
             refused = json.loads((en / owned.REFUSED / f"{lesson}.json").read_text())
             assert {item["filename"] for item in refused} == set(planted.values()), refused
             assert {item["username"] for item in refused} == {alice}
+            problems = {item["filename"]: item["problem"] for item in refused}
+            assert problems[planted["unreadable"]] == owned.UNREADABLE, refused
+            assert problems[planted["folder"]] == owned.LINK, refused
 
         said = run(teacher, "-m", "nbgrader", "collect", lesson, cwd=en)
         assert said.count("Refused") == len(planted), said

@@ -23,6 +23,7 @@ is refused then.
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import os
@@ -46,6 +47,9 @@ NOT_PLAIN = "not plain"  # neither a folder nor a regular file (fifo, socket, de
 NOT_A_FOLDER = "not a folder"  # the submission is a file, not a folder
 TOO_BIG = "too big"  # more bytes than nbgrader's CourseDirectory.max_dir_size
 CHANGED = "changed"  # it changed while collect read it (a link swapped in, for one)
+UNREADABLE = "unreadable"  # the instructor may not read it (its modes keep collect out)
+# What reading a learner's folder may raise because of that folder, not of the course.
+_THEIRS = {errno.EACCES, errno.EPERM, errno.ELOOP, errno.ENOTDIR, errno.ENOENT}
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
 _CHUNK = 1 << 20
@@ -109,7 +113,8 @@ class _Walk:
             kind = os.O_DIRECTORY if folder else os.O_NONBLOCK
             fd = os.open(name, _FLAGS | kind, dir_fd=dir_fd)
         except OSError as error:  # a link swapped in since lstat (ELOOP, ENOTDIR), or gone
-            raise NotOwned(CHANGED, where, _name(info.st_uid)) from error
+            closed = error.errno in (errno.EACCES, errno.EPERM)  # or its modes keep us out
+            raise NotOwned(UNREADABLE if closed else CHANGED, where, _name(info.st_uid)) from error
         try:
             found = os.fstat(fd)
             if (found.st_dev, found.st_ino) != (info.st_dev, info.st_ino):
@@ -225,7 +230,11 @@ class OwnedCollect(ExchangeCollect):
         try:
             copy_owned(path, uid, dest, ignore, max_bytes)
         except FileNotFoundError as error:  # gone while collect read it
-            raise NotOwned(CHANGED, "", record["username"]) from error
+            raise NotOwned(CHANGED, _inside(error), record["username"]) from error
+        except OSError as error:  # a folder the instructor may not enter, say; not disk full
+            if error.errno not in _THEIRS:
+                raise
+            raise NotOwned(UNREADABLE, _inside(error), record["username"]) from error
 
     def _refuse(self, record: dict, problem: NotOwned) -> None:
         self.refused.append(
@@ -274,8 +283,15 @@ def describe(item: dict) -> str:
         NOT_A_FOLDER: "is a file, not a folder",
         TOO_BIG: "makes it bigger than the course's max_dir_size",
         CHANGED: "changed while it was collected",
+        UNREADABLE: "cannot be read by the instructor",
     }.get(problem, problem)
     return f"{claimed}'s submission holds what is not {claimed}'s own work: {path} {said}"
+
+
+def _inside(error: OSError) -> str:
+    """The entry ``error`` names, when it is one inside the submission (a name, not a path)."""
+    name = error.filename
+    return name if isinstance(name, str) and not os.path.isabs(name) else ""
 
 
 def _user(record: dict) -> str:

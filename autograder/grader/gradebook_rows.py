@@ -45,6 +45,7 @@ _PROBLEM = {
     "not a folder": ("is a file, not a folder", " 是文件而不是文件夹"),
     "too big": ("makes it bigger than the course allows", " 使提交超出课程允许的大小"),
     "changed": ("changed while it was collected", " 在收取过程中被改动"),
+    "unreadable": ("cannot be read by the instructor", " 教师无权读取"),
 }
 
 
