@@ -608,7 +608,10 @@ class ToHost(_Modelled):
             "non_blocking copies not waited for when to_host returned",
             "to_host 返回时还没等到的非阻塞拷贝",
         ),
-        "where": Text("where the returned tensors are", "返回的张量所在的设备"),
+        "where": Text(
+            "where the returned tensors are (CPU copies, §6)",
+            "返回的张量所在的设备（应是 CPU 上的副本，§6）",
+        ),
         "caller's list": Text("the caller's list after the call", "调用之后调用者的 list"),
     }
     allow = (Rule("result[*]", differs_only_in("requires_grad", "grad_fn")),)
@@ -810,7 +813,10 @@ class PickDevice(Spec):
 
     names = {"result": "pick_device()"}
     probes = {
-        "type": Text("the kind of device returned", "返回的设备类型"),
+        "type": Text(
+            "the kind of device returned (re-read §8 Choosing a device: torch.accelerator)",
+            "返回的设备类型（请重读 §8 选择设备：torch.accelerator）",
+        ),
     }
     blame = (
         Rule(
@@ -957,7 +963,10 @@ class LoadBatch(_Modelled):
     names = {"result": "load_batch(batch, device)", "result[0]": "inputs", "result[1]": "targets"}
     real = Text("timing the copies on a real GPU", "在真实 GPU 上给拷贝计时")
     probes = {
-        "where": Text("the devices the returned tensors are on", "返回的张量所在的设备"),
+        "where": Text(
+            "the devices the returned tensors are on (the device asked for, §7)",
+            "返回的张量所在的设备（应是要求的设备，§7）",
+        ),
         "host busy": Text(
             "model µs the host was held up by copies and pinning (MODEL, not a measurement)",
             "主机被拷贝和锁页拖住的模型微秒数（模型，不是实测）",
@@ -1117,7 +1126,10 @@ class EpochMeanLoss(_Modelled):
             "values read to the host (.item(), float(), print, .cpu()...)",
             "读回主机的次数（.item()、float()、print、.cpu() 等）",
         ),
-        "steps": Text("the batches step() was called with, in order", "依次传给 step() 的批次"),
+        "steps": Text(
+            "the batches step() was called with, in order (once each, as the prompt says)",
+            "依次传给 step() 的批次（按题目要求，每个批次一次）",
+        ),
         "batches": Text("len(batches) after the call", "调用之后的 len(batches)"),
     }
     blame = (Rule("probe:host reads", lambda e, f, ctx: (f["value"] or 0) > e["value"], "CS-1"),)
@@ -1312,7 +1324,10 @@ class OverlapCopy(_Modelled):
     names = {"result": "overlap_copy(...)", "result[0]": "result", "result[1]": "moved"}
     real = Text("timing real streams with CUDA events", "用 CUDA 事件给真实的流计时")
     probes = {
-        "where": Text("the devices the returned tensors are on", "返回的张量所在的设备"),
+        "where": Text(
+            "the devices the returned tensors are on (both on the device, §10)",
+            "返回的张量所在的设备（两者都应在设备上，§10）",
+        ),
         "device time": Text(
             "model µs until the computation, the copy and a read of the batch were done "
             "(MODEL, not a measurement)",
