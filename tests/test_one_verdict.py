@@ -16,6 +16,7 @@ import time
 import nbformat
 import pytest
 from conftest import NOTEBOOKS
+from lesson_cells import graded_cells
 from nbgrader_course import points, submission, submit
 from processes import BIN, venv_env
 
@@ -213,8 +214,8 @@ def test_a_global_hook_left_registered_fails_in_both_views(outcomes):
 # -- the kernel's reading of a history, without a kernel --------------------------------------
 
 
-def _template():
-    known = graded_code.template("01", "en")
+def _template(lesson: str = LESSON):
+    known = graded_code.template(lesson[:2], "en")
     assert known is not None
     return known
 
@@ -274,3 +275,73 @@ def test_reading_a_lessons_history_takes_tens_of_milliseconds():
     warm = time.perf_counter() - started
     print(f"cold {cold * 1000:.0f} ms, warm {warm * 1000:.0f} ms")
     assert warm < 0.5, warm
+
+
+# -- every catalogued answer: the kernel refuses it exactly when the grader's reading does ----
+
+
+def _packs() -> list:
+    """Per lesson, notebooks of answers: the n-th holds the n-th answer of every exercise
+    (the official solution first, then the catalogue's), as test_catalogue_graded packs."""
+    import importlib
+
+    from conftest import SOLUTIONS
+
+    from autograder import course
+
+    found = []
+    for source in course.lesson_sources(SOLUTIONS):
+        lesson = source.parent.name
+        catalogue = importlib.import_module(f"catalog.lesson{lesson[:2]}")
+        answers: dict[str, list[str]] = {
+            gid: [cell.source]
+            for gid, cell in graded_cells(source).items()
+            if cell.cell_type == "code" and not gid.endswith("_tests")
+        }
+        for entries in (catalogue.WRONG, catalogue.RIGHT):
+            for gid, listed in entries.items():
+                answers.setdefault(gid, []).extend(a.code for a in listed)
+        for n in range(max(map(len, answers.values()))):
+            pack = {gid: codes[n] for gid, codes in answers.items() if n < len(codes)}
+            found.append(pytest.param(lesson, pack, id=f"{lesson[:2]}-{n:02d}"))
+    return found
+
+
+@pytest.mark.parametrize(("lesson", "answers"), _packs())
+def test_every_catalogued_answer_is_refused_in_the_kernel_exactly_when_grading_refuses_it(
+    lesson, answers
+):
+    from conftest import SOLUTIONS
+
+    from autograder import bilingual
+    from autograder.grader import verdicts
+
+    nb = submission(NOTEBOOKS / "en" / f"{lesson}.ipynb", answers)
+    exempt = verdicts.instructor_sources(bilingual.read(SOLUTIONS / lesson / f"{lesson}.ipynb"))
+    flags, _, _ = verdicts.read_notebook(nb, exempt)
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    notebook = graded_code.Notebook(["", *(c.source for c in code_cells)], _template(lesson))
+    differ = {}
+    for grade_id in answers:
+        graded = sorted(f["detail"] for f in flags if f["voids"] == [f"{grade_id}_tests"])
+        number = 1 + next(i for i, c in enumerate(code_cells) if _grade_id(c) == grade_id)
+        refused = notebook.refusals(grade_id.split("_", 1)[1], number)
+        kernel = sorted(r.violation.describe().en for r in refused)
+        if kernel != graded:
+            differ[grade_id] = (kernel, graded)
+    assert not differ
+
+
+def _routes() -> list:
+    from test_policy import ACCEPTED, ROUTES
+
+    refused = [pytest.param(code, id=f"refused-{name}") for name, (code, *_) in ROUTES.items()]
+    return refused + [pytest.param(code, id=f"accepted-{name}") for name, code in ACCEPTED.items()]
+
+
+@pytest.mark.parametrize("code", _routes())
+def test_every_policy_route_in_an_exercise_cell_gets_the_graders_verdict_in_the_kernel(code):
+    """test_policy's routes out and its accepted forms, each written in exercise 1's cell."""
+    test_every_catalogued_answer_is_refused_in_the_kernel_exactly_when_grading_refuses_it(
+        LESSON, {EXERCISE: code}
+    )
