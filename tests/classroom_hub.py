@@ -8,6 +8,7 @@ id and by exact user name, also when the test fails.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import shutil
@@ -27,6 +28,7 @@ from processes import free_port, skip_where_others_cannot_enter, stop_group, ven
 from autograder.classroom.setup import INSTRUCTOR_ONLY
 
 START_TIMEOUT_S = 120
+LOCK = Path(tempfile.gettempdir()) / "autograd-course-classroom-tests.lock"
 PYTHON = Path(sys.executable)
 
 
@@ -267,6 +269,19 @@ def classroom(
     (not pytest's tmp_path: the classroom's users must enter it), on free ports; at the end
     the users and the folder are removed, its logs (*.log) first copied to
     ``logs_on_failure`` when the test failed. ``setup_args``: more options for setup."""
+    # One classroom at a time on this machine: setup closes the course's INSTRUCTOR_ONLY
+    # folders to its instructor and the end restores what it found; a second classroom
+    # started meanwhile would find them closed and "restore" that, to a removed group.
+    with open(LOCK, "a+b") as lock:  # closing it releases the lock
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with _classroom(
+            prefix, instructor, learners, zh_learners, logs_on_failure, setup_args
+        ) as made:
+            yield made
+
+
+@contextlib.contextmanager
+def _classroom(prefix, instructor, learners, zh_learners, logs_on_failure, setup_args):
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
     folder.chmod(0o755)
     closed = {p: (p.stat().st_gid, p.stat().st_mode & 0o7777) for p in INSTRUCTOR_ONLY}

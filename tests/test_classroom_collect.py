@@ -279,7 +279,7 @@ def test_classroom_collect_with_real_learners(tmp_path):
     from classroom_hub import as_user, classroom, skip_unless_a_classroom_can_run
     from processes import free_port, stop_group, venv_env
 
-    from autograder.classroom.setup import CONFIG_ROOT
+    from autograder.classroom.setup import CONFIG_ROOT, INSTRUCTOR_ONLY
 
     skip_unless_a_classroom_can_run()
     lesson = "01_requires_grad"
@@ -307,6 +307,14 @@ def test_classroom_collect_with_real_learners(tmp_path):
             assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
             return done.stdout + done.stderr
 
+        # What holds answers is closed to learners by setup itself (issue 35 item 7).
+        for closed in INSTRUCTOR_ONLY:
+            probe = as_user(
+                alice,
+                [python, "-c", f"import os; os.listdir({str(closed)!r})"],
+                cwd=made.home(alice),
+            )
+            assert "PermissionError" in probe.stderr, (closed, probe.stderr[-500:])
         run(teacher, "-m", "nbgrader", "release_assignment", lesson, cwd=en)
         for learner in (alice, bob):
             home = made.home(learner)

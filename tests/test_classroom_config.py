@@ -637,6 +637,8 @@ def test_a_learners_server_sees_its_own_processes_only_and_stops_with_its_orphan
         assert left.returncode == 1, left.stdout  # the orphan ended with the server
     finally:
         stop_group(server)
+        server.stdout.close()
+        server.stderr.close()
 
 
 # Run under own_pids --tmp-mb 8, in a folder of the machine's /tmp: what /tmp holds.

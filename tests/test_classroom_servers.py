@@ -1,11 +1,14 @@
-"""Learners' servers as the classroom's hub starts them (issue 35 item 7): each in a PID
-namespace of its own, so a learner sees their own processes only, not the other learners'
-or the instructor's and their command lines; the instructor's server is not wrapped.
+"""Learners' servers as the classroom's hub starts them (issue 35 items 2 and 7): each in a
+PID namespace of its own, so a learner sees their own processes only, not the other
+learners' or the instructor's and their command lines (the instructor's server is not
+wrapped); each bounded (memory, /tmp): a learner's memory bomb loses its own process and a
+full /tmp says so, while every server keeps answering; a learner's terminal has the course's
+commands.
 
 A real classroom (throw-away Unix users, removed at the end) and its hub; two learners log
 in with their own passwords (over HTTP, as scripts/load_validate.py does) and start their
 servers. The test, as root, looks at each server from outside: its PID namespace and what
-its own /proc lists.
+its own /proc lists; then types in a learner's terminal over its websocket.
 """
 
 from __future__ import annotations

@@ -28,8 +28,14 @@ from autograder.grader import ownership
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_ROOT = REPO / "jupyter-config"
-# What only the instructor's grading may read: the checks' answers and the solutions.
-INSTRUCTOR_ONLY = (REPO / "autograder" / "references", REPO / "solutions")
+# What only the instructor's grading may read: the checks' answers, the solutions, and the
+# tests and the history, which hold them too.
+INSTRUCTOR_ONLY = (
+    REPO / "autograder" / "references",
+    REPO / "solutions",
+    REPO / "tests",
+    REPO / ".git",
+)
 LANGUAGES = ("en", "zh")
 
 
