@@ -345,3 +345,27 @@ def test_every_policy_route_in_an_exercise_cell_gets_the_graders_verdict_in_the_
     test_every_catalogued_answer_is_refused_in_the_kernel_exactly_when_grading_refuses_it(
         LESSON, {EXERCISE: code}
     )
+
+
+def test_the_kernels_refusals_read_in_chinese():
+    """Each refused route's feedback in Chinese cites code and names, no English prose."""
+    import ast
+
+    from language_lint import english_words
+    from test_policy import ROUTES
+    from test_reasons_language import NAMES, _code_names
+
+    from autograder.grader import policy
+
+    cells = _instructor_cells()
+    said_some = 0
+    for name, (code, *_) in ROUTES.items():
+        notebook = graded_code.Notebook(["", *cells, code], _template())
+        found = notebook.refusals("product_grads", len(cells) + 1)
+        said_some += bool(found)  # a few routes need test_policy's own setup to be refused
+        tree = policy.parse(code)
+        known = _code_names([ast.unparse(tree)]) | NAMES | {"obj", "SomeClass", "x", "name"}
+        for refusal in found:
+            said = refusal.result().message("zh")
+            assert english_words(said, known, quoted_is_code=True) == [], (name, said)
+    assert said_some > 0.9 * len(ROUTES)

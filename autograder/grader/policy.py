@@ -160,7 +160,7 @@ INSTEAD = {
     ),
     "_parameters": Text("`model.named_parameters()`", "改用 `model.named_parameters()`"),
     "get_ipython": Text(
-        "plain Python in the cell (no magics)", "在单元格里直接写 Python（不用魔法命令）"
+        "plain Python in the cell (no magics)", "在单元格里直接写代码（不用魔法命令）"
     ),
 }
 

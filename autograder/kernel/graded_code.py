@@ -39,8 +39,8 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent.parent / "notebooks"
 LANGUAGES = ("en", "zh")
 
 REFUSED_LINE = Text(
-    "line {line} of your cell “{cell}”: {code}",
-    "你的单元格“{cell}”第 {line} 行：{code}",
+    "line {line} of your cell `{cell}`: `{code}`",
+    "你的单元格 `{cell}` 第 {line} 行：`{code}`",
 )
 ONLY_LISTED = Text(
     "only what graded code may use (README: “What graded code may use”)",
