@@ -221,10 +221,22 @@ def test_a_submission_bigger_than_max_dir_size_is_refused_not_fatal(tmp_path):
     room = Room(tmp_path)
     room.submission(OTHER, "x" * 200_000)
     room.submission(LEARNER, "small")
+    deep = room.submission(LEARNER, "with a deep folder")  # deeper than any notebook needs
+    nested = deep.joinpath(*["d"] * (owned.MAX_DEPTH + 1))
+    nested.mkdir(parents=True)
+    _give(deep, LEARNER)
+    many = room.submission(LEARNER, "with many empty files")
+    for k in range(owned.MAX_ENTRIES):
+        (many / f"f{k}").touch()
+    _give(many, LEARNER)
     room.collect(max_dir_size=100).start()  # kB, nbgrader's unit
     assert room.collected(LEARNER) == "small"
-    (refused,) = room.refused().values()
-    assert (refused["username"], refused["problem"]) == (OTHER, owned.TOO_BIG)
+    refused = {item["filename"]: item for item in room.refused().values()}
+    assert {(item["username"], item["problem"]) for item in refused.values()} == {
+        (OTHER, owned.TOO_BIG),
+        (LEARNER, owned.TOO_BIG),
+    }
+    assert len(refused) == 3
 
 
 # Run as a learner: plant, in the learner's own name, each form of another one's work in

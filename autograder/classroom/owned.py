@@ -45,13 +45,16 @@ HARD_LINK = "hard link"  # a file with more than one name
 OTHER_OWNER = "other owner"  # something inside belongs to another account
 NOT_PLAIN = "not plain"  # neither a folder nor a regular file (fifo, socket, device)
 NOT_A_FOLDER = "not a folder"  # the submission is a file, not a folder
-TOO_BIG = "too big"  # more bytes than nbgrader's CourseDirectory.max_dir_size
+TOO_BIG = "too big"  # past max_dir_size bytes, MAX_ENTRIES entries or MAX_DEPTH levels
 CHANGED = "changed"  # it changed while collect read it (a link swapped in, for one)
 UNREADABLE = "unreadable"  # the instructor may not read it (its modes keep collect out)
 # What reading a learner's folder may raise because of that folder, not of the course.
 _THEIRS = {errno.EACCES, errno.EPERM, errno.ELOOP, errno.ENOTDIR, errno.ENOENT}
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+# Past these a submission is too big however few bytes it holds: each folder level holds a
+# descriptor open while it is read, and a walk of millions of empty files takes the collect.
+MAX_DEPTH, MAX_ENTRIES = 32, 10_000
 _CHUNK = 1 << 20
 
 
@@ -103,9 +106,12 @@ class _Walk:
 
     def __init__(self, uid, top, ignore, max_bytes):
         self.uid, self.top, self.ignore, self.max_bytes = uid, top, ignore, max_bytes
-        self.size = 0
+        self.size = self.entries = 0
 
     def entry(self, dir_fd: int, name: str, where: str, dest: str | None) -> None:
+        self.entries += 1
+        if self.entries > MAX_ENTRIES or where.count(os.sep) >= MAX_DEPTH:
+            raise NotOwned(TOO_BIG, where, "")
         info = os.lstat(name, dir_fd=dir_fd)
         self._check(info, where, top=where == "")
         folder = stat.S_ISDIR(info.st_mode)
@@ -281,7 +287,7 @@ def describe(item: dict) -> str:
         OTHER_OWNER: f"belongs to {owner}",
         NOT_PLAIN: "is neither a folder nor a file",
         NOT_A_FOLDER: "is a file, not a folder",
-        TOO_BIG: "makes it bigger than the course's max_dir_size",
+        TOO_BIG: "makes it bigger than the course allows (max_dir_size, entries, depth)",
         CHANGED: "changed while it was collected",
         UNREADABLE: "cannot be read by the instructor",
     }.get(problem, problem)
