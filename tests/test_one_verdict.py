@@ -369,3 +369,47 @@ def test_the_kernels_refusals_read_in_chinese():
             said = refusal.result().message("zh")
             assert english_words(said, known, quoted_is_code=True) == [], (name, said)
     assert said_some > 0.9 * len(ROUTES)
+
+
+GLOBAL_HOOK_FEATURES = """
+def extract_features(model, names, x):
+    wanted = {}
+    for name, module in model.named_modules():
+        if name in names:
+            wanted.setdefault(module, []).append(name)
+    out = {}
+
+    def keep(module, inputs, output):
+        for name in wanted.get(module, []):
+            out[name] = output.detach().cpu().clone()
+
+    handle = torch.nn.modules.module.register_module_forward_hook(keep)
+    try:
+        model(x)
+    finally:
+        handle.remove()
+    return out
+"""
+
+
+def test_a_lesson_05_answer_with_a_global_module_hook_is_graded_and_passes():
+    """Issue 33: the right answers refused before used a global module hook, removed."""
+    from conftest import SOLUTIONS
+    from lesson_cells import run
+
+    from autograder.common.protocol import MODE
+
+    answers = {"ex1_extract_features": GLOBAL_HOOK_FEATURES}
+    test_every_catalogued_answer_is_refused_in_the_kernel_exactly_when_grading_refuses_it(
+        "05_hooks", answers
+    )
+    nb = submission(NOTEBOOKS / "en" / "05_hooks.ipynb", answers)
+    cell = next(c for c in nb.cells if _grade_id(c) == "ex1_extract_features")
+    tree = graded_code.policy.parse(cell.source)
+    assert graded_code.policy.violations(tree, graded_code.policy.imported_names([tree])) == []
+    tests = graded_cells(SOLUTIONS / "05_hooks" / "05_hooks.ipynb")["ex1_extract_features_tests"]
+    MODE.quiet = True
+    try:
+        run(tests.source, run(GLOBAL_HOOK_FEATURES))  # the visible and hidden checks pass
+    finally:
+        MODE.quiet = False
