@@ -217,6 +217,15 @@ class CheckpointedForward(_Spec):
             "backward through the result with a random incoming gradient",
             "以随机的上游梯度对结果做反向传播",
         ),
+        "recomputed": Text(
+            "the blocks backward recomputed, in order (§2: a block under its own checkpoint is"
+            " recomputed when the gradient reaches it, the last block first, and only if a"
+            " gradient must flow through it; blocks under one checkpoint are recomputed"
+            " together, the first block first)",
+            "反向传播重新计算的块，按顺序（§2：单独使用梯度检查点的块在梯度传到它时才重新计算，"
+            "最后一个块最先，而且只在有梯度要经过它时才重新计算；同一个检查点下的几个块一起"
+            "重新计算，从第一个块开始）",
+        ),
     }
     allow = (Rule("probe:saved bytes", lambda e, f, ctx: _fewer_bytes(e, f)),)
     blame = (
@@ -283,6 +292,7 @@ class CheckpointedForward(_Spec):
             x.requires_grad_()
         world = World((blocks, x), {"blocks": blocks, "x": x}, device)
         world.calls = [0] * case["depth"]
+        world.order = []  # the blocks' forward calls in order, forward and backward together
         world.saved = 0
         for k, block in enumerate(blocks):
             block.register_forward_pre_hook(lambda m, args, k=k: _count(world, k))
@@ -304,13 +314,16 @@ class CheckpointedForward(_Spec):
         leaves = [(n, t) for n, t in world.tensors() if t.is_leaf and t.requires_grad]
         for _, t in leaves:
             t.grad = None
+        before_backward = len(world.order)
         with _fork_rng(devices=[]):  # a recomputation that does not restore draws other masks
             _seed_cpu(self.seed * 31 + 11)
             done = call(lambda: value.backward(world.g))
+        recomputed = world.order[before_backward:]
         found["backward"] = "ok" if done.ok else trusted.type_(done.error).__name__
         for name, t in leaves:
             found[f"grad {name}"] = None if t.grad is None else _copy(t.grad)
         found["forward calls"] = ", ".join(str(n) for n in world.calls)
+        found["recomputed"] = str(recomputed)
         return found
 
     def probe_text(self, name: str) -> Text:
@@ -327,6 +340,7 @@ class CheckpointedForward(_Spec):
 
 def _count(world: World, k: int) -> None:
     world.calls[k] += 1
+    world.order.append(k)
 
 
 def _fewer_bytes(e: dict, f: dict) -> bool:
@@ -461,6 +475,17 @@ def _scaled(e: dict, f: dict, ctx) -> bool:
     return k > 1.5 and close(fv.double(), ev.double() * k, (1e-2, 1e-6))
 
 
+def _stale_added(e: dict, f: dict, ctx) -> bool:
+    """The gradient step() saw is this step's plus the stale .grad: never zeroed (RG-4)."""
+    stale = ctx.before.get(ctx.base.split(" when ")[0], {}).get("value")
+    ev, fv = e.get("value"), f.get("value")
+    if any(trusted.type_(v) not in _TENSORS for v in (ev, fv, stale)):
+        return False
+    if not (ev.shape == fv.shape == stale.shape) or not bool(stale.abs().max() > 0):
+        return False
+    return close(fv.double(), ev.double() + stale.double(), (1e-3, 1e-5))
+
+
 @dataclass(frozen=True)
 class Bf16TrainStep(_Spec):
     """bf16_train_step: forward and loss under bfloat16 autocast, backward and step outside."""
@@ -482,6 +507,7 @@ class Bf16TrainStep(_Spec):
         Rule("x", _reduced_params, "SC-2"),
         Rule("model*.grad when *", _reduced_params, "SC-2"),
         Rule("model*.grad when *", _scaled, "SC-3"),
+        Rule("model*.grad when *", _stale_added, "RG-4"),
         Rule("result", _scaled, "SC-3"),
     )
 
@@ -764,6 +790,19 @@ class PerSampleGrads(_Spec):
         return _seeded_call(world, self.seed * 31 + 1, trusted.no_grad() if case["outer"] else None)
 
     def explain(self, message: str) -> Text | None:
+        if "does not require grad" in message:  # a loop under the outer no_grad, most often
+            return Text(
+                "backward found no graph: the check also calls your function under an outer"
+                " torch.no_grad(), as the prompt says, where nothing is recorded (or nothing you"
+                " differentiated requires grad); torch.func.grad computes gradients there"
+                " anyway, while a loop that calls backward() or torch.autograd.grad needs"
+                " torch.enable_grad() inside your function, and parameters or copies of them"
+                " that require grad (§6)",
+                "反向传播找不到计算图：题目写明，检查还会在外层的 torch.no_grad() 下调用你的函数，"
+                "那里什么都不记录（或者你求导的对象都不需要梯度）；torch.func.grad 在那里照样"
+                "能算出梯度，而调用 backward() 或 torch.autograd.grad 的循环需要在函数内部使用"
+                " torch.enable_grad()，并且参数或参数的副本要需要梯度（§6）",
+            )
         return _explain(message)
 
 

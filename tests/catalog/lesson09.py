@@ -226,7 +226,7 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
         ),
         Wrong(
             "stale .grad never cleared: added to this step's gradient",
-            None,
+            "RG-4",
             """
 def bf16_train_step(model, loss_fn, x, target, optimizer):
     with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
