@@ -413,3 +413,18 @@ def test_a_lesson_05_answer_with_a_global_module_hook_is_graded_and_passes():
         run(tests.source, run(GLOBAL_HOOK_FEATURES))  # the visible and hidden checks pass
     finally:
         MODE.quiet = False
+
+
+def test_a_chinese_notebooks_instructor_cells_are_recognised_too():
+    nb = nbformat.read(str(NOTEBOOKS / "zh" / f"{LESSON}.ipynb"), as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and not _grade_id(c)]
+    known = graded_code.template("01", "zh")
+    assert 'autograder.setup("zh")' in cells[0]
+    uses_device = "def product_grads(a, b):\n    return torch.zeros(1, device=DEVICE)\n"
+    notebook = graded_code.Notebook(["", *cells, uses_device], known)
+    assert notebook.refusals("product_grads", len(cells) + 1) == []
+    wrong = "def product_grads(a, b):\n    return type(a)\n"
+    notebook = graded_code.Notebook(["", *cells, wrong], known)
+    (refusal,) = notebook.refusals("product_grads", len(cells) + 1)
+    said = refusal.result().message("zh")
+    assert "`return type(a)`" in said and "isinstance" in said, said

@@ -19,6 +19,13 @@ What the kernel knows of the notebook, and how it stands in for what the grader 
   exercise's name, and the learner cells they read names from, in turn. The grader voids
   the exercise for its own cell and leaves any refused cell out of the clean process, so
   an answer built on a refused helper fails there too.
+
+Where it can still differ from the grader: the kernel knows the cells in the order they
+ran, not their place in the notebook, and not their nbgrader ids; a cell deleted after it
+ran still counts here, one never run does not; an exercise's own cell that was superseded
+by a later definition of the function elsewhere is not read here, though grading voids the
+exercise for it. Without the generated notebooks (the grading sandbox's first run, a copy of
+the package alone) nothing is read here.
 """
 
 from __future__ import annotations
