@@ -159,7 +159,11 @@ def score(exercise: Exercise, options: argparse.Namespace, equivalents: dict) ->
         _progress(f"{exercise.lesson} {exercise.grade_id}: the solution fails: {baseline.detail}")
         return row
     known = equivalents.get((exercise.lesson, exercise.grade_id), {})
+    earlier = options.earlier_kills.get((exercise.lesson, exercise.grade_id), set())
     for mutant in sample(mutants(tree, exercise.cell), options.sample, options.seed, exercise):
+        if mutant.key in earlier:
+            row.records.append(_killed_earlier(mutant))
+            continue
         record = _mutant_record(mutant, _judge(mutant.code, exercise, options), known)
         if record["status"] != KILLED and options.salts:
             record["salted"] = _salted(mutant.code, exercise, options)
@@ -182,6 +186,24 @@ def _judge(
     code: str, exercise: Exercise, options: argparse.Namespace, salt: int = 0
 ) -> judging.Verdict:
     return judging.judge(code, exercise.tests, options.timeout, options.memory_mb, salt)
+
+
+def _killed_earlier(mutant: Variant) -> dict:
+    verdict = judging.Verdict(judging.FAILED, "killed in the earlier run (--killed-in)", 0.0)
+    return _mutant_record(mutant, verdict, {})
+
+
+def load_kills(path: Path | None) -> dict[tuple[str, str], set[str]]:
+    """(lesson, exercise) -> keys of the mutants an earlier run's JSON records as killed."""
+    if path is None:
+        return {}
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        (row["lesson"], row["exercise"]): {
+            r["key"] for r in row["records"] if r["kind"] == "mutant" and r["status"] == KILLED
+        }
+        for row in document["exercises"]
+    }
 
 
 def _salted(code: str, exercise: Exercise, options: argparse.Namespace) -> dict:
@@ -347,6 +369,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="K",
         help="judge each mutant that passes again with the hidden tests salted 1..K",
     )
+    parser.add_argument(
+        "--killed-in",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="an earlier run's --json: its killed mutants count as killed without judging "
+        "(valid while the checks only grew stricter; the solution and rewrites are judged)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--memory-mb", type=int, default=2048, help="MiB per answer")
     parser.add_argument("--equivalents", type=Path, default=EQUIVALENTS)
@@ -369,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         _progress("no exercise matches --lesson/--exercise")
         return 2
     equivalents = load_equivalents(options.equivalents)
+    options.earlier_kills = {}
+    for path in options.killed_in or []:
+        for key, keys in load_kills(path).items():
+            options.earlier_kills.setdefault(key, set()).update(keys)
     rows = [score(exercise, options, equivalents) for exercise in exercises]
     stale = stale_equivalents(rows, equivalents, sampled=options.sample is not None)
     print(table(rows))

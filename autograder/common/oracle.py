@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import re
 import sys
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -31,6 +32,7 @@ import torch
 
 from autograder.common import compare as c
 from autograder.common import expectations, trusted
+from autograder.common import global_state as global_settings
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device
 from autograder.common.observation import InconsistentObservation
@@ -40,8 +42,11 @@ from autograder.common.result import CheckResult, require
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _SCALARS = (bool, int, float, str)
 _rng_state = torch.random.get_rng_state  # taken before any learner code runs
+_manual_seed = torch.manual_seed
+RNG_SEED = 20261202  # every call starts from this seed, the reference's and the learner's
 _global_hooks = torch.nn.modules.module
 _OPTIMIZER = torch.optim.Optimizer
+_list_copy, _dict_copy = list.copy, dict.copy  # a plain copy: no subclass's __iter__ runs
 MAX_ITEMS = 64
 FACT = "fact:"  # bases of the reference's state that carry facts for rules, not outcomes
 MAX_RESULTS = 8
@@ -98,6 +103,7 @@ class World:
         self.args, self.objects, self.device = args, objects, concrete(device)
         self.logged: dict[str, dict] = {}
         self.versions = {name: _version(t) for name, t in self.tensors()}
+        self.settings_left: list[str] = []  # global settings the last call left changed
 
     def tensors(self) -> list[tuple[str, torch.Tensor]]:
         """Every caller tensor by name: the objects' tensors and modules' parameters."""
@@ -151,6 +157,7 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
             "value": copy,
             "requires_grad": bool(value.requires_grad),
             "grad_fn": value.grad_fn is not None,
+            "inference": bool(value.is_inference()),
         }
         if relations:
             storage = value.untyped_storage().data_ptr()
@@ -219,8 +226,10 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
             for k, m in obj.named_modules():
                 out[_label(name, k)] = {"training": bool(m.training), "hooks": _hooks(m)}
     for k, arg in enumerate(world.args):  # the caller's containers and optimizers
-        if trusted.type_(arg) in (list, dict):  # a tuple's items are compared where named
-            _fields(arg, world, f"args[{k}]", out, relations=False)
+        if trusted.isinstance_(arg, list):  # a tuple's items are compared where named
+            _fields(_list_copy(arg), world, f"args[{k}]", out, relations=False)
+        elif trusted.isinstance_(arg, dict):
+            _fields(_dict_copy(arg), world, f"args[{k}]", out, relations=False)
         elif trusted.isinstance_(arg, _OPTIMIZER):
             _optimizer_fields(arg, world, f"args[{k}]", out)
     out.update(world.logged)
@@ -230,8 +239,38 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
             for n in ("_global_forward_hooks", "_global_forward_pre_hooks")
         ),
         "rng_consumed": rng_before is not None and not trusted.equal(rng_before, _rng_state()),
+        "rng_after": _rng_digest(world) if rng_before is not None else None,
+        "settings_left": list(world.settings_left),
     }
     return out
+
+
+@contextlib.contextmanager
+def _settings_watched(world: World):
+    """Read every global setting right before and right after the call, inside the caller's
+    context: a context the check enters (``calling``: grad mode, autocast…) puts its own
+    setting back on exit and would hide a function that leaves it changed."""
+    before = global_settings.read()
+    yield
+    after = global_settings.read()
+    world.settings_left = [_setting_name(s) for s in global_settings.changes(before, after)]
+
+
+def _setting_name(setting: global_settings.Setting) -> str:
+    return setting.covers[0] if setting.covers else setting.name
+
+
+def _rng_digest(world: World) -> str | None:
+    """The CPU generator's state after a call that started from ``RNG_SEED``, in short.
+
+    Equal only when the call drew exactly what the reference draws (a reseeded, skipped or
+    extra draw shows). Where the world is on a GPU, its draws go to that device's
+    generator and the reference's (on the CPU) to this one: nothing to compare there.
+    """
+    if concrete(world.device).type != "cpu":
+        return None
+    digest = zlib.crc32(_rng_state().numpy().tobytes())
+    return f"{digest:08x}"
 
 
 def _shuffled_in_place(world: World, fresh: World) -> None:
@@ -374,12 +413,20 @@ def is_zero_or_none(fields: dict, shape: Sequence[int] | None = None) -> bool:
 
 
 _ABSENT = {"kind": "absent"}
+# A value logged when an optimizer stepped: "model[0].weight.grad when optimizer.step() #1 ran"
+# (lesson 02 writes "… ran #1")
+_CALLS_LOG = re.compile(r"(?P<f>\S+\(\)) calls")  # "opt_d.step() calls": a counter
+_STEP_LOG = re.compile(r"(?P<param>.+) when (?P<step>\S+\(\)) (?:#(?P<n>\d+) ran|ran #(?P<n2>\d+))")
 _FIELD_ORDER = ("kind", "length", "shape", "dtype", "device", "value")
 _WHAT = {
     "kind": Text("what {b} is", "{b} 是什么"),
     "length": Text("the length len({b})", "长度 len({b})"),
     "value": Text("the value {b}", "值 {b}"),
     "grad_fn": Text("{b} has history (a grad_fn)", "{b} 带有计算历史（grad_fn）"),
+    "inference": Text(
+        "{b} is an inference tensor (made under inference_mode: autograd can never save it)",
+        "{b} 是推理张量（在 inference_mode 下创建，自动求导永远不能保存它）",
+    ),
     "is": Text("the caller's tensor that {b} is", "{b} 就是调用者的哪个张量"),
     "shares": Text("caller tensors whose storage {b} shares", "与 {b} 共享存储的调用者张量"),
     "changed_in_place": Text(
@@ -387,6 +434,16 @@ _WHAT = {
     ),
     "hooks": Text("hooks left registered on {b}", "{b} 上残留的钩子数"),
     "rng_consumed": Text("the global random state changed by the call", "调用改变了全局随机状态"),
+    "settings_left": Text(
+        "global settings left changed when the function returned (read inside the caller's "
+        "context)",
+        "函数返回时被改变且未恢复的全局设置（在调用者的上下文内读取）",
+    ),
+    "rng_after": Text(
+        "the global random state after the call (reseeded, or more or fewer draws than the "
+        "task makes)",
+        "调用之后的全局随机状态（被重新设种，或抽取的随机数比任务多或少）",
+    ),
     "raised": Text("the exception that reaches the caller", "传给调用者的异常"),
     "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
     "changed_by_second_call": Text(
@@ -404,7 +461,11 @@ _PLAIN = {
 
 
 def _shown(field: str, value: Any) -> str | Text:
+    if field == "settings_left" and trusted.type_(value) is list:
+        return ", ".join(value) if value else _PLAIN[""]
     if field in ("is", "shares", "device", "kind", "raised") and value in _PLAIN:
+        return _PLAIN[value]
+    if trusted.type_(value) is str and value == "no exception":  # a probe's record of a call
         return _PLAIN[value]
     if trusted.type_(value) in _TENSORS:  # a value, where the other side has none
         return Text("a tensor of shape {s}", "形状为 {s} 的张量").format(s=str(tuple(value.shape)))
@@ -421,12 +482,16 @@ class Spec(Check):
 
     allow: ClassVar[tuple[Rule, ...]] = ()  # differences the exercise permits
     blame: ClassVar[tuple[Rule, ...]] = ()  # which misconception a difference means
-    names: ClassVar[dict[str, str]] = {}  # base -> what feedback calls it ("result[0]" -> "p")
+    # base -> what feedback calls it ("result[0]" -> "p")
+    names: ClassVar[dict[str, str | Text]] = {}
     # True: an exception one case raised is reported beside the differences the calls that
     # returned showed, not instead of them (they say more about the misconception)
     differences_first: ClassVar[bool] = False
     # False only with a reason: a second call in one world means nothing for the exercise
     called_again: ClassVar[bool] = True
+    # False only where the prompt leaves the random state to the function (e.g. it may seed
+    # for reproducibility and put the caller's state back)
+    random_state_compared: ClassVar[bool] = True
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -477,7 +542,7 @@ class Spec(Check):
         kept: dict[str, dict] = {}
         _fields(first.value, world, "kept", kept, relations=False)
         rng = _rng_state()
-        with self.calling(world, case, fn):
+        with self.calling(world, case, fn), _settings_watched(world):
             second = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
         found = state(world, second.value, rng)
         now: dict[str, dict] = {}
@@ -491,6 +556,23 @@ class Spec(Check):
     def describe(self, case: dict) -> Text:
         """The caller's state in one case, for feedback."""
         raise NotImplementedError
+
+    def label(self, base: str) -> str | Text:
+        """What feedback calls ``base``: its entry in ``names``, else the base itself (a probe
+        'kind|what' by its what, a probe's name without 'probe:'), a gradient logged when an
+        optimizer stepped (``World.record``) said in the learner's language."""
+        if base in self.names:
+            return self.names[base]
+        label = base.partition("|")[2] or base.removeprefix("probe:")
+        calls = _CALLS_LOG.fullmatch(label)
+        if calls is not None:
+            return Text("calls of {f}", "{f} 的调用次数").format(f=calls["f"])
+        step = _STEP_LOG.fullmatch(label)
+        if step is None:
+            return label
+        return Text("{p} when {s} #{n} ran", "第 {n} 次调用 {s} 时 {p}").format(
+            p=step["param"], s=step["step"], n=step["n"] or step["n2"]
+        )
 
     def calling(self, world: World, case: dict, fn) -> contextlib.AbstractContextManager:
         """What surrounds a call (``fn`` None: the reference's), e.g. a simulated machine."""
@@ -526,12 +608,18 @@ class Spec(Check):
         """The learner's function's name, as the lesson's EXERCISES give it."""
         return sys.modules[type(self).__module__].EXERCISES[self.number - 1].function
 
-    def _run(self, fn, case: dict, device) -> tuple[World, Call, dict]:
-        """Call the learner's function, or the reference where ``fn`` is None, in a new world."""
+    def _run(self, fn, case: dict, device, seeded: bool = True) -> tuple[World, Call, dict]:
+        """Call the learner's function, or the reference where ``fn`` is None, in a new world.
+
+        ``seeded``: from ``RNG_SEED``, one start on both sides, so that the random state
+        after the call compares; a probe's extra call starts where the caller's state is.
+        """
         world = self.build(case, device)
         inputs = _inputs(world) if fn is not None else None
+        if seeded:
+            _manual_seed(RNG_SEED)
         rng = _rng_state()
-        with self.calling(world, case, fn):
+        with self.calling(world, case, fn), _settings_watched(world):
             if fn is not None:
                 outcome = call(fn, *world.args)
             elif case.get("raises"):  # a case where the caller must see an exception
@@ -553,7 +641,7 @@ class Spec(Check):
             return {"call": rec["call"]}
 
         def again():
-            w2, o2, _ = self._run(fn, case, device)
+            w2, o2, _ = self._run(fn, case, device, seeded=False)
             return w2, o2.value if o2.ok else None
 
         found = state(world, outcome.value, rec["rng"])
@@ -662,6 +750,10 @@ class Spec(Check):
                 pairs = [(base, e, f)]
             for name, e1, f1 in pairs:
                 ctx.base = name
+                if name == "torch" and trusted.type_(f1) is dict and trusted.type_(e1) is dict:
+                    if f1.get("rng_after") is None or not self.random_state_compared:
+                        e1 = {k: v for k, v in e1.items() if k != "rng_after"}  # a GPU world
+                        f1 = {k: v for k, v in f1.items() if k != "rng_after"}
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 field = self._first_difference(e1, f1)
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in self.allow):
@@ -679,7 +771,7 @@ class Spec(Check):
 
     def _result(self, case, base, field, e, f, blame: Rule | None, told=None) -> CheckResult:
         misconception = blame.misconception if blame else None
-        label = self.names.get(base, base.partition("|")[2] or base)  # probe 'kind|what': what
+        label = self.label(base)
         where = Text("{what} — in the case: {case}", "{what}——情形：{case}")
         values = field == "value" and trusted.type_(e.get("value")) in _TENSORS
         if base.startswith("probe:"):

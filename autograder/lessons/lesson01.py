@@ -504,8 +504,13 @@ def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> 
 # Models for exercises 6 and 7 ----------------------------------------------------------------
 
 
-def make_mlp(seed: int, depth: int, dtype, device="cpu", width: int = 6) -> torch.nn.Sequential:
+def make_mlp(
+    seed: int, depth: int, dtype, device="cpu", width: int = 6, last_tanh: bool = True
+) -> torch.nn.Sequential:
     """Linear → BatchNorm1d → Tanh blocks, then a Linear (4 inputs, 3 outputs), seeded.
+
+    ``last_tanh`` False: the last block has no Tanh, so a layer with parameters (the
+    BatchNorm) stands right before the last Linear.
 
     Built without touching the global random generator (``skip_init``), so that a
     check does not change the learner's random numbers.
@@ -516,7 +521,8 @@ def make_mlp(seed: int, depth: int, dtype, device="cpu", width: int = 6) -> torc
     for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
         layers.append(torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out, dtype=dtype))
         if k < depth - 1:
-            layers += [torch.nn.BatchNorm1d(n_out, dtype=dtype), torch.nn.Tanh()]
+            layers.append(torch.nn.BatchNorm1d(n_out, dtype=dtype))
+            layers += [torch.nn.Tanh()] if last_tanh or k < depth - 2 else []
     model = torch.nn.Sequential(*layers)
     with trusted.no_grad():
         for p in model.parameters():
@@ -577,16 +583,20 @@ class FinetuneLastLayer(Spec):
             "batch": [6, 2, 9],
             "dtype": ["float64", "float32"],
             "x": ["plain", "transposed"],
+            # no Tanh before the last Linear: model[-2] is a BatchNorm with parameters
+            "tail": ["tanh", "norm", "tanh"],
         }
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0].weight frozen", "，model[0].weight 已冻结")
+        tail = Text(", model[-2] a BatchNorm1d", "，model[-2] 是 BatchNorm1d")
         return Text(
-            "len(model)={n}, {m}, {s}{f}, lr={lr:g}, batch {b}, {t}",
-            "len(model)={n}，{m}，{s}{f}，lr={lr:g}，批大小 {b}，{t}",
+            "len(model)={n}, {m}, {s}{f}{e}, lr={lr:g}, batch {b}, {t}",
+            "len(model)={n}，{m}，{s}{f}{e}，lr={lr:g}，批次大小 {b}，{t}",
         ).format(
-            n=case["depth"] * 3 - 2,
+            n=case["depth"] * 3 - 2 - (case["tail"] == "norm" and case["depth"] > 1),
+            e=tail if case["tail"] == "norm" and case["depth"] > 1 else "",
             m=_MODES[case["mode"]],
             s=_STALE[case["stale"]],
             f=frozen if case["frozen"] else "",
@@ -597,7 +607,7 @@ class FinetuneLastLayer(Spec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_mlp(self.seed, case["depth"], dtype, device)
+        model = make_mlp(self.seed, case["depth"], dtype, device, last_tanh=case["tail"] == "tanh")
         _arrive(model, case["mode"], case["frozen"])
         for k, p in enumerate(model.parameters()):
             if case["stale"] == "stale":
@@ -730,7 +740,7 @@ class ToDevice(Spec):
 
     def probe(self, world: World, value, again) -> dict:
         def where(t: torch.Tensor) -> str:
-            return "target" if t.device == world.target else "start"
+            return "device" if t.device == world.target else "batch.device"  # asked for / before
 
         batch = world.args[0]
         pair = trusted.type_(value) is tuple and trusted.len_(value) == 2
@@ -757,7 +767,16 @@ class ToDevice(Spec):
             )
         if name == "batch_device":
             return Text("the returned batch's device", "返回的批次所在的设备")
-        return Text("the returned model: {n}", "返回的模型：{n}").format(n=name)
+        if name == "model devices":
+            return Text(
+                "the returned model: where its tensors are", "返回的模型：它的张量所在的位置"
+            )
+        if name == "model modes":
+            return Text(
+                "the returned model: m.training of each module m",
+                "返回的模型：每个模块 m 的 m.training",
+            )
+        return Text("the returned model: {n}", "返回的模型：{n}").format(n=name.replace(" ", "."))
 
 
 def check_to_device(fn, seed: int = 0, dtype=torch.float64, device=None) -> None:

@@ -543,7 +543,7 @@ class EvalGrads(_Lesson03):
         return draw(self.seed, axes, 4)
 
     def describe(self, case: dict) -> Text:
-        return Text("{m}, batch of {n}", "{m}，批大小 {n}").format(
+        return Text("{m}, batch of {n}", "{m}，批次大小 {n}").format(
             m=_model_text(case), n=case["rows"]
         )
 
@@ -683,7 +683,7 @@ class FinetuneHead(_Lesson03):
         frozen = case["frozen"] == "first"
         return Text(
             "backbone {b}{f}, head {h}, {s}, lr={lr:g}, {d}, batch of {n}",
-            "主干网络{b}{f}，头部{h}，{s}，lr={lr:g}，{d}，批大小 {n}",
+            "主干网络{b}{f}，头部{h}，{s}，lr={lr:g}，{d}，批次大小 {n}",
         ).format(
             b=_MODES[case["backbone"]],
             f=Text(" with backbone[0] frozen", "，backbone[0] 被冻结") if frozen else "",
@@ -727,6 +727,9 @@ class McDropoutPredict(_Lesson03):
     device: str | None = None
 
     random = True
+    # the prompt says nothing of the random state: seeding for reproducible samples and
+    # putting the caller's state back is a right answer (tests/test_unseen_kinds.py)
+    random_state_compared = False
     counted = ("Dropout train", "BatchNorm train", "Dropout graph", "BatchNorm graph")
     counted += ("rng_reseeded",)
     probes = {
@@ -760,7 +763,7 @@ class McDropoutPredict(_Lesson03):
         return draw(self.seed, axes, 4)
 
     def describe(self, case: dict) -> Text:
-        return Text("{m}, batch of {n}, samples={s}", "{m}，批大小 {n}，samples={s}").format(
+        return Text("{m}, batch of {n}, samples={s}", "{m}，批次大小 {n}，samples={s}").format(
             m=_model_text(case), n=case["rows"], s=case["samples"]
         )
 

@@ -99,7 +99,11 @@ class FrozenCopy(Spec):
             "the copy after an in-place change of t", "原地修改 t 之后的副本"
         ),
     }
-    names = {"result": "frozen_copy(t, share)"}
+    names = {
+        "result": "frozen_copy(t, share)",
+        "probe:t_after_copy_changed": "t",
+        "probe:copy_after_t_changed": "frozen_copy(t, share)",
+    }
     blame = (
         Rule("result", lambda e, f, ctx: not ctx.case["share"] and _shares_t(f), "DT-1"),
         Rule(
@@ -179,7 +183,7 @@ _NOT_VIEWS = {
     "w * 2": lambda w: w * 2,
     "w.exp()": lambda w: w.exp(),
     "w.sum(0)": lambda w: w.sum(0),
-    "a fresh leaf": lambda w: w.detach().clone().requires_grad_(),
+    "w.detach().clone().requires_grad_()": lambda w: w.detach().clone().requires_grad_(),  # a leaf
     "(w * 2).t().reshape(-1)": lambda w: (w * 2).t().reshape(-1),
     "(w + 1).t().contiguous()": lambda w: (w + 1).t().contiguous(),
     "(w * 3).sum()": lambda w: (w * 3).sum(),
@@ -430,6 +434,7 @@ class _GanStep(Spec):
             "batch": [max(self.batch, 2), self.batch + 1],
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "logits": list(self.logits),
+            "history": [True, False],  # the optimizer has taken a step before (its state)
         }
 
     def describe(self, case: dict) -> Text:
@@ -439,9 +444,10 @@ class _GanStep(Spec):
             "D": Text("D[0] frozen", "D[0] 被冻结"),
         }[case["frozen"]]
         return Text(
-            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}), {t}, batch {n}, {z}{b}",
-            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g})，{t}，批大小 {n}，{z}{b}",
+            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}){h}, {t}, batch {n}, {z}{b}",
+            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}",
         ).format(
+            h=Text(" after an earlier step", "，之前已走过一步") if case.get("history") else "",
             b=_D_NORM if case.get("D_norm") else "",
             z=_LOGITS[case["logits"]][1],
             g=_MODES[case["G_mode"]],
@@ -466,14 +472,21 @@ class _GanStep(Spec):
             _set_mode(model, case[f"{name}_mode"])
             if case["frozen"] == name:  # a frozen layer; a frozen bias where there is one layer
                 (model[0] if self.depth > 1 else model[0].bias).requires_grad_(False)
+        stepped = models[self.which]
+        trainable = [p for p in stepped.parameters() if p.requires_grad]
+        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        if case.get("history"):  # steps of earlier iterations: momentum and Adam's moments
+            for k, p in enumerate(trainable):
+                p.grad = uniform(self.seed + 200 + k, *p.shape, device=device, dtype=dtype)
+            optimizer.step()
+        for model in models.values():
             for k, p in enumerate(model.parameters()):
                 if case["stale"] == "stale" and p.requires_grad:
                     p.grad = uniform(self.seed + 100 + k, *p.shape, device=device, dtype=dtype)
                 elif case["stale"] == "zero" and p.requires_grad:
                     p.grad = trusted.zeros(p.shape, device=device, dtype=dtype)
-        stepped = models[self.which]
-        trainable = [p for p in stepped.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+                else:
+                    p.grad = None
         names = {id(p): f"{self.which}{_dotted(k)}" for k, p in stepped.named_parameters()}
         if self.which == "D":
             world = World((G, D, optimizer, real, z), {**models, "z": z, "real": real}, device)
@@ -579,13 +592,17 @@ class DStep(_GanStep):
         Rule("D*.running_mean", _either_order),
         Rule("D*.running_var", _either_order),
     )
-    # D(fake) before D(real) leaves other running statistics (allowed above), so a second
-    # step starts from another D than the reference's: nothing to compare it with
-    called_again = False
+
     blame = (
         Rule("G*.grad", None, "DT-4"),
         Rule("D*.grad when *", _stale_added, "DT-6"),
     )
+
+    def again_case(self) -> dict | None:
+        """A D without BatchNorm: with one, D(fake) before D(real) leaves other running
+        statistics (allowed above), and a second step would start from another D than the
+        reference's; without, either order leaves the same D and the second step compares."""
+        return next((case for case in self.cases() if not case["D_norm"]), None)
 
     def cases(self) -> list[dict]:
         """The drawn cases, some with a BatchNorm in D, and one with it in training mode.

@@ -87,7 +87,7 @@ def _sizes(count: int, size: int, even: bool) -> list[int]:
 
 
 def _describe(case: dict) -> Text:
-    text = Text("{m}, batch sizes [{s}]", "{m}，批大小 [{s}]").format(
+    text = Text("{m}, batch sizes [{s}]", "{m}，批次大小 [{s}]").format(
         m=_model_text(case), s=", ".join(str(n) for n in case["sizes"])
     )
     if "lr" in case:
@@ -225,21 +225,22 @@ class _LiveGraphs:
         return trusted.len_(self.alive)
 
 
-class _WatchedBatches:
-    """A list of batches that notes, each time the next batch is taken, how many graphs live."""
+class _WatchedBatches(list):
+    """A list of batches that notes, each time the next batch is taken, how many graphs live.
+
+    A real list, as the caller's is: emptying or shortening it shows in its length.
+    """
 
     def __init__(self, pairs: list, live: _LiveGraphs):
-        self.pairs, self.live, self.counts = pairs, live, []
-
-    def __len__(self) -> int:
-        return trusted.len_(self.pairs)
+        super().__init__(pairs)
+        self.live, self.counts = live, []
 
     def __getitem__(self, index):
         self.counts.append(self.live.count())
-        return self.pairs[index]
+        return super().__getitem__(index)
 
     def __iter__(self):
-        for pair in self.pairs:
+        for pair in super().__iter__():
             self.counts.append(self.live.count())
             yield pair
         self.counts.append(self.live.count())
