@@ -194,13 +194,16 @@ def _killed_earlier(mutant: Variant) -> dict:
 
 
 def load_kills(path: Path | None) -> dict[tuple[str, str], set[str]]:
-    """(lesson, exercise) -> keys of the mutants an earlier run's JSON records as killed."""
+    """(lesson, exercise) -> keys of the mutants an earlier run's JSON records as killed
+    (by a failed check, not by running out of time on a busy machine)."""
     if path is None:
         return {}
     document = json.loads(path.read_text(encoding="utf-8"))
     return {
         (row["lesson"], row["exercise"]): {
-            r["key"] for r in row["records"] if r["kind"] == "mutant" and r["status"] == KILLED
+            r["key"]
+            for r in row["records"]
+            if r["kind"] == "mutant" and r["status"] == KILLED and r["outcome"] != judging.TIMEOUT
         }
         for row in document["exercises"]
     }
