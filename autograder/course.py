@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import bilingual
+from autograder.common import domain
 
 # What a learner finds in a solution cell, in the notebook's language.
 CODE_STUBS = {
@@ -118,6 +119,7 @@ def create(
         target = root / "source" / assignment / source.name
         target.parent.mkdir(parents=True, exist_ok=True)
         learner = let_run_all_continue(bilingual.split(bilingual.read(source), lang))
+        learner = domain.said(learner, int(assignment.split("_", 1)[0]), lang)
         nbformat.write(learner, str(target))
         both = root / BILINGUAL / assignment / source.name
         both.parent.mkdir(parents=True, exist_ok=True)
