@@ -109,6 +109,7 @@ LONGEST_FIRST = (
     "test_course_grade.py",
     "test_classroom.py",
     "test_grading.py",
+    "test_one_verdict.py",
     "test_sandbox.py",
     "test_red_team.py",
     "test_browser.py",
