@@ -1,23 +1,29 @@
 """Feedback a learner reads is clean in both languages (issue 22, item 6).
 
 Every catalogued wrong answer's feedback, in Chinese: each misconception ID once,
-floats rounded, no untranslated descriptions of values, the lesson named where it
-says what to re-read. An unanswered exercise does not show an empty "expected", and a
-test cell run before its exercise's cell says which cell to run.
+floats rounded, no untranslated descriptions of values, no English word the course wrote
+(issue 36: code names, PyTorch's own messages and the names the glossary keeps in English
+may stay), the lesson named where it says what to re-read. An unanswered exercise does
+not show an empty "expected", and a test cell run before its exercise's cell says which
+cell to run.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import functools
 import importlib
 import re
 
 import nbformat
 import pytest
 import torch
-from conftest import SOLUTIONS
+from conftest import REPO, SOLUTIONS
+from language_lint import english_words, identifiers
 from lesson_cells import graded_cells, run
 
-from autograder import course
+from autograder import bilingual, course
 from autograder.common.i18n import set_language
 from autograder.common.misconceptions import lookup
 from autograder.common.result import CheckFailed
@@ -33,6 +39,48 @@ def _unrounded(text: str) -> list[str]:
 
 # How an observed value used to be described, in English whatever the language.
 ENGLISH_DESCRIPTIONS = re.compile(r"\b(list|tuple) of \d+ items\b|\b(bool|int|float|str): ")
+
+
+# English that Chinese feedback may show besides code names: Python's names of types and
+# devices and numbers as Python prints them, PyTorch's class names, and the words the
+# glossary keeps in English.
+KEPT_IN_ENGLISH = {
+    *("tensor", "float", "int", "bool", "str", "list", "tuple", "dict", "function", "generator"),
+    *("cpu", "cuda", "mps", "MPS", "nan", "inf", "RemovableHandle"),
+    *("dtype", "logit", "logits", "autocast", "GAN", "Python", "Apple", "volatile"),
+}
+QUOTED = re.compile(r"“[^”]*”")  # a message quoted as PyTorch (or the learner's code) raised it
+RAISED = re.compile(r"\b\w+(?:Error|Warning|Exception): .*")  # one shown as Python prints it
+EXCEPTION = re.compile(r"\w+(?:Error|Warning|Exception)")
+INLINE_CODE = re.compile(r"`([^`]+)`")
+
+
+@functools.cache
+def _code_names(lesson: str) -> frozenset[str]:
+    """Names the lesson uses as code: in its code cells, its prose's inline code, and the
+    classes its checks define (the Functions an exercise is tested on)."""
+    names = set()
+    for cell in bilingual.read(SOLUTIONS / lesson / f"{lesson}.ipynb").cells:
+        if cell.cell_type == "code":
+            with contextlib.suppress(SyntaxError):
+                names |= identifiers([cell.source])
+        else:
+            for span in INLINE_CODE.findall(cell.source):
+                names |= set(re.findall(r"\w+", span))
+    checks = REPO / "autograder" / "lessons" / f"lesson{lesson[:2]}.py"
+    tree = ast.parse(checks.read_text(encoding="utf-8"))
+    names |= {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    return frozenset(names)
+
+
+def _course_english(feedback: str, lesson: str, code: str) -> list[str]:
+    """English words in Chinese feedback that the course wrote (not code, not PyTorch's)."""
+    known = _code_names(lesson) | KEPT_IN_ENGLISH
+    with contextlib.suppress(SyntaxError):
+        known |= identifiers([code])
+    text = RAISED.sub(" ", QUOTED.sub(" ", feedback))
+    words = english_words(text, known, quoted_is_code=True)
+    return [w for w in words if not EXCEPTION.fullmatch(w)]
 
 
 def _wrong_answers():
@@ -64,6 +112,8 @@ def test_chinese_feedback_is_clean(lesson, grade_id, wrong, chinese, monkeypatch
     assert len(ids) == len(set(ids)), ids
     assert not _unrounded(feedback), feedback
     assert not ENGLISH_DESCRIPTIONS.findall(feedback), feedback
+    assert not _course_english(feedback, lesson, wrong.code), feedback
+    assert "—" not in feedback.replace("——", ""), feedback  # one dash in Chinese: ——
     for misconception in ids:
         entry = lookup(misconception)
         assert f"第 {entry.lesson[:2]} 课 {entry.section.zh}" in feedback

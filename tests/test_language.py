@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from conftest import NOTEBOOKS, SOLUTIONS
+from conftest import NOTEBOOKS, REPO, SOLUTIONS
 from language_lint import CJK, english_in_code, identifiers
 
 from autograder import bilingual, course
@@ -24,6 +26,53 @@ def test_chinese_notebooks_have_no_english_comments_or_labels(lesson):
         f"{cell.id}: {problem}" for cell in cells for problem in english_in_code(cell.source, known)
     ]
     assert problems == []
+
+
+# One Chinese term per concept (issue 36): the variant docs/glossary.md rejects -> its term.
+REJECTED = {
+    "调用方": "调用者",
+    "批大小": "批次大小",
+    "批量大小": "批次大小",
+    "激活检查点": "梯度检查点",
+    "就地操作": "原地操作",
+    "固定内存": "锁页内存",
+    "活张量": "原张量",
+    "正向传播": "前向传播",
+    "暂退法": "Dropout",
+}
+GLOSSARY = REPO / "docs" / "glossary.md"
+# Where a Chinese learner reads the course's words: the lessons and the feedback's sources.
+FEEDBACK_SOURCES = [REPO / "autograder" / part for part in ("common", "lessons", "kernel")]
+
+
+def _course_texts(feedback_only: bool = False):
+    if not feedback_only:
+        for path in course.lesson_sources(SOLUTIONS):
+            yield path, path.read_text(encoding="utf-8")
+    for folder in FEEDBACK_SOURCES:
+        for path in sorted(folder.glob("*.py")):
+            yield path, path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("rejected", "term"), REJECTED.items())
+def test_one_chinese_term_per_concept(rejected, term):
+    glossary = GLOSSARY.read_text(encoding="utf-8")
+    assert term in glossary and rejected in glossary, "the glossary names both"
+    found = [path.name for path, text in _course_texts() if rejected in text]
+    assert found == [], f"{rejected} in {found}: the glossary's term is {term}"
+
+
+def test_gradients_accumulate_and_are_zeroed_in_the_glossarys_words():
+    """累积 (not 累加) for gradients; 清零 (not 清空) for .grad."""
+    wrong = re.compile(r"梯度[^。；，\n]{0,8}累加|清空 `?\.grad")
+    found = [f"{path.name}: {m}" for path, text in _course_texts() for m in wrong.findall(text)]
+    assert found == []
+
+
+def test_a_gpu_kernel_is_a_kernel_function_in_feedback():
+    """内核 is the Jupyter kernel (the grader's messages); a GPU kernel is 核函数."""
+    found = [path.name for path, text in _course_texts(feedback_only=True) if "内核" in text]
+    assert found == []
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

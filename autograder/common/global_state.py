@@ -1190,7 +1190,7 @@ def _settings() -> list[Setting]:
             "cudnn_depthwise_kernel",
             _t(
                 "cuDNN depthwise kernel choice (torch.backends.cudnn.depthwise_kernel)",
-                "cuDNN 深度卷积内核的选择（torch.backends.cudnn.depthwise_kernel）",
+                "cuDNN 深度卷积核函数的选择（torch.backends.cudnn.depthwise_kernel）",
             ),
             lambda: str(_c("_get_cudnn_depthwise_kernel")()),
             str,
@@ -1269,20 +1269,21 @@ def _settings() -> list[Setting]:
     ]
     for key, getter, setter, api, en, zh in (
         ("flash", "_get_flash_sdp_enabled", "_set_sdp_use_flash", "flash_sdp_enabled",
-         "the flash attention kernel", "Flash Attention 内核"),
+         "the flash attention kernel", "Flash Attention 核函数"),
         ("mem_efficient", "_get_mem_efficient_sdp_enabled", "_set_sdp_use_mem_efficient",
-         "mem_efficient_sdp_enabled", "the memory-efficient attention kernel", "省显存注意力内核"),
+         "mem_efficient_sdp_enabled", "the memory-efficient attention kernel",
+         "省显存注意力核函数"),
         ("math", "_get_math_sdp_enabled", "_set_sdp_use_math", "math_sdp_enabled",
-         "the math attention kernel", "数学实现的注意力内核"),
+         "the math attention kernel", "数学实现的注意力核函数"),
         ("cudnn", "_get_cudnn_sdp_enabled", "_set_sdp_use_cudnn", "cudnn_sdp_enabled",
-         "the cuDNN attention kernel", "cuDNN 注意力内核"),
+         "the cuDNN attention kernel", "cuDNN 注意力核函数"),
         ("fa3", "_get_fa3_sdp_enabled", "_set_sdp_use_fa3", "fa3_sdp_enabled",
-         "the FlashAttention-3 kernel", "FlashAttention-3 内核"),
+         "the FlashAttention-3 kernel", "FlashAttention-3 核函数"),
         ("overrideable", "_get_overrideable_sdp_enabled", "_set_sdp_use_overrideable",
-         "overrideable_sdp_enabled", "the overrideable attention kernel", "可覆盖的注意力内核"),
+         "overrideable_sdp_enabled", "the overrideable attention kernel", "可覆盖的注意力核函数"),
         ("math_reduction", "_get_math_sdp_allow_fp16_bf16_reduction",
          "_set_math_sdp_allow_fp16_bf16_reduction", "fp16_bf16_reduction_math_sdp_allowed",
-         "reduced precision in the math attention kernel", "数学注意力内核中的降精度计算"),
+         "reduced precision in the math attention kernel", "数学实现的注意力核函数中的降精度计算"),
     ):  # fmt: skip
         s.append(
             Setting(
@@ -1300,7 +1301,7 @@ def _settings() -> list[Setting]:
             _t(
                 "the attention kernels' order of preference "
                 "(torch.nn.attention.sdpa_kernel(..., set_priority=True))",
-                "注意力内核的优先顺序（torch.nn.attention.sdpa_kernel(..., set_priority=True)）",
+                "注意力核函数的优先顺序（torch.nn.attention.sdpa_kernel(..., set_priority=True)）",
             ),
             lambda: tuple(int(v) for v in _c("_get_sdp_priority_order")()),
             tuple,
@@ -1378,7 +1379,7 @@ def _settings() -> list[Setting]:
             "opt_einsum_enabled",
             _t(
                 "whether torch.einsum uses opt_einsum (torch.backends.opt_einsum.enabled)",
-                "torch.einsum 的 opt_einsum 开关（torch.backends.opt_einsum.enabled）",
+                "torch.einsum 是否使用 opt_einsum（torch.backends.opt_einsum.enabled）",
             ),
             lambda: bool(_opt_einsum_get_enabled()),
             bool,
@@ -1422,7 +1423,7 @@ def _settings() -> list[Setting]:
             "python_native_disabled",
             _t(
                 "the Python-native kernels disabled (torch.backends.python_native)",
-                "被停用的 Python 原生内核（torch.backends.python_native）",
+                "被停用的 Python 原生核函数（torch.backends.python_native）",
             ),
             _python_native_disabled,
             tuple,
@@ -1465,7 +1466,7 @@ def _settings() -> list[Setting]:
                 f"autocast_{device}",
                 _t(
                     f"autocast on {device} (torch.is_autocast_enabled('{device}'))",
-                    f"{device} 的 autocast 开关（torch.is_autocast_enabled('{device}')）",
+                    f"{device} 上是否启用 autocast（torch.is_autocast_enabled('{device}')）",
                 ),
                 (lambda d: lambda: bool(_is_autocast_enabled(d)))(device),
                 bool,

@@ -24,6 +24,8 @@ _LABELS = {
 
 
 _COLON = {"en": ": ", "zh": "："}
+# Between "Check failed" and the exercise's title, which in Chinese holds a "——" of its own
+_HEADER = {"en": " — ", "zh": "："}
 
 
 def explain_misconception(misconception_id: str, lang: str) -> list[str]:
@@ -90,7 +92,7 @@ class CheckFailed(AssertionError):
     def feedback(self, lang: str | None = None) -> str:
         """The full feedback for this exercise in one language; each misconception once."""
         lang = lang or get_language()
-        lines = [f"{_LABELS['failed'](lang)} — {self.exercise(lang)}"]
+        lines = [f"{_LABELS['failed'](lang)}{_HEADER[lang]}{self.exercise(lang)}"]
         lines += [f.message(lang, explain=False) for f in self.failures]
         for misconception_id in dict.fromkeys(self.misconceptions):
             lines += explain_misconception(misconception_id, lang)

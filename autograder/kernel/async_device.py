@@ -31,6 +31,20 @@ LABEL = "MODEL of a GPU queue (CPU stand-in), not a measurement"
 LABEL_ZH = "GPU 队列的模型（CPU 替身），不是实测"
 # How a model tensor prints, in the learner's language (it is a model, not a CUDA tensor).
 _MODEL_TENSOR = Text("model tensor({values})", "模型张量({values})")
+# The model's own errors, in the learner's language (PyTorch's stay as PyTorch writes them).
+_BOTH_REACHED = Text(
+    "model: both events must be reached before elapsed_time",
+    "模型：两个事件都执行到之后，才能调用 elapsed_time",
+)
+_RACE = Text(
+    "{name} read a tensor that no work had filled yet (a race between queues; a GPU would "
+    "read stale memory without an error)",
+    "{name} 读取了一个还没有任何工作填充过的张量（两个队列之间的竞争；GPU 会不报任何错误地"
+    "读到过期的值）",
+)
+_FAILED_EARLIER = Text(
+    "model: a kernel launched earlier failed: {error}", "模型：之前启动的一个核函数失败了：{error}"
+)
 
 
 @dataclass
@@ -96,7 +110,7 @@ class ModelEvent:
     def elapsed_time(self, end: ModelEvent) -> float:
         """Milliseconds of queue time between two reached markers; an error before that."""
         if not (self.query() and end.query()):
-            raise RuntimeError("model: both events must be reached before elapsed_time")
+            raise RuntimeError(_BOTH_REACHED())
         return (end.time - self.time) * 1000.0
 
 
@@ -211,10 +225,7 @@ class ModelGPU:
         def job() -> None:
             begin = time.perf_counter()
             if any(isinstance(x, ModelTensor) and x.value is None for x in inputs):
-                raise RuntimeError(
-                    f"{name} read a tensor that no work had filled yet (a race between "
-                    "queues; a GPU would read stale memory without an error)"
-                )
+                raise RuntimeError(_RACE.format(name=name)())
             values = [x.value if isinstance(x, ModelTensor) else x for x in inputs]
             result = fn(*values)
             time.sleep(max(0.0, cost - (time.perf_counter() - begin)))
@@ -282,4 +293,4 @@ class ModelGPU:
         self._host("synchronize", started)
         if self.error is not None:
             error, self.error = self.error, None
-            raise RuntimeError(f"model: a kernel launched earlier failed: {error}")
+            raise RuntimeError(_FAILED_EARLIER.format(error=error)())

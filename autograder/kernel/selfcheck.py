@@ -36,8 +36,9 @@ class ExerciseStatus:
     def line(self, lang: str | None = None) -> str:
         lang = lang or get_language()
         ids = f" [{', '.join(self.misconceptions)}]" if self.misconceptions else ""
-        detail = f" — {self.detail}" if self.detail else ""
         colon = "：" if lang == "zh" else ": "
+        dash = "——" if lang == "zh" else " — "
+        detail = f"{dash}{self.detail}" if self.detail else ""
         return (
             f"{_MARK[self.status]} {self.exercise.heading(lang)}{colon}"
             f"{STATUS_TEXT[self.status](lang)}{ids}{detail}"

@@ -508,7 +508,8 @@ class CountSavedBytes(_Lesson02):
 
     names = _named(
         result="count_saved_bytes(fn, *args)",
-        **{"result[0]": "result", "result[1]": "nbytes", "fn calls": "fn(*args) calls"},
+        **{"result[0]": "result", "result[1]": "nbytes"},
+        **{"fn calls": Text("calls of fn(*args)", "fn(*args) 的调用次数")},
     )
     blame = (Rule("result[1]", _gradient_sized, "NG-2"),)
 

@@ -238,6 +238,17 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
     "x": _LAYOUTS,
     "mask": _MASKS,
     "raises": {True: Text("the model raises during the call", "调用过程中模型会抛出异常")},
+    "names": {  # what extract_features is asked for (_PICKS)
+        "linears": Text(
+            "names: the first Linear, the last Linear and the head",
+            "names：第一个 Linear、最后一个 Linear 和输出层",
+        ),
+        "norm+act": Text(
+            "names: the last BatchNorm1d, the first ReLU and the head",
+            "names：最后一个 BatchNorm1d、第一个 ReLU 和输出层",
+        ),
+        "one": Text("names: the last Linear only", "names：只有最后一个 Linear"),
+    },
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
     "x_dims": {
         3: Text(
@@ -584,6 +595,10 @@ class MaskOutput(_HookSpec):
         "grad": Text("{k} from backward through your hook", "经过你的钩子反向传播得到的 {k}"),
         "raises": Text("the caller's {k} raises", "调用者的 {k} 抛出异常"),
         "hooks": Text("hooks left after handle.remove()", "handle.remove() 之后残留的钩子"),
+        "inplace": Text(
+            "backward raised an error about an in-place modification",
+            "反向传播报出原地修改的错误",
+        ),
     }
     allow = (Rule("probe:grad|*", _backward_raised),)
     blame = (

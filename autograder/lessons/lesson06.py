@@ -612,7 +612,7 @@ class ToHost(_Modelled):
             "where the returned tensors are (CPU copies, §6)",
             "返回的张量所在的设备（应是 CPU 上的副本，§6）",
         ),
-        "caller's list": Text("the caller's list after the call", "调用之后调用者的 list"),
+        "caller's list": Text("the caller's list after the call", "调用之后调用者的列表"),
     }
     allow = (Rule("result[*]", differs_only_in("requires_grad", "grad_fn")),)
     blame = (Rule("result[*]", _stale, "CS-3"), Rule("probe:copies not waited for", None, "CS-3"))
