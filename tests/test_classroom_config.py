@@ -608,9 +608,9 @@ def _own_pids(argv: list[str], **kwargs):
 _SEES = """
 import json, os, signal, subprocess, sys, time
 subprocess.Popen(["sleep", sys.argv[1]], start_new_session=True)  # an orphan it leaves
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a clean stop, as the hub asks
 seen = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 print(json.dumps({"pids": seen, "me": os.getpid(), "uid": os.getuid()}), flush=True)
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a clean stop, as the hub asks
 time.sleep(120)
 sys.exit(3)
 """
