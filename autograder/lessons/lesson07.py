@@ -730,9 +730,10 @@ class SoftplusTransformable(_FunctionSpec):
         transform = _TRANSFORMS.get(case.get("transform"), (None, lambda f: f))[1]
         return transform(fn)
 
-    def _run(self, fn, case: dict, device):
+    def _run(self, fn, case: dict, device, seeded: bool = True):
         """The learner's function under the case's transform; the reference applies it itself."""
-        return super()._run(None if fn is None else self.transformed(fn, case), case, device)
+        transformed = None if fn is None else self.transformed(fn, case)
+        return super()._run(transformed, case, device, seeded)
 
     def describe(self, case: dict) -> Text:
         text = super().describe(case)
