@@ -157,7 +157,6 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
             "value": copy,
             "requires_grad": bool(value.requires_grad),
             "grad_fn": value.grad_fn is not None,
-            "inference": bool(value.is_inference()),
         }
         if relations:
             storage = value.untyped_storage().data_ptr()
@@ -423,10 +422,6 @@ _WHAT = {
     "length": Text("the length len({b})", "长度 len({b})"),
     "value": Text("the value {b}", "值 {b}"),
     "grad_fn": Text("{b} has history (a grad_fn)", "{b} 带有计算历史（grad_fn）"),
-    "inference": Text(
-        "{b} is an inference tensor (made under inference_mode: autograd can never save it)",
-        "{b} 是推理张量（在 inference_mode 下创建，自动求导永远不能保存它）",
-    ),
     "is": Text("the caller's tensor that {b} is", "{b} 就是调用者的哪个张量"),
     "shares": Text("caller tensors whose storage {b} shares", "与 {b} 共享存储的调用者张量"),
     "changed_in_place": Text(

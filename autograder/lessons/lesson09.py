@@ -35,7 +35,7 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, differs_only_in, draw
+from autograder.common.oracle import Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
@@ -128,7 +128,7 @@ def _loosely_close(e: dict, f: dict, ctx) -> bool:
     """On a GPU: the same but for values within reduced precision's tolerance."""
     if not _on_gpu(ctx):
         return False
-    for k in (set(e) | set(f)) - {"inference"}:  # either is right (AutocastPredict.allow)
+    for k in set(e) | set(f):
         a, b = f.get(k), e.get(k)
         if trusted.type_(a) is float and trusted.type_(b) is float:
             ok = abs(a - b) <= _LOOSE[1] + _LOOSE[0] * abs(b)
@@ -648,9 +648,7 @@ class AutocastPredict(_Spec):
     device: str | None = None
 
     names = {"result": "autocast_predict(model, x)"}
-    # an inference tensor or an ordinary one: the prompt asks for predictions, and
-    # .float() inside or outside inference mode are both right
-    allow = (Rule("*", _loosely_close), Rule("result", differs_only_in("inference")))
+    allow = (Rule("*", _loosely_close),)
     blame = (
         Rule("model*", _reduced_params, "SC-2"),
         Rule("x", _reduced_params, "SC-2"),
