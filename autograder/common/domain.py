@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterable
 
 from autograder.common.i18n import Text
-from autograder.common.oracle import Spec
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int64")  # in the order said
 SEEDS = range(16)  # the hidden tests' and salted seeds are drawn in this range or alike
@@ -23,8 +22,11 @@ _OUTER = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode(
 HEADING = re.compile(r"#+ (?:Exercise |练习 |Part |第 )(\d+)\b")  # lesson 08 has parts
 
 
-def specs(lesson: int) -> dict[int, type[Spec]]:
-    """The lesson's checks by exercise number."""
+def specs(lesson: int) -> dict[int, type]:
+    """The lesson's checks by exercise number (torch is imported here, when a build needs
+    it, not when the course's commands start)."""
+    from autograder.common.oracle import Spec
+
     module = importlib.import_module(f"autograder.lessons.lesson{lesson:02d}")
     found = {}
     for value in vars(module).values():
@@ -35,7 +37,7 @@ def specs(lesson: int) -> dict[int, type[Spec]]:
     return found
 
 
-def drawn(spec_type: type[Spec], seeds: Iterable[int] = SEEDS) -> dict[str, list[str]]:
+def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, list[str]]:
     """The dtypes and the caller's grad contexts the check's cases draw."""
     dtypes, outer = set(), set()
     for seed in seeds:
@@ -63,7 +65,7 @@ def _listed(items: list[str], lang: str) -> str:
     return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def sentence(spec_type: type[Spec], lang: str) -> str | None:
+def sentence(spec_type: type, lang: str) -> str | None:
     """The line under the prompt, in ``lang``; None where the check draws neither."""
     found = drawn(spec_type)
     parts = []

@@ -547,9 +547,15 @@ def _arrive(model: torch.nn.Module, mode: str, frozen: bool) -> None:
 # Exercise 6 (RG-6) -------------------------------------------------------------------------
 
 
+def _length(case: dict) -> int:
+    """len(model) in a FinetuneLastLayer case: depth blocks, the last without its Tanh on a
+    "norm" tail, then the last Linear."""
+    return case["depth"] * 3 - 2 - (case["tail"] == "norm" and case["depth"] > 1)
+
+
 def _froze_elsewhere(e: dict, f: dict, ctx) -> bool:
     """No parameter's flag changed, but something else did: frozen the batch, or a mode."""
-    last = f"model[{ctx.case['depth'] * 3 - 3}]"
+    last = f"model[{_length(ctx.case) - 1}]"
     params = [b for b in ctx.before if b.startswith("model[") and b.endswith((".weight", ".bias"))]
     params = [b for b in params if not b.startswith(last) and b in ctx.found]
     if any(ctx.found[b]["requires_grad"] != ctx.before[b]["requires_grad"] for b in params):
@@ -595,7 +601,7 @@ class FinetuneLastLayer(Spec):
             "len(model)={n}, {m}, {s}{f}{e}, lr={lr:g}, batch {b}, {t}",
             "len(model)={n}，{m}，{s}{f}{e}，lr={lr:g}，批次大小 {b}，{t}",
         ).format(
-            n=case["depth"] * 3 - 2 - (case["tail"] == "norm" and case["depth"] > 1),
+            n=_length(case),
             e=tail if case["tail"] == "norm" and case["depth"] > 1 else "",
             m=_MODES[case["mode"]],
             s=_STALE[case["stale"]],
