@@ -25,28 +25,29 @@ Usage: ``python -m autograder.classroom.own_pids [--tmp-mb N] [--] COMMAND ...``
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
 from pathlib import Path
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+from autograder.grader.isolate import (
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_REC,
+    check_call,
+    load_libc,
+)
+
+CLONE_NEWUSER = 0x10000000  # the grader's sandbox runs as root; a learner's server does not
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
 NO_NAMESPACE = 97  # no user namespace could be made (the server did not start)
 NO_PROC = 98  # PID 1 could not mount /proc (the server did not start)
 SAID = "own_pids: the server sees every user's processes"
-
-
-def _libc():
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
 def _as_is(command: list[str], why: str) -> None:
@@ -108,21 +109,21 @@ def _private_tmp(libc, size_mb: int, command: list[str]) -> None:
         with contextlib.suppress(OSError):
             kept[path] = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     options = f"size={size_mb}m,mode=1777".encode()
-    _check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
+    check_call(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
     for path, fd in kept.items():
         os.mkdir(path, 0o755)
         source = f"/proc/self/fd/{fd}".encode()
-        _check(libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
+        check_call(libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None), f"bind {path}")
         os.close(fd)
 
 
 def _init(command: list[str], tmp_mb: int | None) -> None:
     """PID 1 of the new namespace: a fresh /proc, the server as its child, orphans reaped."""
-    libc = _libc()
+    libc = load_libc()
     try:
-        _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
+        check_call(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
         flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-        _check(libc.mount(b"proc", b"/proc", b"proc", flags, None), "mount /proc")
+        check_call(libc.mount(b"proc", b"/proc", b"proc", flags, None), "mount /proc")
     except OSError as error:
         print(f"{SAID} ({error})", file=sys.stderr)
         os._exit(NO_PROC)
@@ -151,9 +152,9 @@ def _namespaced(command: list[str], tmp_mb: int | None) -> None:
     """The new namespaces' parent: they are made here, in a child of the wrapper, so that a
     refusal leaves the wrapper as it was, free to run the server as it is."""
     uid, gid = os.getuid(), os.getgid()
-    libc = _libc()
+    libc = load_libc()
     try:
-        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS), "unshare")
+        check_call(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS), "unshare")
         _map_self(uid, gid)
     except OSError as error:
         print(f"{SAID} ({error})", file=sys.stderr)

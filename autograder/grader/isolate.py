@@ -56,11 +56,11 @@ class _CapData(ctypes.Structure):
     ]
 
 
-def _libc():
+def load_libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _check(result: int, what: str) -> None:
+def check_call(result: int, what: str) -> None:
     if result != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
@@ -72,11 +72,11 @@ def enter(isolation: Isolation) -> None:
     The forked intermediate process stays behind to wait for that child and exit
     with its status, so the grader's handle on it tells when the child ends.
     """
-    libc = _libc()
+    libc = load_libc()
     if isolation.namespaces:
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-        _check(libc.unshare(flags), "unshare")
-        _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
+        check_call(libc.unshare(flags), "unshare")
+        check_call(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount private")
         kept = os.open(isolation.sockets, os.O_PATH) if isolation.sockets else None
         shown = {path: os.open(path, os.O_PATH) for path in _under_tmp(isolation.readable)}
         _fresh_tmpfs(libc, "/tmp", isolation.scratch_bytes, 0o755)
@@ -89,7 +89,7 @@ def enter(isolation: Isolation) -> None:
         if kept is not None:
             _bind_back(libc, kept, isolation.sockets)
         _become_pid_one(libc)
-        _check(
+        check_call(
             libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
             "mount /proc",
         )
@@ -104,7 +104,9 @@ def enter(isolation: Isolation) -> None:
 
 def _fresh_tmpfs(libc, target: str, size: int, mode: int) -> None:
     options = f"size={size},mode={mode:o}".encode()
-    _check(libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), target)
+    check_call(
+        libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), target
+    )
 
 
 def _under_tmp(paths: tuple[str, ...]) -> list[str]:
@@ -118,7 +120,7 @@ def _bind_back(libc, kept: int, path: str, flags: int = MS_BIND) -> None:
     mount stays read-only."""
     os.makedirs(path, mode=0o755, exist_ok=True)
     source = f"/proc/self/fd/{kept}".encode()
-    _check(libc.mount(source, path.encode(), None, flags, None), f"bind {path}")
+    check_call(libc.mount(source, path.encode(), None, flags, None), f"bind {path}")
     os.close(kept)
 
 
@@ -126,7 +128,7 @@ def _become_pid_one(libc) -> None:
     """Fork into the new PID namespace; the parent waits and exits with the child's status."""
     child = os.fork()
     if child == 0:
-        _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "PR_SET_PDEATHSIG")
+        check_call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "PR_SET_PDEATHSIG")
         return
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda number, _frame: os.kill(child, number))
@@ -143,8 +145,8 @@ def _drop_capabilities(libc) -> None:
     """No capability left, none to regain: bounding set emptied, then all sets cleared."""
     last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
     for cap in range(last + 1):
-        _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
+        check_call(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
-    _check(libc.capset(ctypes.byref(header), data), "capset")
+    check_call(libc.capset(ctypes.byref(header), data), "capset")
