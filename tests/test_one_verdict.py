@@ -38,6 +38,17 @@ BODY = (
 )
 RIGHT = "def product_grads(a, b):\n" + BODY
 
+# an answer that calls times(), a helper another cell defines
+USES_TIMES = (
+    "def product_grads(a, b):\n"
+    "    a = a.detach().clone().requires_grad_()\n"
+    "    b = b.detach().clone().requires_grad_()\n"
+    "    c = times(a, b)\n"
+    "    c.retain_grad()\n"
+    "    (c**2).sum().backward()\n"
+    "    return a.grad, b.grad, c.grad\n"
+)
+
 # name -> (a cell the learner added above the exercise or None, the exercise's cell, refused)
 ANSWERS: dict[str, tuple[str | None, str, bool]] = {
     "getattr_no_grad": (
@@ -60,13 +71,7 @@ ANSWERS: dict[str, tuple[str | None, str, bool]] = {
     "stray_import_beside_a_right_answer": (None, "import os\n\n" + RIGHT, True),
     "refused_helper_in_a_cell_of_its_own": (
         "import operator\n\ndef times(a, b):\n    return operator.mul(a, b)\n",
-        "def product_grads(a, b):\n"
-        "    a = a.detach().clone().requires_grad_()\n"
-        "    b = b.detach().clone().requires_grad_()\n"
-        "    c = times(a, b)\n"
-        "    c.retain_grad()\n"
-        "    (c**2).sum().backward()\n"
-        "    return a.grad, b.grad, c.grad\n",
+        USES_TIMES,
         True,
     ),
     "private_module_state": (
@@ -79,13 +84,7 @@ ANSWERS: dict[str, tuple[str | None, str, bool]] = {
     "alias_of_a_helper": (None, "def _grads(a, b):\n" + BODY + "\nproduct_grads = _grads\n", False),
     "helper_in_a_cell_of_its_own": (
         "def times(a, b):\n    return a * b\n",
-        "def product_grads(a, b):\n"
-        "    a = a.detach().clone().requires_grad_()\n"
-        "    b = b.detach().clone().requires_grad_()\n"
-        "    c = times(a, b)\n"
-        "    c.retain_grad()\n"
-        "    (c**2).sum().backward()\n"
-        "    return a.grad, b.grad, c.grad\n",
+        USES_TIMES,
         False,
     ),
     # issue 33: a global module hook, removed by its handle, and torch.nn.modules' members
