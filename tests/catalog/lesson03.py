@@ -858,6 +858,130 @@ def mc_dropout_predict(model, x, samples):
 """,
         ),
     ],
+    "ex6_finetune_mode": [
+        Wrong(
+            "freezes BatchNorm but forgets model.train(): after validation Dropout stays off",
+            "EV-4",
+            """
+def finetune_mode(model):
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+""",
+        ),
+        Wrong(
+            "model.eval() for the whole model: statistics frozen, but Dropout off too",
+            "EV-4",
+            """
+def finetune_mode(model):
+    model.eval()
+""",
+        ),
+        Wrong(
+            "freezes BatchNorm's weights instead of its statistics",
+            "EV-2",
+            """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.requires_grad_(False)
+""",
+        ),
+        Wrong(
+            "switches autograd off, believing it stops the running statistics",
+            "EV-2",
+            """
+def finetune_mode(model):
+    model.train()
+    torch.set_grad_enabled(False)
+""",
+        ),
+        Wrong(
+            "BatchNorm switched to eval before model.train(), which switches it back",
+            None,
+            """
+def finetune_mode(model):
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+    model.train()
+""",
+        ),
+        Wrong(
+            "looks only at the direct children: BatchNorm in a nested block stays in training",
+            None,
+            """
+def finetune_mode(model):
+    model.train()
+    for m in model.children():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+""",
+        ),
+        Wrong(
+            "freezes BatchNorm's statistics and its affine weight and bias too",
+            None,
+            """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+            m.weight.requires_grad = False
+            m.bias.requires_grad = False
+""",
+        ),
+        Wrong(
+            "momentum 0 instead of evaluation mode: statistics kept, but batch statistics used",
+            None,
+            """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.momentum = 0.0
+""",
+        ),
+        Wrong(
+            "does the work once per model (a flag on the model), not after each validation",
+            "EV-4",
+            """
+def finetune_mode(model):
+    if getattr(model, "_fine_tuning", False):
+        return
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+    model._fine_tuning = True
+""",
+        ),
+        Wrong(
+            "resets the running statistics as it freezes them",
+            None,
+            """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.reset_running_stats()
+            m.eval()
+""",
+        ),
+        Wrong(
+            "clears every .grad while it is at it",
+            None,
+            """
+def finetune_mode(model):
+    model.zero_grad()
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+""",
+        ),
+    ],
 }
 
 RIGHT: dict[str, list[Right]] = {
@@ -1407,6 +1531,65 @@ def mc_dropout_predict(model, x, samples):
     for m, t in saved:
         m.training = t
     return preds.mean(0), preds.var(0).sqrt()
+""",
+        ),
+    ],
+    "ex6_finetune_mode": [
+        Right(
+            "one train(flag) per module, the flag from isinstance",
+            """
+def finetune_mode(model):
+    for m in model.modules():
+        m.train(not isinstance(m, torch.nn.BatchNorm1d))
+""",
+        ),
+        Right(
+            "model.train() then model.apply with a named helper",
+            """
+def _freeze_statistics(module):
+    if isinstance(module, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)):
+        module.eval()
+
+
+def finetune_mode(model):
+    model.train()
+    model.apply(_freeze_statistics)
+""",
+        ),
+        Right(
+            "named_modules, the training attribute set directly, a module-level tuple",
+            """
+NORMS = (torch.nn.BatchNorm1d,)
+
+
+def finetune_mode(model):
+    for _, m in model.named_modules():
+        m.training = not isinstance(m, NORMS)
+""",
+        ),
+        Right(
+            "model.train(True), then the BatchNorm layers by their class name",
+            """
+def finetune_mode(model):
+    model.train(True)
+    norms = [m for m in model.modules() if type(m).__name__.startswith("BatchNorm")]
+    for m in norms:
+        m.train(False)
+""",
+        ),
+        Right(
+            "an explicit else branch: train() for everything else, eval() for BatchNorm",
+            """
+import torch.nn as nn
+
+
+def finetune_mode(model):
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.eval()
+        else:
+            m.train()
+    return None
 """,
         ),
     ],
