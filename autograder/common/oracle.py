@@ -487,6 +487,9 @@ class Spec(Check):
     # False only where the prompt leaves the random state to the function (e.g. it may seed
     # for reproducibility and put the caller's state back)
     random_state_compared: ClassVar[bool] = True
+    # what the caller does between the two calls besides changing its tensors in place
+    # (``between_calls``), as feedback says it: "validated with model.eval()"
+    between: ClassVar[Text | None] = None
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -532,6 +535,7 @@ class Spec(Check):
         if not first.ok:
             return {"call": rec["call"]}
         _shuffled_in_place(world, self.build(case, device))
+        self.between_calls(world, case)
         _used_by_caller(first.value, world)
         before = _inputs(world)  # what "as before" means for the second call
         kept: dict[str, dict] = {}
@@ -547,6 +551,11 @@ class Spec(Check):
             changed = None
         found["first result"] = {"changed_by_second_call": changed}
         return {"call": rec["call"], "second": second.record(), "state": found, "before": before}
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """What else the caller does between the two calls in one world (say it in
+        ``between``), e.g. validate with ``model.eval()``: a function that must redo its
+        work on every call, and keeps a flag or a cache instead, shows there."""
 
     def describe(self, case: dict) -> Text:
         """The caller's state in one case, for feedback."""
@@ -709,6 +718,12 @@ class Spec(Check):
         return self._differences(case, expected, found, self._again_text(case), before)
 
     def _again_text(self, case: dict) -> Text:
+        if self.between is not None:
+            return Text(
+                "{c}; called a second time in the same world, after the caller changed its "
+                "tensors in place and {b}",
+                "{c}；调用者原地修改了自己的张量并{b}之后，在同一环境中第二次调用",
+            ).format(c=self.describe(case), b=self.between)
         return Text(
             "{c}; called a second time in the same world, after the caller changed its "
             "tensors in place",

@@ -815,6 +815,111 @@ def check_mc_dropout_predict(
     verdict(McDropoutPredict(seed, samples, size, None if device is None else str(device)), fn)
 
 
+# Exercise 6 (EV-2, EV-4) -------------------------------------------------------------------
+
+_NEXT = {
+    "next Dropout train": Text(
+        "the number of Dropout calls in training mode in the caller's next forward pass",
+        "调用者下一次前向传播中以训练模式运行的 Dropout 调用次数",
+    ),
+    "next BatchNorm train": Text(
+        "the number of BatchNorm calls in training mode (running statistics updated) in the "
+        "caller's next forward pass",
+        "调用者下一次前向传播中以训练模式运行（会更新滑动平均统计量）的 BatchNorm 调用次数",
+    ),
+}
+
+
+def _left_as_it_arrived_in_eval(e: dict, f: dict, ctx) -> bool:
+    """A module that must train arrived in evaluation mode and was left there: train() forgotten."""
+    arrived = ctx.before.get(ctx.base, {}).get("training")
+    return e.get("training") is True and f.get("training") is False and arrived is False
+
+
+def _fewer_dropout_calls_after_eval(e: dict, f: dict, ctx) -> bool:
+    arrived = ctx.before.get("model", {}).get("training")
+    return (f.get("value") or 0) < (e.get("value") or 0) and arrived is False
+
+
+def _weights_frozen_not_statistics(e: dict, f: dict, ctx) -> bool:
+    """BatchNorm still updates its statistics, and the answer froze gradients instead:
+    parameters that required grad no longer do, or grad mode left switched off."""
+    if not ctx.found.get("probe", {}).get("next BatchNorm train"):
+        return False
+    frozen = any(
+        fields.get("requires_grad") is True
+        and ctx.found.get(base, {}).get("requires_grad") is False
+        for base, fields in ctx.before.items()
+    )
+    settings = ctx.found.get("torch", {}).get("settings_left") or []
+    return frozen or "torch.is_grad_enabled" in settings
+
+
+@dataclass(frozen=True)
+class FinetuneMode(_Lesson03):
+    """Every module in training mode except BatchNorm (statistics frozen); nothing else changed."""
+
+    number = 6
+    seed: int = 0
+    device: str | None = None
+
+    counted = ("next Dropout train", "next BatchNorm train")
+    probes = _NEXT
+    names = {"result": "finetune_mode(model)"}
+    # the caller validates between two epochs: the second call must redo the whole job
+    between = Text("validated with model.eval()", "用 model.eval() 做了验证")
+    blame = (
+        Rule("*", _weights_frozen_not_statistics, "EV-2"),
+        Rule("model*", _left_as_it_arrived_in_eval, "EV-4"),
+        Rule("probe:next Dropout train", _fewer_dropout_calls_after_eval, "EV-4"),
+    )
+
+    def cases(self) -> list[dict]:
+        axes = {
+            "mode": ["eval", "train", "mixed"],
+            "net": ["two nested blocks", "one block", "two blocks", "two nested blocks"],
+            "stale": list(_STALE),
+            "frozen": ["none", "first"],
+            "dtype": ["float32", "float64"],
+        }
+        return draw(self.seed, axes, 6)
+
+    def describe(self, case: dict) -> Text:
+        return _model_text(case)
+
+    def build(self, case: dict, device) -> World:
+        model = make_net(self.seed, _nets(self.seed, 4, 2)[case["net"]], case["dtype"], device)
+        _set_mode(model, case["mode"])
+        if case["frozen"] == "first":
+            _first_linear(model).requires_grad_(False)
+        _set_grads(self.seed, case["stale"], model)
+        return World((model,), {"model": model}, device)
+
+    def between_calls(self, world: World, case: dict) -> None:
+        world.args[0].eval()
+
+    def probe(self, world: World, value, again) -> dict:
+        """The caller's next forward pass on a batch: which layers ran in training mode."""
+        model = world.args[0]
+        first = _first_linear(model)
+        dtype = first.weight.dtype
+        x = uniform(self.seed + 3, 5, first.in_features, device=world.device, dtype=dtype)
+        with _Layers(self.seed) as layers, trusted.no_grad():
+            model(x)
+        return {
+            "next Dropout train": layers.counts["Dropout train"],
+            "next BatchNorm train": layers.counts["BatchNorm train"],
+        }
+
+
+def _first_linear(model: torch.nn.Module) -> torch.nn.Linear:
+    return next(m for m in model.modules() if trusted.isinstance_(m, torch.nn.Linear))
+
+
+def check_finetune_mode(fn, seed: int = 0, device=None) -> None:
+    verdict(FinetuneMode(seed, None if device is None else str(device)), fn)
+
+
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         1,
@@ -853,6 +958,16 @@ EXERCISES: tuple[Exercise, ...] = (
         Text("Monte-Carlo dropout", "蒙特卡洛 Dropout"),
         check_mc_dropout_predict,
         ("EV-2", "EV-6"),
+    ),
+    Exercise(
+        6,
+        "finetune_mode",
+        Text(
+            "training mode with frozen BatchNorm statistics",
+            "冻结 BatchNorm 统计量的训练模式",
+        ),
+        check_finetune_mode,
+        ("EV-2", "EV-4"),
     ),
 )
 

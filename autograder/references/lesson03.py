@@ -14,7 +14,7 @@ import torch
 
 import autograder.common.trusted as trusted
 from autograder.lessons import lesson03 as checks
-from autograder.lessons.lesson03 import _DROPOUT, World, _where
+from autograder.lessons.lesson03 import _BATCHNORM, _DROPOUT, World, _where
 from autograder.references import answers
 
 _mse = torch.nn.functional.mse_loss
@@ -84,3 +84,12 @@ def mc_dropout_predict(spec, world: World, case: dict):
         preds = _stack([model(x) for _ in range(samples)])
     _restore(model, modes)
     return preds.mean(dim=0), preds.std(dim=0)
+
+
+@answers(checks.FinetuneMode)
+def finetune_mode(spec, world: World, case: dict):
+    (model,) = world.args
+    model.train()
+    for m in model.modules():
+        if trusted.isinstance_(m, _BATCHNORM):
+            m.eval()
