@@ -338,12 +338,21 @@ def check_normalised_and_grad(
 _BN = torch.nn.BatchNorm1d
 
 
-def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu", d_norm: bool = False):
+def make_gan(
+    seed: int,
+    depth: int,
+    dtype: torch.dtype,
+    device="cpu",
+    d_norm: bool = False,
+    images: bool = False,
+):
     """G (Linear → BatchNorm1d → ReLU blocks, Sigmoid) and D (Linear → LeakyReLU), seeded.
 
     With ``d_norm``, D starts with a BatchNorm1d over its input samples: in training mode it
     normalises each batch by that batch's statistics, so real and fake sent through D as one
-    batch share statistics that two calls D(real), D(fake) keep apart.
+    batch share statistics that two calls D(real), D(fake) keep apart. With ``images``, G
+    ends by shaping its samples as 2×3 images (an Unflatten, as a generator's ``view`` does:
+    its output is a view, which ``detach_()`` refuses) and D starts by flattening them.
     """
     g = trusted.generator().manual_seed(seed)
 
@@ -369,9 +378,20 @@ def make_gan(seed: int, depth: int, dtype: torch.dtype, device="cpu", d_norm: bo
         lambda n: [_BN(n, dtype=dtype), torch.nn.ReLU()],
         torch.nn.Sigmoid,
     )
-    first = [_BN(6, dtype=dtype)] if d_norm else []
+    first = [torch.nn.Flatten()] if images else []
+    first += [_BN(6, dtype=dtype)] if d_norm else []
     D = mlp([6, *inner, 1], lambda n: [torch.nn.LeakyReLU(0.2)], torch.nn.Identity, first)
+    if images:
+        G.append(torch.nn.Unflatten(1, IMAGE))
     return G, D
+
+
+IMAGE = (2, 3)  # the shape of one sample in the cases that draw images
+
+
+def first_linear(model: torch.nn.Sequential) -> int:
+    """The index of the model's first Linear (D's is 1 where it first flattens images)."""
+    return next(k for k, m in enumerate(model) if trusted.isinstance_(m, torch.nn.Linear))
 
 
 _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its log at -100
@@ -392,6 +412,10 @@ _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its
     ),
 }
 _D_NORM = Text(", D starting with a BatchNorm1d", "，D 的第一层是 BatchNorm1d")
+_IMAGES = Text(
+    ", samples shaped as 2×3 images (G ends in a view)",
+    "，样本形状为 2×3 的图像（G 的输出是视图）",
+)
 _OPTIMIZERS = {
     "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
     "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
@@ -438,17 +462,20 @@ class _GanStep(Spec):
         }
 
     def describe(self, case: dict) -> Text:
-        frozen = {
-            "none": Text("nothing frozen", "没有冻结的层"),
-            "G": Text("G[0] frozen", "G[0] 被冻结"),
-            "D": Text("D[0] frozen", "D[0] 被冻结"),
-        }[case["frozen"]]
+        which = case["frozen"]  # D's first Linear is D[1] where D first flattens images
+        index = int(which == "D" and case.get("images", False))
+        frozen = (
+            Text("nothing frozen", "没有冻结的层")
+            if which == "none"
+            else Text("{m}[{k}] frozen", "{m}[{k}] 被冻结").format(m=which, k=index)
+        )
         return Text(
-            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}){h}, {t}, batch {n}, {z}{b}",
-            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}",
+            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}){h}, {t}, batch {n}, {z}{b}{i}",
+            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}{i}",
         ).format(
             h=Text(" after an earlier step", "，之前已走过一步") if case.get("history") else "",
             b=_D_NORM if case.get("D_norm") else "",
+            i=_IMAGES if case.get("images") else "",
             z=_LOGITS[case["logits"]][1],
             g=_MODES[case["G_mode"]],
             d=_MODES[case["D_mode"]],
@@ -462,16 +489,19 @@ class _GanStep(Spec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        G, D = make_gan(self.seed, self.depth, dtype, device, case.get("D_norm", False))
+        images = case.get("images", False)
+        G, D = make_gan(self.seed, self.depth, dtype, device, case.get("D_norm", False), images)
         with trusted.no_grad():
             D[-2].bias.add_(_LOGITS[case["logits"]][0])
         z = uniform(self.seed + 1, case["batch"], 3, device=device, dtype=dtype)
-        real = (uniform(self.seed + 2, case["batch"], 6, device=device, dtype=dtype) + 1) / 2
+        sample = IMAGE if images else (6,)
+        real = (uniform(self.seed + 2, case["batch"], *sample, device=device, dtype=dtype) + 1) / 2
         models = {"G": G, "D": D}
         for name, model in models.items():
             _set_mode(model, case[f"{name}_mode"])
             if case["frozen"] == name:  # a frozen layer; a frozen bias where there is one layer
-                (model[0] if self.depth > 1 else model[0].bias).requires_grad_(False)
+                layer = model[first_linear(model)]
+                (layer if self.depth > 1 else layer.bias).requires_grad_(False)
         stepped = models[self.which]
         trainable = [p for p in stepped.parameters() if p.requires_grad]
         optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
@@ -611,8 +641,11 @@ class DStep(_GanStep):
         D(real), D(fake) the task writes (the batches share statistics), so every seed has
         such a case: the first drawn one without the BatchNorm, given it and D in training
         mode. The G step draws no such D: answers that switch D to eval there are right.
+        Every seed also draws samples shaped as images, so G's output is a view (as a
+        generator's ``view`` makes it), and as vectors.
         """
-        drawn = draw(self.seed, {**self.axes(), "D_norm": [False, True]}, 3)  # added last
+        added_last = {"D_norm": [False, True], "images": [False, True]}
+        drawn = draw(self.seed, {**self.axes(), **added_last}, 3)
         plain = next(case for case in drawn if not case["D_norm"])
         return [*drawn, {**plain, "D_mode": "train", "D_norm": True}]
 
