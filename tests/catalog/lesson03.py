@@ -944,17 +944,20 @@ def finetune_mode(model):
 """,
         ),
         Wrong(
-            "does the work once per model (a flag on the model), not after each validation",
+            "does the work once per model (a list of the models done), not after each validation",
             "EV-4",
             """
+prepared = []
+
+
 def finetune_mode(model):
-    if getattr(model, "_fine_tuning", False):
+    if any(m is model for m in prepared):
         return
     model.train()
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm1d):
             m.eval()
-    model._fine_tuning = True
+    prepared.append(model)
 """,
         ),
         Wrong(
@@ -1568,11 +1571,11 @@ def finetune_mode(model):
 """,
         ),
         Right(
-            "model.train(True), then the BatchNorm layers by their class name",
+            "model.train(True), then a list of the BatchNorm layers switched with train(False)",
             """
 def finetune_mode(model):
     model.train(True)
-    norms = [m for m in model.modules() if type(m).__name__.startswith("BatchNorm")]
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)]
     for m in norms:
         m.train(False)
 """,
