@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
 DUE = "2026-01-10 12:00:00 UTC"
 ON_TIME = "2026-01-10 11:00:00.000000 UTC"
+LATER = "2026-01-10 11:30:00.000000 UTC"  # a newer submission, on time too
 LATE = "2026-01-12 00:00:00.000000 UTC"  # 36 hours late: two days begun
 LEARNERS = ("alice", "bob", "carol", "dave")
 HAND_GRADE = 1.5  # alice's written answer, as the formgrader would store it
@@ -71,6 +73,29 @@ def _refuse(root: Path, claimed: str, owner: str) -> None:
     (folder / f"{LESSON}.json").write_text(json.dumps([item], indent=1), encoding="utf-8")
 
 
+def _answers(root: Path) -> dict[str, str]:
+    """Right answers to every code exercise of the lesson, and a written answer."""
+    source = nbformat.read(str(root / "source" / LESSON / f"{LESSON}.ipynb"), as_version=4)
+    solutions = {
+        gid: cell.source
+        for gid, cell in demo._cells(source).items()
+        if cell.metadata["nbgrader"].get("solution") and cell.cell_type == "code"
+    }
+    solutions["written_rg2"] = "Only leaves the optimizer updates need requires_grad."
+    return solutions
+
+
+def _hand_grade(root: Path, student: str, grade_id: str, points: float | None) -> None:
+    """A hand grade as the formgrader's grade handler stores it (nbgrader's GradeHandler)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.gradebook_url(root)) as gradebook:
+        grade = gradebook.find_grade(grade_id, LESSON, LESSON, student)
+        grade.manual_score = points
+        grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
+        gradebook.db.commit()
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, make_course):
     base = tmp_path_factory.mktemp("term")
@@ -80,13 +105,7 @@ def graded(tmp_path_factory, make_course):
     nbgrader(en, "db", "student", "add", "alice", *names, "--lms-user-id=1001")
     nbgrader(zh, "db", "student", "add", "erin", "--first-name=恩", "--last-name=李")
     learner = en / "release" / LESSON / f"{LESSON}.ipynb"
-    source = nbformat.read(str(en / "source" / LESSON / f"{LESSON}.ipynb"), as_version=4)
-    solutions = {
-        gid: cell.source
-        for gid, cell in demo._cells(source).items()
-        if cell.metadata["nbgrader"].get("solution") and cell.cell_type == "code"
-    }
-    solutions["written_rg2"] = "Only leaves the optimizer updates need requires_grad."
+    solutions = _answers(en)
     wrong_id, misconception, wrong = _wrong_answer()
     solved = submission(learner, solutions)
     forged = demo._insert_after_setup(solved, "print('a test cell of my own')")
@@ -116,13 +135,7 @@ def graded(tmp_path_factory, make_course):
     result = course_grade("grade", str(en), LESSON, "--cell-timeout", "60", "--workers", "2")
     assert result.returncode == 1, result.stderr[-3000:]  # dave's ends in error, named
     assert "error: dave/" in result.stderr, result.stderr[-3000:]
-    from nbgrader.api import Gradebook
-
-    with Gradebook(course.gradebook_url(en)) as gradebook:  # what the formgrader does
-        grade = gradebook.find_grade("written_rg2", LESSON, LESSON, "alice")
-        grade.manual_score = HAND_GRADE
-        grade.needs_manual_grade = False  # as the formgrader's grade handler sets it
-        gradebook.db.commit()
+    _hand_grade(en, "alice", "written_rg2", HAND_GRADE)
     _refuse(en, "bob", "mallory")
     _refuse(zh, "erin", "mallory")
     lesson = course_grade("export", str(en), LESSON)
@@ -330,3 +343,87 @@ def test_the_lms_files_hold_only_learners_and_no_formula(tmp_path):
         f"Username,Email address,{LESSON}",
         "ann,,10",
     ]
+
+
+def _everywhere(root: Path, student: str) -> dict[str, object]:
+    """``student``'s lesson as each output shows it: the formgrader (nbgrader's API, which its
+    pages read), the gradebook's written answer, the lesson's CSV, the Canvas and Moodle files."""
+    from nbgrader.api import Gradebook
+
+    assert course_grade("export", str(root), LESSON).returncode == 0
+    api = course.api(root)
+    shown = api.get_submission(LESSON, student)
+    (listed,) = [n for n in api.get_notebook_submissions(LESSON, LESSON) if n["student"] == student]
+    with Gradebook(course.gradebook_url(root)) as gradebook:
+        grade = gradebook.find_grade("written_rg2", LESSON, LESSON, student)
+        written = (grade.manual_score, grade.needs_manual_grade)
+    (row,) = [r for r in _csv(root / "grading" / f"{LESSON}.csv") if r["student"] == student]
+    canvas = {r["SIS Login ID"]: r for r in _csv(root / "grading" / f"{LESSON}-canvas.csv")}
+    moodle = {r["Username"]: r for r in _csv(root / "grading" / f"{LESSON}-moodle.csv")}
+    return {
+        "formgrader": (shown["score"], shown["needs_manual_grade"]),
+        "formgrader notebook": (listed["score"], listed["needs_manual_grade"]),
+        "written": written,
+        "csv": (row["total"], row["written_rg2"], row["hand_grading"]),
+        "reason": row["reason"],
+        "lms": (canvas[student][LESSON], moodle[student][LESSON]),
+    }
+
+
+def test_a_newer_submission_clears_the_earlier_hand_grade_everywhere(tmp_path, make_course):
+    """Submit, grade, hand grade; grade the same submission again: the hand grade stands.
+    Submit a newer one, grade it: the earlier hand grade counts nowhere and the written
+    answer is pending in the formgrader, the CSV and the LMS files alike; mark it again."""
+    root = make_course(tmp_path / "en")
+    learner = root / "release" / LESSON / f"{LESSON}.ipynb"
+    answers = _answers(root)
+
+    def hand_in(written: str, when: str) -> None:
+        shutil.rmtree(root / "submitted" / "alice", ignore_errors=True)  # collect replaces it
+        path = submit(
+            root, "alice", LESSON, submission(learner, {**answers, "written_rg2": written})
+        )
+        (path.parent / "timestamp.txt").write_text(when, encoding="utf-8")
+        done = course_grade(
+            "grade", str(root), LESSON, "--student", "alice", "--cell-timeout", "60"
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    hand_in(answers["written_rg2"], ON_TIME)
+    with_written = _everywhere(root, "alice")
+    full = with_written["formgrader"][0] + 2  # every test passes; the written answer waits
+    assert with_written["formgrader"] == (full - 2, True)
+    assert with_written["csv"] == (f"{full - 2:g}", "pending", "pending: 2 points")
+    assert with_written["lms"] == ("", "")
+
+    _hand_grade(root, "alice", "written_rg2", 2)
+    marked = {
+        "formgrader": (full, False),
+        "formgrader notebook": (full, False),
+        "written": (2, False),
+        "csv": (f"{full:g}", "2", "done"),
+        "reason": "",
+        "lms": (f"{full:g}", f"{full:g}"),
+    }
+    assert _everywhere(root, "alice") == marked
+
+    # The same submission graded again (a check changed, say): its hand grade stands.
+    done = course_grade("grade", str(root), LESSON, "--student", "alice", "--cell-timeout", "60")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _everywhere(root, "alice") == marked
+
+    # A newer submission, collected and graded: the earlier written answer's 2 points are gone
+    # from every total, and every output says the new answer waits for its hand grade.
+    hand_in("A leaf needs requires_grad only when the optimizer updates it.", LATER)
+    again = _everywhere(root, "alice")
+    assert again["formgrader"] == again["formgrader notebook"] == (full - 2, True), again
+    assert again["written"] == (None, True)
+    assert again["csv"] == (f"{full - 2:g}", "pending", "pending: 2 points"), again
+    assert again["lms"] == ("", ""), again
+    assert "hand grades of the earlier one (written_rg2 (2)) were cleared" in again["reason"]
+
+    _hand_grade(root, "alice", "written_rg2", 1)
+    remarked = _everywhere(root, "alice")
+    assert remarked["formgrader"] == (full - 1, False)
+    assert remarked["csv"] == (f"{full - 1:g}", "1", "done")
+    assert remarked["lms"] == (f"{full - 1:g}", f"{full - 1:g}")

@@ -257,10 +257,13 @@ def _row(
     # A rejected folder was never read, and nbgrader could not grade an errored one: any
     # score the gradebook holds for them is not theirs (an older grading's, or none).
     if notebook is not None and status not in ("rejected", "error"):
-        score = float(notebook.score)
         penalty = float(notebook.late_submission_penalty or 0.0)
         grades = notebook.grades
         pending = float(sum(g.max_score for g in grades if g.needs_manual_grade))
+        # An answer waiting for its hand grade counts nothing, also where the gradebook still
+        # holds an older hand grade for it (nbgrader's own autograde keeps one and flags it;
+        # course-grade clears a newer submission's: hand_grades.py).
+        score = float(notebook.score) - sum(float(g.score) for g in grades if g.needs_manual_grade)
     page = root / "feedback" / student / lesson / f"{name}.html"
     return Row(
         course_root=root,

@@ -21,6 +21,7 @@ from autograder import course
 from autograder.common.i18n import Text
 from autograder.grader import (
     forked,
+    hand_grades,
     hidden_inputs,
     integrity,
     reasons,
@@ -285,7 +286,13 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         config = _config(task, zygote, workdir, incident_dir, confinement, flags)
         api = NbGraderAPI(config=config)
         mark = zygote.log_mark()
+        # A newer submission's autograde clears the earlier one's hand grades; the same
+        # submission's keep theirs (hand_grades.py).
+        db_url = config.CourseDirectory.db_url
+        when = hand_grades.submitted_at(staged)
+        before = hand_grades.before_autograde(db_url, task.assignment, task.student, when)
         outcome = api.autograde(task.assignment, task.student, force=True, create=True)
+        hand_grades.after_autograde(db_url, task.assignment, task.student, before)
     finally:
         verdicts.stop_observers()
         if group:
@@ -300,6 +307,9 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         judged = _read_json(incident_dir / "verdicts" / f"{name}.json")
         flags[name] = _judged(flags[name], judged)
         status, reason = _status(incidents, flags[name], limits.notebook_timeout_s)
+        cleared = hand_grades.said(before, name)
+        if cleared is not None:
+            reason = reasons.join(filter(None, (reason, cleared)))
         if said.startswith((forked.OBSERVER, forked.CONFINING)):
             # Said, not an error: the learner's own processes can starve the observer (pids).
             unobserved = reasons.says(*NOT_OBSERVED, said=said)
