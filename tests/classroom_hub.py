@@ -175,29 +175,6 @@ def http_status(url: str) -> int:
         return error.code
 
 
-def python_for_users(folder: Path) -> Path:
-    """A copy, in ``folder``, of the Python this environment was made from (its standard
-    library, not its packages), for the classroom's users when they cannot enter where it is
-    installed (pyenv under root's private home) and the system's is too old for the packages.
-
-    Such a Python finds its ``libpython`` through an absolute RUNPATH into the private folder;
-    the copy's RUNPATH is rewritten in place to ``$ORIGIN/../lib`` (shorter, NUL-padded)."""
-    base = Path(sys.base_prefix)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    skipped = shutil.ignore_patterns("site-packages", "test", "config-*", "idlelib", "tkinter")
-    shutil.copytree(base / "lib", folder / "lib", symlinks=True, ignore=skipped)
-    (folder / "bin").mkdir()
-    python = folder / "bin" / version
-    shutil.copy2(Path(sys.executable).resolve(), python)
-    binary = python.read_bytes()
-    old, new = f"{base}/lib".encode() + b"\0", b"$ORIGIN/../lib\0"
-    if old in binary and len(new) <= len(old):
-        python.write_bytes(binary.replace(old, new.ljust(len(old), b"\0"), 1))
-    for path in [folder, *folder.rglob("*")]:
-        path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
-    return python
-
-
 def skip_unless_a_classroom_can_run() -> None:
     """Skip, with the reason, where this machine cannot set up a real classroom."""
     import pytest
@@ -210,31 +187,11 @@ def skip_unless_a_classroom_can_run() -> None:
     skip_where_others_cannot_enter()
 
 
-def _python_option(folder: Path) -> list[str]:
-    """setup's --python where other users cannot run this interpreter (a pyenv under /root):
-    the system's Python if the installed packages allow its version, else a copy of this one's
-    base made in ``folder`` (Debian's 3.11.2 is too old for soupsieve)."""
-    from autograder.classroom import interpreter
-
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        return []
-    if interpreter.runs_as(PYTHON, nobody):
-        return []
-    system = Path(f"/usr/bin/python{interpreter.VERSION}")
-    with contextlib.suppress(OSError, subprocess.CalledProcessError, interpreter.InterpreterError):
-        interpreter.check_version(system)
-        return ["--python", str(system)]
-    folder.mkdir(mode=0o755)
-    return ["--python", str(python_for_users(folder))]
-
-
 @dataclass(frozen=True)
 class Classroom:
     """A classroom `course-classroom setup` made for a test, in ``folder``/room."""
 
-    folder: Path  # the test's own folder: the classroom, logs, a Python for its users
+    folder: Path  # the test's own folder: the classroom and logs
     ports: dict[str, int]  # setup's --port, --hub-port, --proxy-api-port
     setup_output: str
 
@@ -248,7 +205,8 @@ class Classroom:
 
     @property
     def python(self) -> str:
-        """The interpreter the classroom's users run (setup --python made a bridge to it)."""
+        """The interpreter the classroom's users run (setup made a bridge where they cannot
+        run this one)."""
         bridged = self.room / "python" / "bin" / "python"
         return str(bridged if bridged.is_file() else PYTHON)
 
@@ -298,7 +256,8 @@ def _classroom(prefix, instructor, learners, zh_learners, logs_on_failure, setup
                 *(["--learners", *learners] if learners else []),
                 *(["--zh-learners", *zh_learners] if zh_learners else []),
                 *(arg for name, port in ports.items() for arg in (f"--{name}", str(port))),
-                *_python_option(folder / "base-python"),
+                # No --python: where the classroom's users cannot run this one (a pyenv under
+                # /root, as on the test machines), setup makes one they can (interpreter.py).
                 *setup_args,
                 timeout=600,
             )

@@ -316,6 +316,38 @@ def test_a_bridged_python_brings_the_environments_commands(tmp_path):
     assert (python.parent / "course-grade").is_file()
 
 
+def test_setup_gives_its_users_a_python_of_its_own_when_they_cannot_run_this_one():
+    """Where the course's Python lies in root's private home (pyenv, as here) and the system's
+    is too old, setup copies the course's base Python into the classroom and bridges it to the
+    course's packages (issue 35 item 4); every account runs it; setup again keeps it."""
+    import pwd
+    import tempfile
+
+    from processes import skip_where_others_cannot_enter
+
+    from autograder.classroom import interpreter
+
+    if os.geteuid() != 0:
+        pytest.skip("runs the interpreter as another user: needs root")
+    skip_where_others_cannot_enter()
+    nobody = pwd.getpwnam("nobody")
+    folder = Path(tempfile.mkdtemp(prefix="classroom-python-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        base = interpreter.copy_base(folder / "python-base")
+        assert base.stat().st_mode & 0o005 == 0o005 and base.parent.parent == folder / "python-base"
+        python = interpreter.bridge(base, folder / "python")
+        assert interpreter.runs_as(python, nobody)
+        made = (folder / "python" / "pyvenv.cfg").stat()
+        if interpreter.runs_as(Path(sys.executable), nobody):
+            return  # this Python is open to all: for_users would take it as it is
+        assert interpreter.for_users(folder, nobody, None) == python  # the earlier one, kept
+        assert interpreter.for_users(folder, nobody, base) == python
+        assert (folder / "python" / "pyvenv.cfg").stat().st_ino == made.st_ino
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _feedback_page(lang: str, pending: bool) -> str:
     """A page as `course-grade feedback` renders it: a test cell and a written answer."""
     import nbformat

@@ -51,12 +51,14 @@ def _setup(args) -> int:
     print(f"  instructor: {classroom.instructor} (formgrader; courses in", end=" ")
     print(f"{classroom.course('en')} and {classroom.course('zh')})")
     for lang in setup.LANGUAGES:
-        names = [name for name, chosen in learners.items() if chosen == lang]
+        names = [name for name, chosen in classroom.learners.items() if chosen == lang]
         print(f"  learners of {setup.course_id(lang)}: {', '.join(names) or '-'}")
     print(f"  exchange: {classroom.exchange}")
     print("  log-in: each person's own account password (PAM)")
     listed = passwords.path(classroom.folder)
     print(f"  new passwords for {', '.join(classroom.given) or 'nobody'}: in {listed} (root only)")
+    if classroom.hub is not None:
+        print("\n".join(classroom.hub.said()))
     print(f"Start it with: course-classroom start {classroom.folder}")
     print(f"Then open http://{listen.ip}:{listen.port}/")
     return 0
@@ -89,9 +91,9 @@ def parser() -> argparse.ArgumentParser:
     setup = sub.add_parser(
         "setup",
         help="make accounts, the exchange, both courses and JupyterHub's configuration (root)",
-        description="Set up a local classroom in FOLDER; run it again with the whole class "
-        "to add learners. Each account setup makes gets its own password, listed in "
-        "FOLDER/passwords.csv (root only); accounts that exist keep theirs.",
+        description="Set up a local classroom in FOLDER. Run it again with new learners to "
+        "add them, also to the running hub (no restart). Each account setup makes gets its own "
+        "password, listed in FOLDER/passwords.csv (root only); accounts that exist keep theirs.",
     )
     setup.add_argument("folder", type=Path, help="where the classroom lives")
     setup.add_argument("--instructor", default="instructor", help="the instructor's user name")
@@ -130,8 +132,9 @@ def parser() -> argparse.ArgumentParser:
     setup.add_argument(
         "--python",
         type=Path,
-        help="a system Python of the course's version, for when other users cannot run this one "
-        "(e.g. a pyenv under /root): setup bridges it to the course's packages",
+        help="a Python of the course's version to build the classroom's own from, when other "
+        "users cannot run this one (e.g. a pyenv under /root); without it setup uses the "
+        "system's, or a copy of this one's base",
     )
     setup.set_defaults(run=_setup)
 

@@ -6,9 +6,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.classroom import hub_api
+
 _TEMPLATE = '''\
 # JupyterHub configuration of the autograd course's classroom; written by course-classroom setup.
 # Run it with `course-classroom start {folder}` (or `jupyterhub -f` this file, from {hub}).
+import os
+
 c = get_config()  # noqa: F821
 
 c.JupyterHub.ip = {ip!r}
@@ -31,6 +35,16 @@ c.JupyterHub.cookie_secret_file = "{hub}/jupyterhub_cookie_secret"
 c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_users = set({allowed!r})
 c.Authenticator.admin_users = {{{instructor!r}}}
+# Learners added later join the running hub through its REST API, no restart: setup, as
+# root, uses this service's token (a root-only file), whose one scope lets it create users
+# and nothing more: no servers, no tokens, no admins (autograder/classroom/hub_api.py).
+# Without the token file the hub has no such service: added learners wait for a restart.
+if os.path.isfile({roster_token!r}):
+    with open({roster_token!r}, encoding="ascii") as _token:
+        c.JupyterHub.services = [{{"name": {roster!r}, "api_token": _token.read().strip()}}]
+    c.JupyterHub.load_roles = [
+        {{"name": {roster!r}, "scopes": {roster_scopes!r}, "services": [{roster!r}]}}
+    ]
 
 # Each person's JupyterLab runs as their own Unix user, in their private home, in a cgroup
 # of its own: at most this much memory (kernels, terminals and /tmp included) and this many
@@ -137,6 +151,9 @@ def render(
         proxy_pid=str(hub / "jupyterhub-proxy.pid"),
         passwords=folder / "passwords.csv",
         allowed=sorted({instructor, *learners}),
+        roster_token=str(hub_api.token_path(folder)),
+        roster=hub_api.SERVICE,
+        roster_scopes=list(hub_api.SCOPES),
         instructor=instructor,
         python=str(python),
         mem_limit=limits.memory,

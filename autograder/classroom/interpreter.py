@@ -1,16 +1,22 @@
 """The Python the classroom's users run: this environment's, or a bridge to it.
 
 JupyterHub starts every server as its own user, so the interpreter must be one they may
-run. A Python installed in a private folder (pyenv under /root, a home) is not; then a
-system Python of the same version can stand in: a virtual environment of it whose one
-``.pth`` line adds this environment's packages. Its exact version must be one that
-every installed package allows (their ``Requires-Python``): Debian's 3.11.2 is a "3.11",
-but a package may need 3.11.5.
+run. A Python installed in a private folder (pyenv under /root, a home) is not; then another
+Python of the same version stands in: a virtual environment of it in the classroom folder
+(``python/``) whose one ``.pth`` line adds this environment's packages. Its exact version
+must be one that every installed package allows (their ``Requires-Python``): Debian's 3.11.2
+is a "3.11", but a package may need 3.11.5. Setup finds one without being told: the one an
+earlier setup of the classroom made, else the system's ``/usr/bin/python3.X`` where the
+packages allow it, else a copy of this environment's own base Python (its interpreter,
+``libpython`` and standard library, about 100 MB, not its packages) in ``python-base/``.
+``--python`` names another.
 """
 
 from __future__ import annotations
 
+import os
 import pwd
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -86,16 +92,78 @@ def check_version(python: Path) -> None:
         )
 
 
+def _bridged_from(target: Path) -> Path | None:
+    """The folder of the Python the venv in ``target`` was made from (its ``home``), if any."""
+    try:
+        lines = (target / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            return Path(value.strip())
+    return None
+
+
 def bridge(base: Path, target: Path) -> Path:
-    """A venv of ``base`` in ``target`` that sees this environment's packages; its python."""
+    """A venv of ``base`` in ``target`` that sees this environment's packages; its python.
+    An earlier bridge from the same Python is kept as it is (servers may be running it)."""
     check_version(base)
-    subprocess.run([str(base), "-m", "venv", "--clear", "--without-pip", str(target)], check=True)
+    python = target / "bin" / "python"
+    if not python.is_file() or _bridged_from(target) not in (base.parent, base.resolve().parent):
+        command = [str(base), "-m", "venv", "--clear", "--without-pip", str(target)]
+        subprocess.run(command, check=True)
     purelib = sysconfig.get_paths()["purelib"]
     site_packages = target / "lib" / f"python{VERSION}" / "site-packages"
     line = f"import site; site.addsitedir({purelib!r})\n"
     (site_packages / "course-environment.pth").write_text(line, encoding="utf-8")
-    python = target / "bin" / "python"
     _write_commands(python)
+    return python
+
+
+_SKIPPED = shutil.ignore_patterns("site-packages", "test", "config-*", "idlelib", "tkinter")
+
+
+def copy_base(target: Path) -> Path:
+    """A copy in ``target`` of the Python this environment was made from: its interpreter,
+    ``libpython`` and standard library, readable and runnable by everyone; its python.
+
+    A Python built with a shared ``libpython`` (pyenv's) finds it through an absolute
+    RUNPATH into its own, private, folder; the copy's is rewritten in place to
+    ``$ORIGIN/../lib`` (shorter, padded with NULs), so it finds the copied library."""
+    base = Path(sys.base_prefix)
+    name = f"python{VERSION}"
+    python = target / "bin" / name
+    if python.is_file():
+        return python
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(base / "lib", staging / "lib", symlinks=True, ignore=_SKIPPED)
+    (staging / "lib" / name / "site-packages").mkdir()  # where a venv looks for site.py's
+    (staging / "bin").mkdir()
+    binary = Path(sys.executable).resolve()
+    if not binary.name.startswith("python"):  # a venv's python is a link to its base's
+        binary = Path(sys._base_executable).resolve()
+    copied = staging / "bin" / name
+    shutil.copy2(binary, copied)
+    data = copied.read_bytes()
+    old, new = f"{base}/lib".encode() + b"\0", b"$ORIGIN/../lib\0"
+    if old in data and len(new) <= len(old):
+        copied.write_bytes(data.replace(old, new.ljust(len(old), b"\0"), 1))
+    for path in [staging, *staging.rglob("*")]:
+        if not path.is_symlink():
+            os.chmod(path, path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
+    os.rename(staging, target)
+    return python
+
+
+def system_python() -> Path | None:
+    """The system's Python of the course's version where every installed package allows it."""
+    python = Path(f"/usr/bin/python{VERSION}")
+    try:
+        check_version(python)
+    except InterpreterError:
+        return None
     return python
 
 
@@ -129,21 +197,28 @@ def _write_commands(python: Path) -> None:
 def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Path:
     """The python ``account`` (and every classroom user) will run; bridged from ``base`` if given.
 
-    Raises InterpreterError, naming the remedy, when neither this Python nor the bridge runs.
+    Without ``base``: this Python where the users can run it, else the one an earlier setup
+    of ``folder`` made, else a bridge from the system's Python or from a copy of this one's
+    base (see the module's text). Raises InterpreterError, naming the remedy, when none runs.
     """
     own = Path(sys.executable)
     if base is None:
         if runs_as(own, account):
             return own
-        raise InterpreterError(
-            f"the classroom's users cannot run this Python ({own}, which resolves to "
-            f"{own.resolve()}): it lies in a folder only its owner may enter. Give a Python "
-            f"{VERSION} they can run with --python (e.g. --python /usr/bin/python{VERSION}, "
-            f"if it is new enough for the installed packages)"
-        )
+        earlier = folder / "python" / "bin" / "python"
+        if earlier.is_file() and runs_as(earlier, account):
+            _write_commands(earlier)
+            return earlier
+        base = system_python() or copy_base(folder / "python-base")
     python = bridge(base, folder / "python")
     if not runs_as(python, account):
+        packages = sysconfig.get_paths()["purelib"]
         raise InterpreterError(
-            f"the classroom's users cannot run {python} either: may they enter {folder}?"
+            f"the classroom's users cannot run {python} with the course's packages: may they "
+            f"enter {folder} and every folder above {packages}? (a course checkout in a "
+            "private home, /root, is closed to them: clone it where everyone may read, e.g. "
+            f"/opt or /srv) / 教室的用户无法用课程的软件包运行 {python}：他们能否进入 {folder} "
+            f"以及 {packages} 之上的每一级目录？（放在私有主目录如 /root 中的课程副本对他们是"
+            "关闭的：请把课程克隆到所有人都能读取的位置，例如 /opt 或 /srv）"
         )
     return python

@@ -1,11 +1,15 @@
 """Set up a classroom in one folder: accounts, exchange, courses, per-person Jupyter settings.
 
 Layout of the folder (root-owned unless said otherwise):
-  classroom.json            who the instructor (the grading user) is, which Python users run
-  hub/                      JupyterHub's configuration, database and cookie secret (private)
+  classroom.json            who the instructor (the grading user) is, the learners, which Python
+                            users run, where the hub's REST API answers
+  hub/                      JupyterHub's configuration, database, cookie secret and the roster
+                            service's token (private)
   cluster/                  the grading cluster's TLS certificate and key (the instructor's only)
-  python/                   only with --python: a venv of that Python seeing the course's packages,
-                            with the course's commands (nbgrader, course-grade, ...)
+  python/                   where users cannot run the course's Python: a venv seeing the course's
+                            packages, with the course's commands (nbgrader, course-grade, ...)
+  python-base/              the base it was made from, when no system Python would do: a copy of
+                            the course's own (interpreter.py)
   exchange/                 nbgrader's shared exchange; exchange/<course>/ is the instructor's
   home/<user>/              homes of the accounts setup made (each private to its user)
 The instructor's home holds one nbgrader course per language, autograd-course-en and
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.classroom import accounts, hub_config, interpreter, passwords, roster
+from autograder.classroom import accounts, hub_api, hub_config, interpreter, passwords, roster
 from autograder.grader import ownership
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,6 +92,7 @@ class Classroom:
     given: dict[str, str]  # user -> new password, for the accounts made this time
     listen: hub_config.Listen
     python: Path  # the interpreter every classroom user runs
+    hub: hub_api.Outcome | None = None  # what the running hub did; None: set up the first time
 
     @property
     def config_file(self) -> Path:
@@ -186,8 +191,13 @@ def set_up(
     limits: hub_config.Limits | None = None,
 ) -> Classroom:
     """Make (or complete) the classroom in ``folder``; return what it holds. ``names``:
-    the class list's rows by user, for the gradebooks; ``limits``: each server's."""
+    the class list's rows by user, for the gradebooks; ``limits``: each server's.
+
+    Run again, it adds the learners given to those it has (the whole class or only the new
+    ones), and to the running hub through its REST API (hub_api.py), without a restart."""
     folder = folder.resolve()
+    earlier = _about(folder)
+    learners = {**earlier.get("learners", {}), **learners}
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o755)
     homes = folder / "home"
@@ -224,6 +234,7 @@ def set_up(
     hub = folder / "hub"
     hub.mkdir(exist_ok=True)
     os.chmod(hub, 0o700)
+    token = hub_api.ensure_token(folder)
     text = hub_config.render(
         folder,
         listen,
@@ -237,6 +248,20 @@ def set_up(
     classroom.config_file.write_text(text, encoding="utf-8")
     os.chmod(classroom.config_file, 0o600)
     classroom = dataclasses.replace(classroom, given=passwords.give(folder, made))
-    about = {"instructor": instructor, "python": str(python)}
+    url = hub_api.api_url(listen.hub_port)
+    about = {"instructor": instructor, "python": str(python), "learners": learners, "hub_api": url}
     (folder / "classroom.json").write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
+    if earlier:  # a hub of this classroom may be running: it learns of the learners now
+        secret = token.read_text(encoding="ascii").strip()
+        outcome = hub_api.add_learners(earlier.get("hub_api", url), secret, list(learners))
+        classroom = dataclasses.replace(classroom, hub=outcome)
     return classroom
+
+
+def _about(folder: Path) -> dict:
+    """What an earlier setup of ``folder`` recorded in classroom.json ({} if none)."""
+    try:
+        found = json.loads((folder / "classroom.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
