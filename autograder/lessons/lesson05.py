@@ -321,6 +321,10 @@ class ExtractFeatures(_HookSpec):
             "调用者对各层的输出做了原地修改之后的 {k}",
         ),
         "device": Text("the device of {k}", "{k} 所在的设备"),
+        "head": Text(
+            "whether a layer the caller trains can take {k} as its input",
+            "调用者训练的层能否以 {k} 作为输入",
+        ),
         "names": Text("the caller's list names after the call", "调用之后调用者的 names 列表"),
         "alive": Text(
             "bytes saved for backward that your function keeps alive",
@@ -336,6 +340,7 @@ class ExtractFeatures(_HookSpec):
         Rule("result[*", lambda e, f, ctx: _later_values(e, f), "HK-2"),
         Rule("probe:later|*", None, "HK-2"),
         Rule("probe:alive", None, "HK-1"),
+        Rule("probe:head|*", None, "NG-4"),
         Rule("model*", _more_hooks, "HK-3"),
     )
 
@@ -393,7 +398,24 @@ class ExtractFeatures(_HookSpec):
             if trusted.type_(feature) in _TENSORS:
                 found[f"later|features[{name!r}]"] = _copy(feature)
                 found[f"device|features[{name!r}]"] = feature.device.type
+                found[f"head|features[{name!r}]"] = _trains_a_head(feature)
         return found
+
+
+def _trains_a_head(feature: torch.Tensor) -> bool:
+    """Whether a layer the caller trains can use the feature as input.
+
+    An inference tensor (features taken under ``torch.inference_mode()``) cannot be saved
+    for backward, so the caller's next step, training a head on the features, fails (NG-4).
+    """
+
+    def step():
+        with trusted.set_grad_enabled(True):
+            weight = trusted.ones((), dtype=feature.dtype, device=feature.device)
+            weight.requires_grad_(True)
+            return trusted.autograd_grad((feature * weight).sum(), weight)
+
+    return call(step).ok
 
 
 def _changed_later(ctx) -> bool:

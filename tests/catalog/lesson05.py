@@ -101,6 +101,27 @@ def extract_features(model, names, x):
 """,
         ),
         Wrong(
+            "copies taken under inference_mode: inference tensors no head can train on",
+            "NG-4",
+            """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = []
+    for name in names:
+        def hook(module, inputs, output, name=name):
+            features[name] = output.to("cpu", copy=True)
+        handles.append(modules[name].register_forward_hook(hook))
+    try:
+        with torch.inference_mode():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+        ),
+        Wrong(
             "swallows the model's exception",
             None,
             """
