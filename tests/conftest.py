@@ -69,12 +69,15 @@ def _english_feedback(monkeypatch):
     monkeypatch.setenv("COURSE_LANG", "en")
 
 
-def _courses_folder(tmp_path_factory) -> Path:
+def _run_folder(tmp_path_factory, name: str) -> Path:
     """One folder per test run, shared by pytest-xdist's workers (they share the run's id)."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if run:
-        return tmp_path_factory.getbasetemp().parent / f"courses-{run}"
-    return tmp_path_factory.getbasetemp() / "courses"
+        folder = tmp_path_factory.getbasetemp().parent / f"{name}-{run}"
+    else:
+        folder = tmp_path_factory.getbasetemp() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -86,8 +89,7 @@ def make_course(tmp_path_factory) -> Callable[[Path, str], Path]:
     """
     from autograder import course
 
-    shared = _courses_folder(tmp_path_factory)
-    shared.mkdir(parents=True, exist_ok=True)
+    shared = _run_folder(tmp_path_factory, "courses")
 
     def copy(root: Path, lang: str = "en") -> Path:
         built = shared / lang
@@ -100,6 +102,15 @@ def make_course(tmp_path_factory) -> Callable[[Path, str], Path]:
         return root
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def self_study(tmp_path_factory):
+    """Catalogued answers judged in self-study once per test run (tests/self_study.py):
+    test_lesson_checks and test_catalogue_graded read the same verdicts."""
+    from self_study import SelfStudy
+
+    return SelfStudy(_run_folder(tmp_path_factory, "self-study"))
 
 
 # Test files that take minutes, longest first (measured with --durations). They start
@@ -120,6 +131,33 @@ LONGEST_FIRST = (
 SPREAD = ("test_lesson_checks.py",)
 
 
+# What `make test-quick` leaves out besides the notebooks mark: the sweeps over every
+# catalogued answer (each answer run, observed and judged; the catalogue's size makes them
+# minutes) and the tests that run make, pytest or a mutation run in a subprocess. Each
+# file's tests of one exercise, its reference solution and its policy stay. By file: the
+# test functions marked slow, or every test of the file (None). `make test` runs them all.
+SLOW: dict[str, tuple[str, ...] | None] = {
+    "test_lesson_checks.py": (
+        "test_wrong_answer_fails_and_names_its_misconception",
+        "test_correct_alternative_earns_the_points",
+        "test_correct_alternative_passes_the_hidden_checks_of_any_learner",
+        "test_feedback_is_in_chinese_when_the_learner_chose_chinese",
+        "test_reference_solution_passes_the_hidden_checks_of_any_learner",
+    ),
+    "test_unseen_kinds.py": None,
+    "test_feedback_wording.py": ("test_chinese_feedback_is_clean",),
+    "test_mutation_sample.py": None,
+    "test_setup.py": ("test_make_test_keeps_each_file_on_one_worker",),
+}
+
+
+def _slow(item) -> bool:
+    if item.path.name not in SLOW:
+        return False
+    functions = SLOW[item.path.name]
+    return functions is None or item.originalname in functions
+
+
 def pytest_collection_modifyitems(items):
     def rank(item) -> int:
         name = item.path.name
@@ -128,6 +166,9 @@ def pytest_collection_modifyitems(items):
         return len(LONGEST_FIRST) + (name in SPREAD)
 
     items.sort(key=rank)  # stable: each file keeps its own order
+    for item in items:
+        if _slow(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(optionalhook=True)

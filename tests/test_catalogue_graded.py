@@ -18,19 +18,19 @@ and building the course included), one third of it in lessons 03 and 05.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from conftest import NOTEBOOKS, SOLUTIONS
-from lesson_cells import graded_cells, run
+from lesson_cells import graded_cells
 from nbgrader_course import autograded_outputs, points, submission, submit
 from processes import BIN, stop_group, venv_env
 
 from autograder import course
-from autograder.common.result import CheckFailed
 from autograder.grader import hidden_inputs, records
 from autograder.kernel.device import course_device
 
@@ -100,14 +100,10 @@ ANSWERS = [
 ]
 
 
-def _self_study(answer: Answer, tests: str) -> tuple[bool, set[str]]:
-    """The verdict of the answer's test cell in-process, as test_lesson_checks runs it."""
-    namespace = run(answer.code)
-    try:
-        run(tests, namespace)
-    except CheckFailed as failure:
-        return False, set(failure.misconceptions)
-    return True, set()
+@functools.cache
+def _cells(lesson: str) -> dict:
+    """The lesson's graded cells, read once per run (its tests read them ~100 times)."""
+    return graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
 
 
 @dataclass
@@ -118,10 +114,24 @@ class Graded:
     records: dict[tuple[str, str], records.GradeRecord]
     # (lesson, grade_id, name) -> (passed, misconception IDs), or what the answer raised
     self_study: dict[tuple[str, str, str], tuple[bool, set[str]] | Exception]
+    # A learner's points and graded outputs, read from the gradebook and the autograded
+    # notebook once per learner: each of their ~5 answers' tests reads the same ones.
+    _points: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    _outputs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+
+    def points(self, lesson: str, student: str) -> dict[str, float]:
+        if (lesson, student) not in self._points:
+            self._points[lesson, student] = points(self.root, lesson, student)
+        return self._points[lesson, student]
+
+    def outputs(self, lesson: str, student: str) -> dict[str, str]:
+        if (lesson, student) not in self._outputs:
+            self._outputs[lesson, student] = autograded_outputs(self.root, lesson, student)
+        return self._outputs[lesson, student]
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, make_course) -> Graded:
+def graded(tmp_path_factory, make_course, self_study) -> Graded:
     """The class of every lesson graded in one ``course-grade grade`` run; meanwhile every
     answer judged in-process in self-study mode."""
     base = tmp_path_factory.mktemp("catalogue")
@@ -143,16 +153,17 @@ def graded(tmp_path_factory, make_course) -> Graded:
             start_new_session=True,
         )
     try:
-        self_study = {}
+        # the verdict of each answer's test cell in-process, as test_lesson_checks judges it
+        # (tests/self_study.py: judged once per run, whichever file asks first)
+        verdicts = {}
         for lesson in LESSONS:
-            cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
+            cells = _cells(lesson)
             for answers in CLASSES[lesson].values():
                 for answer in answers:
+                    verdict = self_study.judge(answer.code, cells[answer.test_id].source)
                     key = (lesson, answer.grade_id, answer.name)
-                    try:
-                        self_study[key] = _self_study(answer, cells[answer.test_id].source)
-                    except Exception as error:  # reported by the answer's own test
-                        self_study[key] = error
+                    # an answer that raised is reported by its own test
+                    verdicts[key] = verdict.error() or (verdict.passed, set(verdict.misconceptions))
         grading.wait(timeout=3600)
     finally:
         stop_group(grading)
@@ -162,7 +173,7 @@ def graded(tmp_path_factory, make_course) -> Graded:
         for lesson in LESSONS
         for record in records.load(root, lesson)
     }
-    return Graded(root, graded_records, self_study)
+    return Graded(root, graded_records, verdicts)
 
 
 @pytest.mark.parametrize(("student", "answer"), ANSWERS)
@@ -186,12 +197,12 @@ def test_graded_verdict_is_the_self_study_verdict(graded, student, answer):
         if f["kind"] == "first run disagrees" and f["cell"] == answer.test_id
     ]
     assert not disagreements, disagreements
-    earned = points(graded.root, answer.lesson, student)[answer.test_id]
+    earned = graded.points(answer.lesson, student)[answer.test_id]
     if answer.right:
-        cells = graded_cells(SOLUTIONS / answer.lesson / f"{answer.lesson}.ipynb")
+        cells = _cells(answer.lesson)
         assert earned == cells[answer.test_id].metadata["nbgrader"]["points"]
     else:
         assert earned == 0
         if answer.misconception:
-            feedback = autograded_outputs(graded.root, answer.lesson, student)[answer.test_id]
+            feedback = graded.outputs(answer.lesson, student)[answer.test_id]
             assert answer.misconception in feedback, feedback[:600]

@@ -136,30 +136,40 @@ def test_an_unfinished_stub_is_reported_as_not_attempted(lesson, exercise):
         exercise.check(stub)
 
 
+def _self_study(self_study, code: str, tests: str):
+    """The answer's self-study verdict, in English: its test cell run in-process after it
+    (judged once per test run, tests/self_study.py; test_catalogue_graded reads it too)."""
+    judged = self_study.judge(code, tests)
+    if judged.error() is not None:
+        raise judged.error()
+    return judged
+
+
 @pytest.mark.parametrize(("lesson", "grade_id", "wrong"), WRONG)
-def test_wrong_answer_fails_and_names_its_misconception(lesson, grade_id, wrong, device):
+def test_wrong_answer_fails_and_names_its_misconception(
+    lesson, grade_id, wrong, device, self_study
+):
     _skip_where_right(wrong, device)
-    namespace = run(wrong.code)
-    with pytest.raises(CheckFailed) as failure:
-        run(_test_source(lesson, grade_id), namespace)
-    feedback = str(failure.value)
+    failure = _self_study(self_study, wrong.code, _test_source(lesson, grade_id))
+    assert not failure.passed, "the check passed this wrong answer (no CheckFailed)"
+    feedback = failure.feedback
     assert "expected" in feedback and "found" in feedback
     if wrong.misconception:
-        assert wrong.misconception in failure.value.misconceptions
+        assert wrong.misconception in failure.misconceptions
         assert lookup(wrong.misconception).section.en in feedback
     else:
-        assert not failure.value.misconceptions, failure.value.misconceptions
+        assert not failure.misconceptions, failure.misconceptions
     verdict = _split_verdict(wrong.code, _test_source(lesson, grade_id))
     assert not verdict.passed
-    assert set(verdict.misconceptions) == set(failure.value.misconceptions)
+    assert set(verdict.misconceptions) == set(failure.misconceptions)
 
 
 @pytest.mark.parametrize(("lesson", "grade_id", "right"), RIGHT)
-def test_correct_alternative_earns_the_points(lesson, grade_id, right, device):
+def test_correct_alternative_earns_the_points(lesson, grade_id, right, device, self_study):
     if torch.device(device).type not in right.devices:
         pytest.skip(f"this answer is wrong on {device}; it is right on {', '.join(right.devices)}")
-    namespace = run(right.code)
-    run(_test_source(lesson, grade_id), namespace)
+    judged = _self_study(self_study, right.code, _test_source(lesson, grade_id))
+    assert judged.passed, judged.feedback
     verdict = _split_verdict(right.code, _test_source(lesson, grade_id))
     assert verdict.passed, verdict.feedback
 
