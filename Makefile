@@ -1,6 +1,9 @@
 # The course's commands. Each target prepares .venv first, so a fresh clone needs nothing else.
 #   make lab    - start JupyterLab on the learner notebooks (127.0.0.1, with a token)
-#   make test   - lint and run every test
+#   make test   - lint and run every test (what CI runs)
+#   make test-quick - lint and the fast tests, for the edit-run loop: no notebook execution,
+#                 no nbgrader or course-grade runs, no sweep over every catalogued answer
+#                 (markers notebooks and slow, tests/conftest.py)
 #   make build  - regenerate notebooks/ from solutions/ with nbgrader, and the references'
 #                 states the learner's side compares with (autograder/lessons/expected/)
 #   make gpu-check - run the solution notebooks and the CUDA tests on a machine with a GPU
@@ -23,7 +26,7 @@ BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup lab test build gpu-check benchmark system-packages
+.PHONY: setup lab test test-quick build gpu-check benchmark system-packages
 
 # An existing .venv is kept (e.g. one where PyTorch's CPU-only build was installed first).
 # pip byte-compiles its 12,000 modules one after another (45 s on one core here);
@@ -76,6 +79,15 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+
+# The edit-run loop: the same lint and scheduling, the tests marked neither notebooks nor slow.
+QUICK_TESTS := not notebooks and not slow
+
+test-quick: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+		-m "$(QUICK_TESTS)" $(PYTEST_ARGS)
 
 build: setup
 	$(BIN)/python -m autograder.build
