@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from autograder import course
+from autograder.common import domain
 from autograder.common.i18n import LANGUAGES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
         help="where the learner notebooks go (default: notebooks/)",
     )
     args = parser.parse_args(argv)
+    print(f"wrote {domain.write()}")  # what each check draws, said under its prompt
     for path in build(args.solutions, args.out):
         print(f"wrote {path}")
 

@@ -1,8 +1,9 @@
-"""Whatever a check draws, the prompt says: the dtypes and the caller's grad contexts.
+"""Whatever a check draws, the prompt says: dtypes, grad contexts, shapes, layers, optimizers.
 
-``autograder.common.domain`` reads them from the cases every check's seeds draw, and the
-build writes the sentence under each exercise prompt of the learner notebooks, in both
-languages (issue 33, "the domain the prompt allows").
+``autograder.common.domain`` reads them from the cases every check's seeds draw and from the
+worlds those cases build; ``make build`` ships them (``autograder/lessons/expected/
+domain.json``) and writes the sentence under each exercise prompt of the learner notebooks,
+in both languages (issue 33, "the domain the prompt allows").
 """
 
 import re
@@ -28,30 +29,54 @@ def _prompts(lesson: str, lang: str) -> dict[int, str]:
     return found
 
 
+def test_the_shipped_domain_is_what_the_checks_draw():
+    """Fails when a check's cases or worlds change and `make build` was not run."""
+    assert domain.facts() == domain.declared(), "stale domain.json: run `make build`"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_prompt_says_what_its_check_draws(lesson, lang):
     prompts = _prompts(lesson, lang)
     for number, spec_type in domain.specs(int(lesson[:2])).items():
         assert number in prompts, f"{lesson}: no prompt for exercise {number} ({lang})"
+        assert domain.of(spec_type), f"{lesson} exercise {number}: not in domain.json"
         line = domain.sentence(spec_type, lang)
         if line is not None:
             assert line in prompts[number], f"{lesson} exercise {number} ({lang}): {line}"
-        for dtype in domain.drawn(spec_type)["dtypes"]:
-            assert re.search(rf"`{dtype}`", prompts[number]), (lesson, number, lang, dtype)
+        found = domain.of(spec_type)
+        for name in found["dtypes"] + found["modules"] + found["optimizers"]:
+            assert re.search(rf"`{name}`", prompts[number]), (lesson, number, lang, name)
 
 
 def test_the_sentence_names_each_dtype_and_context_in_both_languages():
     spec_type = domain.specs(2)[5]  # input_saliency: called from no_grad and inference_mode
-    drawn = domain.drawn(spec_type)
-    assert drawn == {"dtypes": ["float32", "float64"], "outer": ["no_grad", "inference_mode"]}
+    found = domain.of(spec_type)
+    assert found["dtypes"] == ["float32", "float64"]
+    assert found["outer"] == ["no_grad", "inference_mode"]
     for lang in LANGS:
         line = domain.sentence(spec_type, lang)
         for name in ("`float32`", "`float64`", "`torch.no_grad()`", "`torch.inference_mode()`"):
             assert name in line, (lang, line)
 
 
-def test_a_check_that_draws_neither_adds_no_sentence():
-    spec_type = domain.specs(1)[3]  # make_trainable: no dtype axis, never inside no_grad
-    assert domain.drawn(spec_type) == {"dtypes": [], "outer": []}
+def test_the_worlds_say_shapes_layers_losses_and_optimizers():
+    """Read from the built worlds, not from case keys: a GAN step's models end in a view
+    layer (Unflatten) and start by flattening; lesson 09's train step takes a loss module."""
+    gan = domain.of(domain.specs(4)[4])
+    assert {"Unflatten", "Flatten", "BatchNorm1d", "Linear"} <= set(gan["modules"])
+    assert gan["optimizers"] == ["Adam", "SGD"]
+    train = domain.of(domain.specs(9)[2])
+    assert "CrossEntropyLoss" in train["losses"] and "CrossEntropyLoss" not in train["modules"]
+    copy = domain.of(domain.specs(4)[1])  # frozen_copy draws 0-d, empty and view tensors
+    assert copy["shapes"] == ["0-d", "empty", "view"]
+    en, zh = (domain.sentence(domain.specs(4)[1], lang) for lang in LANGS)
+    assert "tensors that may be 0-d, empty or views of a larger tensor" in en
+    assert "张量可能是 0 维的、空的或更大张量的视图" in zh
+
+
+def test_a_check_that_draws_nothing_it_says_adds_no_sentence():
+    spec_type = domain.specs(1)[3]  # make_trainable: a list of parameters and a device
+    found = domain.of(spec_type)
+    assert not any(found.values()), found
     assert domain.sentence(spec_type, "en") is None

@@ -1,25 +1,37 @@
 """What each check draws, said under its exercise's prompt: the declared input domain.
 
-A Spec draws its cases from axes (``oracle.draw``). Two of them change what a right
-answer must handle and are easy to leave out of a prompt: the dtypes of the inputs, and
-whether the caller is inside ``torch.no_grad()`` or ``torch.inference_mode()``. They are
-read here from the cases the seeds draw (the visible check's, the hidden ones' and the
-salted ones' lie among them), and ``autograder.course`` writes the sentence under every
-exercise prompt of the learner notebook. Whatever a check draws, the prompt says.
+A Spec draws its cases from axes (``oracle.draw``) and builds the caller's world from each.
+What a right answer must handle is read from both, for every check of every lesson: the
+dtypes of the inputs; whether the caller is inside ``torch.no_grad()`` or
+``torch.inference_mode()``; tensors that are 0-d, empty or views of a larger tensor; the
+same tensor passed twice; the layers the drawn models are built from; the loss functions
+and optimizers passed in.
+``make build`` writes them to ``autograder/lessons/expected/domain.json`` (``write``), and
+``autograder.course`` says them under every exercise prompt of the learner notebooks, in
+both languages (``said``). Whatever a check draws, the prompt says.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
 
 from autograder.common.i18n import Text
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int64")  # in the order said
 SEEDS = range(16)  # the hidden tests' and salted seeds are drawn in this range or alike
+WORLD_SEEDS = range(8)  # the worlds built for what the cases' keys do not say (see facts)
+SHAPES = ("0-d", "empty", "view")  # in the order said
 _OUTER = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}
 HEADING = re.compile(r"#+ (?:Exercise |练习 |Part |第 )(\d+)\b")  # lesson 08 has parts
+FILE = Path(__file__).resolve().parent.parent / "lessons" / "expected" / "domain.json"
+# said by what they hold (a course's own Module subclass too)
+_CONTAINERS = ("Module", "Sequential", "ModuleList", "ModuleDict")
 
 
 def specs(lesson: int) -> dict[int, type]:
@@ -37,8 +49,11 @@ def specs(lesson: int) -> dict[int, type]:
     return found
 
 
-def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, list[str]]:
-    """The dtypes and the caller's grad contexts the check's cases draw."""
+def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
+    """Everything the check's cases draw: from the cases' keys over ``seeds``, and from the
+    worlds the first ``WORLD_SEEDS`` build (on the CPU)."""
+    import torch
+
     dtypes, outer = set(), set()
     for seed in seeds:
         for case in spec_type(seed=seed).cases():
@@ -50,29 +65,154 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, list[str]]
                 mode = "no_grad"
             if mode in _OUTER:
                 outer.add(mode)
+    seen = {"shapes": set(), "modules": set(), "losses": set(), "optimizers": set()}
+    seen["aliased"] = False
+    for seed in WORLD_SEEDS:
+        spec = spec_type(seed=seed)
+        for case in spec.cases():
+            world = spec.build(case, torch.device("cpu"))
+            _observe(world.args, seen, dtypes)
     return {
         "dtypes": [d for d in DTYPES if d in dtypes],
         "outer": [m for m in _OUTER if m in outer],
+        "shapes": [s for s in SHAPES if s in seen["shapes"]],
+        "aliased": seen["aliased"],
+        "modules": sorted(seen["modules"]),
+        "losses": sorted(seen["losses"]),
+        "optimizers": sorted(seen["optimizers"]),
     }
 
 
-def _listed(items: list[str], lang: str) -> str:
+def _observe(args: tuple, seen: dict, dtypes: set) -> None:
+    """What one world's arguments hold: tensors (shape, dtype, aliasing), layers, optimizers."""
+    import torch
+
+    storages = set()
+    for value in _walk(args):
+        if isinstance(value, torch.Tensor):
+            dtype = str(value.dtype).removeprefix("torch.")
+            if dtype in DTYPES and not isinstance(value, torch.nn.Parameter):
+                dtypes.add(dtype)
+            if value.dim() == 0:
+                seen["shapes"].add("0-d")
+            if value.numel() == 0:
+                seen["shapes"].add("empty")
+            if value._is_view() or not value.is_contiguous():
+                seen["shapes"].add("view")
+            if value.numel() and not isinstance(value, torch.nn.Parameter):
+                storage = value.untyped_storage().data_ptr()
+                seen["aliased"] |= storage in storages
+                storages.add(storage)
+        elif isinstance(value, torch.nn.Module):
+            for module in value.modules():
+                name = _torch_class(type(module), "torch.nn")
+                if isinstance(module, torch.nn.modules.loss._Loss):
+                    seen["losses"].add(name)
+                elif name not in _CONTAINERS:
+                    seen["modules"].add(name)
+        elif isinstance(value, torch.optim.Optimizer):
+            seen["optimizers"].add(_torch_class(type(value), "torch.optim"))
+
+
+def _walk(value: Any, depth: int = 0) -> Iterator[Any]:
+    """The value and what its lists, tuples and dicts hold (a few levels deep)."""
+    yield value
+    if depth < 3 and isinstance(value, list | tuple):
+        for item in value:
+            yield from _walk(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for item in value.values():
+            yield from _walk(item, depth + 1)
+
+
+def _torch_class(cls: type, package: str) -> str | None:
+    """The PyTorch class a course class stands for (a BatchNorm1d subclass is a BatchNorm1d)."""
+    return next((c.__name__ for c in cls.__mro__ if c.__module__.startswith(package)), None)
+
+
+def facts() -> dict[str, dict[str, Any]]:
+    """{"lesson.exercise": what its check draws} for every lesson's checks."""
+    found = {}
+    for lesson in range(1, 100):
+        try:
+            checks = specs(lesson)
+        except ModuleNotFoundError:
+            break
+        for number, spec_type in sorted(checks.items()):
+            found[f"{lesson:02d}.{number}"] = drawn(spec_type)
+    return found
+
+
+def write(path: Path = FILE) -> Path:
+    """Ship what every check draws (part of ``make build``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(facts(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    declared.cache_clear()
+    return path
+
+
+@functools.cache
+def declared(path: Path = FILE) -> dict[str, dict[str, Any]]:
+    """The shipped facts (empty before the first build)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def of(spec_type: type) -> dict[str, Any]:
+    """What the check draws, as shipped."""
+    lesson = int(spec_type.__module__.rpartition("lesson")[2])
+    return declared().get(f"{lesson:02d}.{spec_type.number}", {})
+
+
+def _listed(items: list[str], lang: str, word: str = "or") -> str:
     names = [f"`{item}`" for item in items]
     if len(names) < 2:
         return "".join(names)
     if lang == "zh":
-        return f"{'、'.join(names[:-1])} 或 {names[-1]}"
-    return f"{', '.join(names[:-1])} or {names[-1]}"
+        return f"{'、'.join(names[:-1])} {'或' if word == 'or' else '和'} {names[-1]}"
+    return f"{', '.join(names[:-1])} {word} {names[-1]}"
+
+
+_SHAPE_WORDS = {
+    "0-d": Text("0-d", "0 维的"),
+    "empty": Text("empty", "空的"),
+    "view": Text("views of a larger tensor", "更大张量的视图"),
+}
+
+
+def _plain(items: list[str], lang: str) -> str:
+    if len(items) < 2:
+        return "".join(items)
+    if lang == "zh":
+        return f"{'、'.join(items[:-1])}或{items[-1]}"
+    return f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def sentence(spec_type: type, lang: str) -> str | None:
-    """The line under the prompt, in ``lang``; None where the check draws neither."""
-    found = drawn(spec_type)
+    """The line under the prompt, in ``lang``; None where the check draws nothing it says."""
+    found = of(spec_type)
     parts = []
-    if found["dtypes"]:
+    if found.get("dtypes"):
         what = Text("inputs of dtype {d}", "输入的 dtype 为 {d}")
         parts.append(what(lang).format(d=_listed(found["dtypes"], lang)))
-    if found["outer"]:
+    if found.get("shapes"):
+        words = [_SHAPE_WORDS[s](lang) for s in found["shapes"]]
+        what = Text("tensors that may be {s}", "张量可能是{s}")
+        said_shapes = _plain(words, lang)
+        if lang == "zh" and said_shapes[0].isascii():  # a space between 是 and a digit
+            said_shapes = f" {said_shapes}"
+        parts.append(what(lang).format(s=said_shapes))
+    if found.get("aliased"):
+        parts.append(Text("the same tensor passed twice", "同一个张量被传入两次")(lang))
+    if found.get("modules"):
+        what = Text("models built from {m}", "由 {m} 组成的模型")
+        parts.append(what(lang).format(m=_listed(found["modules"], lang, "and")))
+    if found.get("losses"):
+        what = Text("loss functions {f}", "损失函数 {f}")
+        parts.append(what(lang).format(f=_listed(found["losses"], lang)))
+    if found.get("optimizers"):
+        what = Text("optimizers {o}", "优化器 {o}")
+        parts.append(what(lang).format(o=_listed(found["optimizers"], lang)))
+    if found.get("outer"):
         where = [_OUTER[m] for m in found["outer"]]
         what = Text("some calls made from inside {m}", "部分调用在 {m} 之内进行")
         parts.append(what(lang).format(m=_listed(where, lang)))
@@ -93,3 +233,7 @@ def said(nb, lesson: int, lang: str):
             prompt, hint, rest = cell.source.partition("<details>")  # said before the hint
             cell.source = f"{prompt.rstrip()}\n\n{line}\n\n{hint}{rest}".rstrip()
     return nb
+
+
+if __name__ == "__main__":
+    print(f"wrote {write()}")
