@@ -99,10 +99,11 @@ def _group_exists(name: str) -> bool:
         return False
 
 
-def classroom_command(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    """``course-classroom ARGS`` with this tree's package (as root, like the instructor's sudo)."""
+def classroom_command(*args: str, python: Path = PYTHON, **kwargs) -> subprocess.CompletedProcess:
+    """``course-classroom ARGS`` with this tree's package (as root, like the instructor's sudo);
+    ``python``: the course's Python to run it with (with ``cwd``, the checkout it imports)."""
     return subprocess.run(
-        [sys.executable, "-m", "autograder.classroom.cli", *args],
+        [str(python), "-m", "autograder.classroom.cli", *args],
         env=venv_env(),
         capture_output=True,
         text=True,
@@ -152,9 +153,9 @@ def running(argv: list[str], log: Path, ready: str, timeout_s: float = START_TIM
 
 
 @contextlib.contextmanager
-def running_hub(folder: Path, log: Path) -> Iterator[subprocess.Popen]:
+def running_hub(folder: Path, log: Path, python: Path = PYTHON) -> Iterator[subprocess.Popen]:
     """`course-classroom start FOLDER`; at the end the hub, and the proxy it started by pid."""
-    argv = [sys.executable, "-m", "autograder.classroom.cli", "start", str(folder)]
+    argv = [str(python), "-m", "autograder.classroom.cli", "start", str(folder)]
     try:
         with running(argv, log, "JupyterHub is now running at") as hub:
             yield hub
@@ -185,6 +186,22 @@ def skip_unless_a_classroom_can_run() -> None:
         pytest.skip("no useradd on this machine")
     pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
     skip_where_others_cannot_enter()
+
+
+def _remove(folder: Path) -> None:
+    """Remove a classroom's folder, after unmounting the binds setup made in it (reach.py):
+    never through a mount into the course's checkout."""
+    from autograder.classroom import disks, reach
+
+    disks.release_all(folder / "room")  # learners' fixed-size homes (setup --home-mb)
+    for home in disks.listed(folder / "room"):
+        if reach.mounted_at(Path(home)):
+            raise RuntimeError(f"{home} is still mounted; {folder} is left as it is")
+    for target in [folder / "room" / reach.COURSE, folder / "room" / reach.ENV]:
+        reach.release({str(target): ""})
+        if reach.mounted_at(target):
+            raise RuntimeError(f"{target} is still mounted; {folder} is left as it is")
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -222,24 +239,29 @@ def classroom(
     zh_learners: list[str] | None = None,
     logs_on_failure: Path | None = None,
     setup_args: tuple[str, ...] = (),
+    python: Path = PYTHON,
+    checkout: Path | None = None,
 ) -> Iterator[Classroom]:
     """`course-classroom setup` of throw-away users (none may exist) in a new folder of /tmp
     (not pytest's tmp_path: the classroom's users must enter it), on free ports; at the end
     the users and the folder are removed, its logs (*.log) first copied to
-    ``logs_on_failure`` when the test failed. ``setup_args``: more options for setup."""
+    ``logs_on_failure`` when the test failed. ``setup_args``: more options for setup;
+    ``python`` and ``checkout``: the course's Python and checkout setup runs from."""
     # One classroom at a time on this machine: setup closes the course's INSTRUCTOR_ONLY
     # folders to its instructor and the end restores what it found; a second classroom
     # started meanwhile would find them closed and "restore" that, to a removed group.
     with open(LOCK, "a+b") as lock:  # closing it releases the lock
         fcntl.flock(lock, fcntl.LOCK_EX)
         with _classroom(
-            prefix, instructor, learners, zh_learners, logs_on_failure, setup_args
+            prefix, instructor, learners, zh_learners, logs_on_failure, setup_args, python, checkout
         ) as made:
             yield made
 
 
 @contextlib.contextmanager
-def _classroom(prefix, instructor, learners, zh_learners, logs_on_failure, setup_args):
+def _classroom(
+    prefix, instructor, learners, zh_learners, logs_on_failure, setup_args, python, checkout
+):
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
     folder.chmod(0o755)
     closed = {p: (p.stat().st_gid, p.stat().st_mode & 0o7777) for p in INSTRUCTOR_ONLY}
@@ -259,6 +281,8 @@ def _classroom(prefix, instructor, learners, zh_learners, logs_on_failure, setup
                 # No --python: where the classroom's users cannot run this one (a pyenv under
                 # /root, as on the test machines), setup makes one they can (interpreter.py).
                 *setup_args,
+                python=python,
+                cwd=checkout,
                 timeout=600,
             )
             assert made.returncode == 0, made.stdout + made.stderr
@@ -270,7 +294,7 @@ def _classroom(prefix, instructor, learners, zh_learners, logs_on_failure, setup
                 shutil.copy(log, logs_on_failure / log.name)
         raise
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(folder)
         for path, (gid, mode) in closed.items():  # setup closed them to the instructor's group
             os.chown(path, -1, gid)
             path.chmod(mode)

@@ -7,7 +7,15 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.classroom import accounts, hub_config, interpreter, passwords, roster
+from autograder.classroom import (
+    accounts,
+    disks,
+    hub_config,
+    interpreter,
+    passwords,
+    reach,
+    roster,
+)
 
 BIN = Path(sys.executable).parent
 
@@ -40,11 +48,16 @@ def _setup(args) -> int:
     listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
     try:
         names = {row.user: row for row in args.listed}
-        limits = hub_config.Limits(args.memory, args.processes, args.tmp_mb)
+        limits = hub_config.Limits(args.memory, args.processes, args.tmp_mb, args.home_mb)
         classroom = setup.set_up(
             args.folder, args.instructor, learners, listen, args.python, names, limits
         )
-    except (accounts.AccountError, interpreter.InterpreterError) as error:
+    except (
+        accounts.AccountError,
+        interpreter.InterpreterError,
+        reach.ReachError,
+        disks.DiskError,
+    ) as error:
         print(f"course-classroom: {error}", file=sys.stderr)
         return 2
     print(f"Classroom in {classroom.folder}")
@@ -64,11 +77,29 @@ def _setup(args) -> int:
     return 0
 
 
+def _binds(folder: Path) -> dict[str, str]:
+    """The bind mounts an earlier setup of ``folder`` made (reach.py)."""
+    import json
+
+    try:
+        about = json.loads((folder.resolve() / "classroom.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    binds = about.get("binds", {}) if isinstance(about, dict) else {}
+    return binds if isinstance(binds, dict) else {}
+
+
 def _start(args) -> int:
     hub = args.folder.resolve() / "hub"
     config = hub / "jupyterhub_config.py"
     if not config.is_file():
         print(f"course-classroom: no classroom in {args.folder} (run setup first)", file=sys.stderr)
+        return 2
+    try:
+        reach.ensure(_binds(args.folder))  # gone after a reboot
+        disks.mount_all(args.folder.resolve())
+    except (reach.ReachError, disks.DiskError) as error:
+        print(f"course-classroom: {error}", file=sys.stderr)
         return 2
     os.chdir(hub)
     command = [str(BIN / "jupyterhub"), "-f", str(config), *args.hub_args]
@@ -80,6 +111,11 @@ def _cluster(args) -> int:
 
     if not (args.folder / "classroom.json").is_file():
         print(f"course-classroom: no classroom in {args.folder} (run setup first)", file=sys.stderr)
+        return 2
+    try:
+        reach.ensure(_binds(args.folder))
+    except reach.ReachError as error:
+        print(f"course-classroom: {error}", file=sys.stderr)
         return 2
     return cluster.run(args.folder.resolve(), args.workers, args.host, args.port)
 
@@ -118,6 +154,13 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=hub_config.Limits.tmp_mb,
         help="the size of each learner's own /tmp in MiB, within --memory (%(default)s)",
+    )
+    setup.add_argument(
+        "--home-mb",
+        type=int,
+        default=hub_config.Limits.home_mb,
+        help="give each learner setup makes a home of at most this many MiB, a file system of "
+        "its own (for a file system without quotas); 0: homes share the disk (%(default)s)",
     )
     setup.add_argument(
         "--processes",

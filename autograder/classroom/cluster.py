@@ -195,7 +195,7 @@ def run(classroom: Path, workers: int, host: str, port: int) -> int:
         "HOME": grader.pw_dir,
         "USER": grader.pw_name,
         "PATH": os.pathsep.join([str(Path(settings["python"]).parent), "/usr/bin", "/bin"]),
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": settings.get("course", str(REPO)),  # bound where users reach it
         "LANG": os.environ.get("LANG", "C.UTF-8"),
     }
     try:

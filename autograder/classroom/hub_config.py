@@ -52,6 +52,9 @@ if os.path.isfile({roster_token!r}):
 c.JupyterHub.spawner_class = "autograder.classroom.spawner.BoundedSpawner"
 c.Spawner.mem_limit = {mem_limit!r}
 c.BoundedSpawner.processes = {processes}
+# A learner whose home has a fixed size (setup --home-mb, autograder/classroom/disks.py)
+# gets it mounted again, if a reboot ended it, before their server starts.
+c.BoundedSpawner.classroom = {folder_text!r}
 SERVER = [{python!r}, "-m", "jupyterhub.singleuser"]
 c.Spawner.cmd = SERVER
 c.Spawner.default_url = "/lab"
@@ -111,6 +114,7 @@ class Limits:
     memory: str = "4G"  # JupyterHub's mem_limit: a number of bytes, or with K, M, G, T
     processes: int = 1024  # processes and threads (pids.max): torch starts a thread per core
     tmp_mb: int = 1024  # a learner's own /tmp (a tmpfs: counted in memory)
+    home_mb: int = 0  # a learner's home of a fixed size (disks.py); 0: homes share the disk
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from autograder.classroom import reach
+
 # The version the course's packages were installed for, e.g. "3.11".
 VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -37,7 +39,7 @@ def runs_as(python: Path, account: pwd.struct_passwd) -> bool:
     """Whether ``account`` can start ``python`` and import the course's packages with it."""
     try:
         result = subprocess.run(
-            [str(python), "-c", "import jupyterhub.singleuser, nbgrader, torch"],
+            [str(python), "-c", "import jupyterhub.singleuser, nbgrader, torch, autograder"],
             user=account.pw_uid,
             group=account.pw_gid,
             extra_groups=[],
@@ -105,17 +107,30 @@ def _bridged_from(target: Path) -> Path | None:
     return None
 
 
-def bridge(base: Path, target: Path) -> Path:
+def _bridged_base(folder: Path) -> Path | None:
+    """The Python the classroom's earlier bridge was made from, where it still is."""
+    home = _bridged_from(folder / "python")
+    found = sorted(home.glob("python3*")) if home is not None and home.is_dir() else []
+    return found[0] if found else None
+
+
+def bridge(base: Path, target: Path, binds: dict[str, str] | None = None) -> Path:
     """A venv of ``base`` in ``target`` that sees this environment's packages; its python.
-    An earlier bridge from the same Python is kept as it is (servers may be running it)."""
+    An earlier bridge from the same Python is kept as it is (servers may be running it).
+    ``binds``: where the classroom shows the course's checkout and environment (reach.py)."""
     check_version(base)
     python = target / "bin" / "python"
     if not python.is_file() or _bridged_from(target) not in (base.parent, base.resolve().parent):
         command = [str(base), "-m", "venv", "--clear", "--without-pip", str(target)]
         subprocess.run(command, check=True)
-    purelib = sysconfig.get_paths()["purelib"]
+    binds = binds or {}
+    purelib = str(reach.seen_by_users(sysconfig.get_paths()["purelib"], binds))
     site_packages = target / "lib" / f"python{VERSION}" / "site-packages"
     line = f"import site; site.addsitedir({purelib!r})\n"
+    if any(source == str(reach.REPO) for source in binds.values()):
+        # The editable install names the checkout's own path, which users cannot enter.
+        course = str(reach.seen_by_users(reach.REPO, binds))
+        line = f"import sys; sys.path.insert(0, {course!r})\n" + line
     (site_packages / "course-environment.pth").write_text(line, encoding="utf-8")
     _write_commands(python)
     return python
@@ -194,7 +209,12 @@ def _write_commands(python: Path) -> None:
         script.chmod(0o755)
 
 
-def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Path:
+def for_users(
+    folder: Path,
+    account: pwd.struct_passwd,
+    base: Path | None,
+    binds: dict[str, str] | None = None,
+) -> Path:
     """The python ``account`` (and every classroom user) will run; bridged from ``base`` if given.
 
     Without ``base``: this Python where the users can run it, else the one an earlier setup
@@ -203,14 +223,13 @@ def for_users(folder: Path, account: pwd.struct_passwd, base: Path | None) -> Pa
     """
     own = Path(sys.executable)
     if base is None:
-        if runs_as(own, account):
+        if not binds and runs_as(own, account):
             return own
         earlier = folder / "python" / "bin" / "python"
         if earlier.is_file() and runs_as(earlier, account):
-            _write_commands(earlier)
-            return earlier
+            return bridge(_bridged_base(folder) or earlier, folder / "python", binds)
         base = system_python() or copy_base(folder / "python-base")
-    python = bridge(base, folder / "python")
+    python = bridge(base, folder / "python", binds)
     if not runs_as(python, account):
         packages = sysconfig.get_paths()["purelib"]
         raise InterpreterError(

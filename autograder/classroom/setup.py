@@ -10,6 +10,9 @@ Layout of the folder (root-owned unless said otherwise):
                             packages, with the course's commands (nbgrader, course-grade, ...)
   python-base/              the base it was made from, when no system Python would do: a copy of
                             the course's own (interpreter.py)
+  disks/                    with --home-mb: each learner's home as an image file (disks.py)
+  course/, env/             only where users cannot enter the course's checkout or environment
+                            (a clone under /root): read-only bind mounts of them (reach.py)
   exchange/                 nbgrader's shared exchange; exchange/<course>/ is the instructor's
   home/<user>/              homes of the accounts setup made (each private to its user)
 The instructor's home holds one nbgrader course per language, autograd-course-en and
@@ -27,7 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.classroom import accounts, hub_api, hub_config, interpreter, passwords, roster
+from autograder.classroom import (
+    accounts,
+    disks,
+    hub_api,
+    hub_config,
+    interpreter,
+    passwords,
+    reach,
+    roster,
+)
 from autograder.grader import ownership
 
 REPO = Path(__file__).resolve().parents[2]
@@ -206,9 +218,11 @@ def set_up(
     # Who gets a password from setup: the accounts it makes now (user -> their course).
     roles = {instructor: "instructor"} | {name: course_id(lang) for name, lang in learners.items()}
     made = {name: role for name, role in roles.items() if not accounts.exists(name)}
+    binds = {**earlier.get("binds", {}), **reach.needed(folder)}
+    reach.ensure(binds)
     teacher = accounts.ensure_user(instructor, homes)
     try:
-        python = interpreter.for_users(folder, teacher, python_base)
+        python = interpreter.for_users(folder, teacher, python_base, binds)
     except interpreter.InterpreterError:
         if instructor in made:  # a refused setup leaves no account behind
             accounts.remove(instructor)
@@ -222,8 +236,11 @@ def set_up(
     _write_private(
         Path(teacher.pw_dir) / ".jupyter/nbgrader_config.py", _INSTRUCTOR_NBGRADER, teacher
     )
+    home_mb = (limits or hub_config.Limits()).home_mb
     for name, lang in learners.items():
         learner = accounts.ensure_user(name, homes)
+        if home_mb and name in made:  # an account that existed keeps its home as it is
+            disks.give_fixed_home(folder, learner, home_mb)
         settings = _LEARNER_NBGRADER.format(
             exchange=str(classroom.exchange), course_id=course_id(lang)
         )
@@ -238,9 +255,9 @@ def set_up(
     text = hub_config.render(
         folder,
         listen,
-        Path(sys.executable).parent,
+        reach.seen_by_users(Path(sys.executable).parent, binds),
         python,
-        CONFIG_ROOT,
+        reach.seen_by_users(CONFIG_ROOT, binds),
         instructor,
         list(learners),
         limits or hub_config.Limits(),
@@ -249,7 +266,14 @@ def set_up(
     os.chmod(classroom.config_file, 0o600)
     classroom = dataclasses.replace(classroom, given=passwords.give(folder, made))
     url = hub_api.api_url(listen.hub_port)
-    about = {"instructor": instructor, "python": str(python), "learners": learners, "hub_api": url}
+    about = {
+        "instructor": instructor,
+        "python": str(python),
+        "learners": learners,
+        "hub_api": url,
+        "binds": binds,
+        "course": str(reach.seen_by_users(REPO, binds)),
+    }
     (folder / "classroom.json").write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
     if earlier:  # a hub of this classroom may be running: it learns of the learners now
         secret = token.read_text(encoding="ascii").strip()

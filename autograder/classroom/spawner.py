@@ -13,6 +13,10 @@ in it too), and removes it, ending what is left in it, when the server stops or 
   the kernel that allocated, nobody else's);
 - ``BoundedSpawner.processes``: the most processes and threads at once (``pids.max``).
 
+A learner whose home has a fixed size (``setup --home-mb``, ``disks.py``) gets it mounted
+again, where a reboot ended the mount, before their server starts: a server never starts
+on the empty folder beneath it.
+
 Where the machine has no cgroup the hub may create groups in, the server starts without
 limits and the hub's log says why.
 """
@@ -23,8 +27,9 @@ import asyncio
 import os
 
 from jupyterhub.spawner import LocalProcessSpawner
-from traitlets import Integer
+from traitlets import Integer, Unicode
 
+from autograder.classroom import disks
 from autograder.grader import cgroups
 
 UNBOUNDED = 1 << 62  # "no limit" that cgroup v1 and v2 both take as a number
@@ -38,6 +43,12 @@ class BoundedSpawner(LocalProcessSpawner):
         config=True,
         help="The most processes and threads one server (with its kernels and terminals) "
         "runs at once: its cgroup's pids.max. 0: no limit.",
+    )
+
+    classroom = Unicode(
+        "",
+        config=True,
+        help="The classroom folder, whose disks/ lists the learners' homes of a fixed size.",
     )
 
     _group: cgroups.Cgroup | None = None
@@ -69,7 +80,20 @@ class BoundedSpawner(LocalProcessSpawner):
 
         return preexec
 
+    async def _mount_home(self) -> None:
+        """The learner's fixed-size home, mounted again where a reboot ended the mount."""
+        if not self.classroom:
+            return
+        import pwd
+        from pathlib import Path
+
+        home = pwd.getpwnam(self.user.name).pw_dir
+        image = disks.listed(Path(self.classroom)).get(home)
+        if image:
+            await asyncio.to_thread(disks.mount, Path(home), Path(image))
+
     async def start(self):
+        await self._mount_home()
         await self._remove_group()  # one a previous server of this spawner left
         self._group = self._limited()
         if self._group is not None:
