@@ -60,6 +60,24 @@ def points(root: Path, assignment: str, student: str) -> dict[str, float]:
         return {g.name: g.score for g in notebook.grades if g.cell_type == "code"}
 
 
+def class_points(root: Path, assignment: str) -> dict[str, dict[str, float]]:
+    """``points`` of every student who handed the assignment in, read in one gradebook
+    session (opening the gradebook costs more than reading one student's grades)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.gradebook_url(root)) as gradebook:
+        return {
+            submission.student_id: {
+                g.name: g.score
+                for g in gradebook.find_submission_notebook(
+                    assignment, assignment, submission.student_id
+                ).grades
+                if g.cell_type == "code"
+            }
+            for submission in gradebook.assignment_submissions(assignment)
+        }
+
+
 def autograded_path(root: Path, assignment: str, student: str) -> Path:
     """Where nbgrader's autograde writes a student's graded notebook."""
     return root / "autograded" / student / assignment / f"{assignment}.ipynb"

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from conftest import NOTEBOOKS, SOLUTIONS
 from lesson_cells import graded_cells
-from nbgrader_course import autograded_outputs, points, submission, submit
+from nbgrader_course import autograded_outputs, class_points, submission, submit
 from processes import BIN, stop_group, venv_env
 
 from autograder import course
@@ -114,15 +114,16 @@ class Graded:
     records: dict[tuple[str, str], records.GradeRecord]
     # (lesson, grade_id, name) -> (passed, misconception IDs), or what the answer raised
     self_study: dict[tuple[str, str, str], tuple[bool, set[str]] | Exception]
-    # A learner's points and graded outputs, read from the gradebook and the autograded
-    # notebook once per learner: each of their ~5 answers' tests reads the same ones.
-    _points: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    # Points, read from the gradebook once per lesson (a gradebook opened per test was most
+    # of the tests' time), and graded outputs, read once per learner: each learner's ~5
+    # answers' tests read the same ones.
+    _points: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     _outputs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     def points(self, lesson: str, student: str) -> dict[str, float]:
-        if (lesson, student) not in self._points:
-            self._points[lesson, student] = points(self.root, lesson, student)
-        return self._points[lesson, student]
+        if lesson not in self._points:
+            self._points[lesson] = class_points(self.root, lesson)
+        return self._points[lesson][student]
 
     def outputs(self, lesson: str, student: str) -> dict[str, str]:
         if (lesson, student) not in self._outputs:
