@@ -133,7 +133,7 @@ SPREAD = ("test_lesson_checks.py",)
 
 # What `make test-quick` leaves out besides the notebooks mark: the sweeps over every
 # catalogued answer (each answer run, observed and judged; the catalogue's size makes them
-# minutes) and the tests that run make, pytest or a mutation run in a subprocess. Each
+# minutes) and the tests that run pytest, nbgrader or a mutation run in a subprocess. Each
 # file's tests of one exercise, its reference solution and its policy stay. By file: the
 # test functions marked slow, or every test of the file (None). `make test` runs them all.
 SLOW: dict[str, tuple[str, ...] | None] = {
@@ -148,6 +148,7 @@ SLOW: dict[str, tuple[str, ...] | None] = {
     "test_feedback_wording.py": ("test_chinese_feedback_is_clean",),
     "test_mutation_sample.py": None,
     "test_setup.py": ("test_make_test_keeps_each_file_on_one_worker",),
+    "test_notebooks.py": ("test_learner_notebooks_are_up_to_date",),  # builds both courses
 }
 
 
