@@ -2,7 +2,8 @@
 
 Prints the wall time of each, their ratio, and the fixed cost per submission:
 worker-seconds spent on a submission beyond its learner cells (the cells after
-the setup cell, as timed by the kernel in plain nbgrader's run). With
+the setup cell, as timed by the kernel in plain nbgrader's run), and where a
+submission's time goes, stage by stage (autograder/grader/stages.py). With
 ``--scaling`` it also grades the class with 1 and 2 local workers and with 4
 workers of a local Dask cluster (``--scheduler``) and prints submissions per
 minute for each. Run it on an otherwise idle machine:
@@ -54,6 +55,28 @@ def learner_seconds(course: Path, lesson: str) -> float:
                 end = datetime.fromisoformat(timing["shell.execute_reply"].rstrip("Z"))
                 total += (end - start).total_seconds()
     return total
+
+
+def breakdown(course: Path, lesson: str, learner: float) -> None:
+    """Mean wall seconds per submission in each stage of `course-grade` (its records)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from autograder.grader import records
+
+    found = records.load(course, lesson)
+    if not found:
+        return
+    totals: dict[str, float] = {}
+    for record in found:
+        for stage, seconds in record.stages.items():
+            totals[stage] = totals.get(stage, 0.0) + seconds
+    n = len(found)
+    whole = sum(record.seconds for record in found) / n
+    print(f"where a submission's time goes (mean of {n}, worker-s):")
+    for stage, seconds in sorted(totals.items(), key=lambda item: -item[1]):
+        print(f"  {stage:24s}: {seconds / n:6.3f}")
+    print(f"  {'(not in a stage)':24s}: {whole - sum(totals.values()) / n:6.3f}")
+    print(f"  {'whole submission':24s}: {whole:6.3f}")
+    print(f"  {'of which learner cells':24s}: {learner / n:6.3f} (plain nbgrader's kernel timing)")
 
 
 def grade_once(course: Path, lesson: str, *options: str) -> float:
@@ -139,6 +162,7 @@ def main() -> None:
             f"fixed cost / submission  : plain {(t_plain - learner) / n:5.2f} s, "
             f"course-grade {(t_ours * args.workers - learner) / n:5.2f} worker-s"
         )
+        breakdown(ours, args.lesson, learner)
         if args.scaling:
             scaling(ours, args.lesson, n)
     finally:

@@ -217,3 +217,13 @@ def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(graded, 
         if misconception:
             assert f"常见误区 {misconception}" in text, (grade_id, text[:400])
             assert f"misconception {misconception}" not in text, (grade_id, text[:400])
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_record_says_where_its_time_went(graded, lesson):
+    """The stage table the benchmark sums (autograder/grader/stages.py): the learner's run,
+    the judge and nbgrader's own steps each took time, and the stages fit in the whole."""
+    for record in records.load(graded["en"], lesson):
+        assert {"staging", "reading", "learner run", "judge", "nbgrader"} <= set(record.stages)
+        assert record.stages["learner run"] > 0 and record.stages["nbgrader"] > 0, record
+        assert 0 < sum(record.stages.values()) <= record.seconds + 0.05, record

@@ -28,7 +28,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Any, Integer, Unicode
 
 from autograder.common.i18n import Text
-from autograder.grader import policy
+from autograder.grader import policy, stages
 from autograder.grader.integrity import is_test_cell
 from autograder.grader.judge import visible_part
 from autograder.grader.kernel import SandboxedKernelManager
@@ -276,7 +276,8 @@ class SandboxedExecute(Execute):
                 cell.outputs = []
         nb.metadata.pop("widgets", None)
         try:
-            nb, resources = super().preprocess(nb, resources, km)
+            with stages.timed("learner run"):
+                nb, resources = super().preprocess(nb, resources, km)
             self.bound_notebook(nb)
             return nb, resources
         finally:

@@ -23,7 +23,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Any, Dict, Integer, List, Unicode
 
 from autograder.common.i18n import Text
-from autograder.grader import integrity, policy, reasons
+from autograder.grader import integrity, policy, reasons, stages
 from autograder.grader.integrity import is_test_cell, normal_source, visible_source
 from autograder.grader.judge import Verdict, judge_cell, visible_checks_pass
 
@@ -106,6 +106,7 @@ class ObserveTestCells(NbGraderPreprocessor):
                 exempt |= instructor_sources(nbformat.read(str(source), as_version=4))
         flags, statements, tests = read_notebook(nb, exempt)
         resources["reading_s"] = time.monotonic() - started  # the kernel's budget counts it
+        stages.add("reading", resources["reading_s"])
         budget = self.cell_timeout * len(tests) + 60
         if self.notebook_timeout > 0:  # the observer runs the same learner code: same budget
             budget = min(budget, max(self.notebook_timeout - resources["reading_s"], 1))
@@ -294,21 +295,23 @@ class JudgeTestCells(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         name = resources.get("unique_key", "notebook")
         observation = resources.pop("observation")
-        observed = observation.collect()
+        with stages.timed("observer wait"):
+            observed = observation.collect()
         flags = observation.flags
         read_before = self.voided.get(name, {})
         verdicts = {}
         for cell in filter(is_test_cell, nb.cells):
             grade_id = _meta(cell)["grade_id"]
             seen = observed.get(grade_id, {})
-            verdict = judge_cell(cell.source, seen, self.language, salt=self.salt)
+            with stages.timed("judge"):
+                verdict = judge_cell(cell.source, seen, self.language, salt=self.salt)
+                disagrees = first_run_passed(cell) != verdict.passed
+                if disagrees and first_run_passed(cell):  # the first run had no hidden tests
+                    disagrees = not visible_checks_pass(cell.source, seen, self.language)
             voided = voiding(grade_id, flags, read_before)
             if voided and verdict.passed:
                 verdict = Verdict(False, voided_feedback(voided)(self.language))
-            disagrees = first_run_passed(cell) != verdict.passed
-            if disagrees and first_run_passed(cell):  # the first run had no hidden tests
-                disagrees = not visible_checks_pass(cell.source, seen, self.language)
-            if disagrees and not voided:
+            if disagrees and not voided:  # a voided cell's verdict is the voiding
                 flags.append(_disagreement(grade_id, first_run_passed(cell)))
             cell.outputs = verdict_outputs(verdict)
             verdicts[grade_id] = {

@@ -26,6 +26,7 @@ from autograder.grader import (
     integrity,
     reasons,
     records,
+    stages,
     submission,
     verdicts,
 )
@@ -181,25 +182,30 @@ def _read_json(path: Path) -> dict:
 def grade(task: Task) -> list[GradeRecord]:
     """Grade one submission; never raises for a learner's fault, always returns records."""
     started = time.monotonic()
+    stages.reset()
     _judge_threads(task.threads)
     root = Path(task.course_root)
-    names = submission.expected_notebooks(root, task.assignment)
-    refused = submission.rejection(root, task.assignment, task.student, task.bounds)
+    with stages.timed("staging"):
+        names = submission.expected_notebooks(root, task.assignment)
+        refused = submission.rejection(root, task.assignment, task.student, task.bounds)
     if refused:
         result = [_record(task, name, "rejected", refused) for name in names]
     else:
-        staged = submission.stage(
-            root, root / STAGING, task.assignment, task.student, names, task.bounds.max_bytes
-        )
-        _stage_timestamp(root / "submitted" / task.student / task.assignment, staged)
+        with stages.timed("staging"):
+            staged = submission.stage(
+                root, root / STAGING, task.assignment, task.student, names, task.bounds.max_bytes
+            )
+            _stage_timestamp(root / "submitted" / task.student / task.assignment, staged)
         try:
             result = _grade_staged(task, root, staged, names)
         finally:
-            shutil.rmtree(staged, ignore_errors=True)
+            with stages.timed("cleanup"):
+                shutil.rmtree(staged, ignore_errors=True)
     elapsed = time.monotonic() - started
     for record in result:
         record.sandbox = task.confinement.kind
         record.seconds = round(elapsed, 2)
+        record.stages = stages.taken()
         records.save(root, record)
     return result
 
@@ -272,7 +278,8 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
     if not gradable:
         return result
     limits = task.confinement.limits
-    zygote = forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
+    with stages.timed("zygote"):
+        zygote = forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
     # Connection file and sockets of this submission's kernels; outside the course.
     workdir = zygote.workdir()
     incident_dir = root / "grading" / "incidents" / task.student / task.assignment
@@ -291,13 +298,18 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         db_url = config.CourseDirectory.db_url
         when = hand_grades.submitted_at(staged)
         before = hand_grades.before_autograde(db_url, task.assignment, task.student, when)
-        outcome = api.autograde(task.assignment, task.student, force=True, create=True)
+        so_far = stages.taken()
+        with stages.timed("nbgrader"):
+            outcome = api.autograde(task.assignment, task.student, force=True, create=True)
+        inside = [v - so_far.get(k, 0.0) for k, v in stages.taken().items() if k != "nbgrader"]
+        stages.add("nbgrader", -sum(inside))  # nbgrader's own steps: less the stages inside
         hand_grades.after_autograde(db_url, task.assignment, task.student, before)
     finally:
-        verdicts.stop_observers()
-        if group:
-            group.kill_and_remove()
-        shutil.rmtree(workdir, ignore_errors=True)
+        with stages.timed("cleanup"):
+            verdicts.stop_observers()
+            if group:
+                group.kill_and_remove()
+            shutil.rmtree(workdir, ignore_errors=True)
     said = zygote.last_error(mark)
     for name in gradable:
         if not outcome["success"]:
