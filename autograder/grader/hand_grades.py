@@ -28,7 +28,7 @@ TIMESTAMP = "timestamp.txt"
 CLEARED = (
     "a newer submission: the hand grades of the earlier one ({listed}) were cleared; "
     "mark its answers again",
-    "这是一份更新的提交：之前那份提交的手动评分（{listed}）已清除，请重新评阅新的答案",
+    "这是一份更新的提交：之前那份提交的人工评分（{listed}）已清除，请重新评阅新的答案",
 )
 
 
