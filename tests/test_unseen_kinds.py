@@ -2339,6 +2339,1245 @@ def checkpointed_forward(blocks, x):
     return x
 """,
     ),
+    # Lessons 05-09, red team r4: kinds nobody listed (state across calls, caller objects,
+    # inputs the checks did not draw, instruments that failed documented forms)
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        STATE,
+        "the features dict kept at module level and cleared each call: two results are one dict",
+        """
+_FEATURES = {}
+
+
+def extract_features(model, names, x):
+    _FEATURES.clear()
+    modules = dict(model.named_modules())
+    handles = []
+    for name in names:
+        def hook(m, args, out, name=name):
+            _FEATURES[name] = out.detach().to("cpu", copy=True)
+        handles.append(modules[name].register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return _FEATURES
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        OBSERVABLE,
+        "the hook returns its copy, which replaces the output the next layer gets",
+        """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    def make(name):
+        def hook(m, args, out):
+            features[name] = out.detach().to("cpu", copy=True)
+            return features[name]
+        return hook
+    handles = [modules[n].register_forward_hook(make(n)) for n in names]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        OBSERVABLE,
+        "a forward pre-hook per name: features are the layers' inputs",
+        """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    def make(name):
+        def hook(m, args):
+            features[name] = args[0].detach().to("cpu", copy=True)
+        return hook
+    handles = [modules[n].register_forward_pre_hook(make(n)) for n in names]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        SIDE_EFFECT,
+        "clamp_ in the hook: the gradient the caller's own hook kept is clipped too",
+        """
+def clip_gradients(model, max_abs):
+    handles = []
+    for p in model.parameters():
+        handles.append(p.register_hook(lambda g: g.clamp_(-max_abs, max_abs)))
+    return handles
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        STATE,
+        "hooks only on parameters whose .grad is not None: a caller with .grad None gets none",
+        """
+def clip_gradients(model, max_abs):
+    return [
+        p.register_hook(lambda g: g.clamp(-max_abs, max_abs))
+        for p in model.parameters()
+        if p.grad is not None
+    ]
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        OBSERVABLE,
+        "full backward pre-hooks clip what flows out of each layer, not the parameters' gradients",
+        """
+def clip_gradients(model, max_abs):
+    handles = []
+    for m in model.modules():
+        if len(list(m.children())) == 0 and any(True for _ in m.parameters(recurse=False)):
+            handles.append(
+                m.register_full_backward_pre_hook(
+                    lambda mod, go: tuple(
+                        None if g is None else g.clamp(-max_abs, max_abs) for g in go
+                    )
+                )
+            )
+    return handles
+""",
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        EDGE,
+        "the mask's first row taken: a (1, 6) mask flattened, a (2, 6) mask loses a row",
+        """
+def mask_output(module, mask):
+    flat = mask.reshape(-1)[: mask.shape[-1]]
+    def hook(m, args, output):
+        return output * flat
+    return module.register_forward_hook(hook)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        STATE,
+        "the handle memoised by id(module): a second mask never gets a hook",
+        """
+_HANDLES = {}
+
+
+def mask_output(module, mask):
+    if id(module) in _HANDLES:
+        return _HANDLES[id(module)]
+    h = module.register_forward_hook(lambda m, a, o: o * mask)
+    _HANDLES[id(module)] = h
+    return h
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        STATE,
+        "the optimizer kept on the model from the first call: the next epoch's lr is ignored",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    if not hasattr(model, "_opt"):
+        model._opt = torch.optim.SGD(model.parameters(), lr=lr)
+    opt = model._opt
+    layer = model.get_submodule(layer_name)
+    log = []
+    h = layer.register_forward_hook(lambda m, a, o: log.append(o.mean().item()))
+    try:
+        for x, y in batches:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+    finally:
+        h.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        SIDE_EFFECT,
+        "the batches list consumed with pop(0)",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    log = []
+    h = layer.register_forward_hook(lambda m, a, o: log.append(o.mean().item()))
+    try:
+        while batches:
+            x, y = batches.pop(0)
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+    finally:
+        h.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        EDGE,
+        "loss as sum of squares / numel of the first batch (ragged last batch)",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    log = []
+    h = layer.register_forward_hook(lambda m, a, o: log.append(o.mean().item()))
+    n = batches[0][1].numel()
+    try:
+        for x, y in batches:
+            opt.zero_grad()
+            (((model(x) - y) ** 2).sum() / n).backward()
+            opt.step()
+    finally:
+        h.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        EDGE,
+        "counts only floating-point saved tensors (MaxPool's int64 indices missed)",
+        """
+def forward_counting_saved(model, x):
+    total = [0]
+    def pack(t):
+        if t.is_floating_point():
+            total[0] += t.numel() * t.element_size()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out, total[0]
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        STATE,
+        "the counter kept at module level and never reset",
+        """
+_COUNT = {"bytes": 0}
+
+
+def _pack(t):
+    _COUNT["bytes"] += t.numel() * t.element_size()
+    return t
+
+
+def forward_counting_saved(model, x):
+    with torch.autograd.graph.saved_tensors_hooks(_pack, lambda t: t):
+        out = model(x)
+    return out, _COUNT["bytes"]
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        OBSERVABLE,
+        "counts each distinct tensor once (by id): a tensor packed twice counts once",
+        """
+def forward_counting_saved(model, x):
+    seen = {}
+    def pack(t):
+        seen[id(t)] = t.numel() * t.element_size()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out, sum(seen.values())
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        EDGE,
+        "untyped_storage().nbytes() where contiguous: a contiguous view counts all its storage",
+        """
+def forward_counting_saved(model, x):
+    n = 0
+    def pack(t):
+        nonlocal n
+        n += t.untyped_storage().nbytes() if t.is_contiguous() else t.numel() * t.element_size()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    return out, n
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        OBSERVABLE,
+        "the forward pass run in evaluation mode, the mode restored: BatchNorm saves other tensors",
+        """
+def forward_counting_saved(model, x):
+    n = 0
+    def pack(t):
+        nonlocal n
+        n += t.numel() * t.element_size()
+        return t
+    was = model.training
+    model.eval()
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = model(x)
+    finally:
+        model.train(was)
+    return out, n
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        STATE,
+        "the durations kept at module level: a second benchmark takes the median of both runs",
+        """
+_LAPS = []
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    for _ in range(repeats):
+        synchronize()
+        t0 = clock()
+        work()
+        synchronize()
+        _LAPS.append(clock() - t0)
+    return sorted(_LAPS)[len(_LAPS) // 2]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        OBSERVABLE,
+        "the mean of the middle three laps, not the median",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    laps = []
+    for _ in range(repeats):
+        synchronize()
+        t0 = clock()
+        work()
+        synchronize()
+        laps.append(clock() - t0)
+    laps.sort()
+    mid = len(laps) // 2
+    window = laps[max(mid - 1, 0): mid + 2]
+    return sum(window) / len(window)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "one concatenated copy split into views: dtypes promoted, results share storage",
+        """
+def to_host(tensors, synchronize):
+    flat = [t.reshape(-1) for t in tensors]
+    host = torch.cat(flat).to("cpu", non_blocking=True)
+    synchronize()
+    parts = host.split([f.numel() for f in flat])
+    return [p.view(t.shape) for p, t in zip(parts, tensors)]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        OBSERVABLE,
+        "the results returned as a tuple",
+        """
+def to_host(tensors, synchronize):
+    copies = tuple(t.to("cpu", non_blocking=True) for t in tensors)
+    synchronize()
+    return copies
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        EDGE,
+        "a list batch unpacked in the wrong order: (targets, inputs) comes back",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    if isinstance(batch, list):
+        return [targets.to(device, non_blocking=True), inputs.to(device, non_blocking=True)]
+    return inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        OBSERVABLE,
+        "non_blocking only for the inputs; the targets copied blocking (they are small)",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    return inputs.to(device, non_blocking=True), targets.to(device)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        SIDE_EFFECT,
+        "the losses added in place into the first step's returned loss",
+        """
+def epoch_mean_loss(step, batches):
+    total = None
+    for batch in batches:
+        loss = step(batch)
+        if total is None:
+            total = loss
+        else:
+            total += loss
+    return (total / len(batches)).item()
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        OBSERVABLE,
+        "every step called under torch.no_grad(): a real training step could not backward",
+        """
+def epoch_mean_loss(step, batches):
+    with torch.no_grad():
+        losses = [step(b) for b in batches]
+    return torch.stack(losses).mean().item()
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        OBSERVABLE,
+        "each loss copied to the host with .to('cpu') and summed there",
+        """
+def epoch_mean_loss(step, batches):
+    total = 0.0
+    for b in batches:
+        total = total + step(b).detach().to("cpu")
+    return float(total / len(batches))
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        OBSERVABLE,
+        "record_stream on the side stream instead of the current one",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    cuda.current_stream().wait_stream(side)
+    moved.record_stream(side)
+    return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        OBSERVABLE,
+        "the current stream waits for the side stream before the computation is queued",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    main = cuda.current_stream()
+    main.wait_stream(side)
+    moved.record_stream(main)
+    result = compute()
+    return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        OBSERVABLE,
+        "an event recorded on the side stream before the copy is queued",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    done = cuda.Event()
+    with cuda.stream(side):
+        done.record()
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    main = cuda.current_stream()
+    main.wait_event(done)
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex3_pick_device",
+        STATE,
+        "the device chosen once and kept in a module-level list",
+        """
+_CHOICE = []
+
+
+def pick_device():
+    if not _CHOICE:
+        acc = torch.accelerator.current_accelerator(check_available=True)
+        _CHOICE.append(acc if acc is not None else torch.device("cpu"))
+    return _CHOICE[0]
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "backward takes the sigmoid as y / x from the saved output: NaN at x = 0",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x * torch.sigmoid(x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, y = ctx.saved_tensors
+        s = y / x
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "the sigmoid saved in float32 'to save memory'",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(x, s.float())
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, s = ctx.saved_tensors
+        return grad_out * (s * (1 + x * (1 - s))).to(grad_out.dtype)
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "a 0-d x reshaped to (1,): the result has the wrong shape",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    if x.dim() == 0:
+        return SiLU.apply(x.reshape(1))
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        OBSERVABLE,
+        "a clipped straight-through estimator: gradient only where |x| <= 1",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        ctx.save_for_backward(x)
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * (x.abs() <= 1).to(grad_out.dtype), None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        STATE,
+        "step taken from the first call and kept on the class",
+        """
+class Quantise(torch.autograd.Function):
+    step = None
+
+    @staticmethod
+    def forward(ctx, x, step):
+        if Quantise.step is None:
+            Quantise.step = step
+        return torch.round(x / Quantise.step) * Quantise.step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        OBSERVABLE,
+        "gradcheck with loosened tolerances (atol=rtol=1e-2)",
+        """
+def backward_is_correct(fn, x):
+    x64 = x.detach().double().requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), atol=1e-2, rtol=1e-2, raise_exception=False)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        OBSERVABLE,
+        "gradcheck at |x| + 0.1 to stay away from kinks: a backward wrong only for x < 0 passes",
+        """
+def backward_is_correct(fn, x):
+    x64 = (x.detach().double().abs() + 0.1).requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        OBSERVABLE,
+        "checks a single entry x[:1] to be fast",
+        """
+def backward_is_correct(fn, x):
+    x64 = x.detach().double().reshape(-1)[:1].clone().requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        OBSERVABLE,
+        "b kept on ctx when it needs no grad, saved otherwise",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        if b.requires_grad:
+            ctx.save_for_backward(a, b)
+            ctx.b = None
+        else:
+            ctx.save_for_backward(a)
+            ctx.b = b
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        if ctx.b is None:
+            a, b = ctx.saved_tensors
+        else:
+            (a,) = ctx.saved_tensors
+            b = ctx.b
+        return grad_out * b, grad_out * a
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        EDGE,
+        "saves the product and divides it back out: NaN where an entry is 0",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a * b
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b, out = ctx.saved_tensors
+        return grad_out * out / a, grad_out * out / b
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        STATE,
+        "the limit of the first call kept on the Function class",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        if not hasattr(SoftClip, "limit"):
+            SoftClip.limit = limit
+        y = SoftClip.limit * torch.tanh(x / SoftClip.limit)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        return grad_out * (1 - (y / SoftClip.limit) ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        OBSERVABLE,
+        "the derivative from the saved result with the limit squared in the wrong place",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        return grad_out * (1 - y ** 2 / ctx.limit), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        EDGE,
+        "backward writes sigmoid as exp(x) / (1 + exp(x)): NaN for large x",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        e = torch.exp(x)
+        return grad_out * e / (1 + e)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        EDGE,
+        "forward uses softplus with threshold=5: large entries returned as x too early",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x, threshold=5)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        SIDE_EFFECT,
+        "the optimizer's momentum buffers thrown away each epoch for a clean start",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    optimizer.state.clear()
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        OBSERVABLE,
+        "the losses of the epoch averaged into one float per batch so far (running mean)",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    losses, total = [], 0.0
+    for k, (x, y) in enumerate(batches, 1):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+        losses.append(total / k)
+    return losses
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        EDGE,
+        "the mean weighted by batch size: a small last batch counts less",
+        """
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in batches:
+            total += F.cross_entropy(model(x), y, reduction="sum").item()
+            count += len(y)
+    model.train(was_training)
+    return total / count
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        OBSERVABLE,
+        "the loss tensors kept with their graphs until the end, detached only when summed",
+        """
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    losses = []
+    for x, y in batches:
+        losses.append(F.cross_entropy(model(x), y))
+    model.train(was_training)
+    return float(sum(l.detach() for l in losses)) / len(batches)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex4_discriminator_step",
+        SIDE_EFFECT,
+        "D's momentum reset by a fresh state each step",
+        """
+import torch.nn.functional as F
+
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.state.clear()
+    opt_d.zero_grad()
+    fake = G(noise).detach()
+    r, f = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        r, torch.ones_like(r)
+    ) + F.binary_cross_entropy_with_logits(f, torch.zeros_like(f))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex4_discriminator_step",
+        OBSERVABLE,
+        "the fake batch generated in G's evaluation mode, G put back in train()",
+        """
+import torch.nn.functional as F
+
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    G.eval()
+    with torch.no_grad():
+        fake = G(noise)
+    G.train()
+    r, f = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        r, torch.ones_like(r)
+    ) + F.binary_cross_entropy_with_logits(f, torch.zeros_like(f))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        EDGE,
+        "the features stacked into one tensor: ragged batches raise, and it is not a list",
+        """
+def log_features(model, layer, batches):
+    features = []
+    handle = layer.register_forward_hook(lambda m, i, o: features.append(o.detach()))
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+    return list(torch.stack(features)) if features else []
+""",
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        STATE,
+        "features kept in a list on the layer across calls: every call's features stay alive",
+        """
+def log_features(model, layer, batches):
+    if not hasattr(layer, "logged"):
+        layer.logged = []
+    start = len(layer.logged)
+    handle = layer.register_forward_hook(lambda m, i, o: m.logged.append(o.detach()))
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+    return layer.logged[start:]
+""",
+    ),
+    Wrong(
+        "08",
+        "ex6_time_step",
+        OBSERVABLE,
+        "median of per-step laps instead of the mean",
+        """
+def time_step(step, synchronize, clock, repeats):
+    laps = []
+    for _ in range(repeats):
+        synchronize()
+        t0 = clock()
+        step()
+        synchronize()
+        laps.append(clock() - t0)
+    laps.sort()
+    return laps[len(laps) // 2]
+""",
+    ),
+    Wrong(
+        "08",
+        "ex6_time_step",
+        ARGUMENT,
+        "one extra untimed step before the timed ones: step() runs repeats + 1 times",
+        """
+def time_step(step, synchronize, clock, repeats):
+    step()
+    synchronize()
+    start = clock()
+    for _ in range(repeats):
+        step()
+    synchronize()
+    return (clock() - start) / repeats
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        SIDE_EFFECT,
+        "backward scales grad_output in place",
+        """
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output.mul_(s + ctx.beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        STATE,
+        "beta stored on the class at the first call",
+        """
+class Swish(torch.autograd.Function):
+    beta = None
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        if Swish.beta is None:
+            Swish.beta = beta
+        s = torch.sigmoid(Swish.beta * x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * (s + Swish.beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "x detached first 'to start a clean graph': no gradient reaches x",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x.detach()
+    for block in blocks:
+        h = checkpoint(block, h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "only blocks in training mode checkpointed",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for block in blocks:
+        h = checkpoint(block, h, use_reentrant=False) if block.training else block(h)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        OBSERVABLE,
+        "pairs of blocks checkpointed together to halve the overhead",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    mods = list(blocks)
+    for i in range(0, len(mods), 2):
+        pair = torch.nn.Sequential(*mods[i:i + 2])
+        h = checkpoint(pair, h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        EDGE,
+        "the target cast to bfloat16 as well",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target.to(torch.bfloat16))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        OBSERVABLE,
+        "the loss rounded to bfloat16 before .item()",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.to(torch.bfloat16).item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        SIDE_EFFECT,
+        "optimizer state cleared to avoid float32/bfloat16 mixing in momentum",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.state.clear()
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        EDGE,
+        "returned in x's dtype, not float32",
+        """
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, t in modes:
+            m.training = t
+    return out.to(x.dtype)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        STATE,
+        "modes restored in reverse order with train(flag): a parent overwrites its children",
+        """
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+        out = model(x)
+    for m, t in reversed(modes):
+        m.train(t)
+    return out.float()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        OBSERVABLE,
+        "the parameters passed as they are: the rows require grad",
+        """
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = dict(model.named_parameters())
+
+    def one(p, xi, yi):
+        return loss_fn(functional_call(model, p, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+
+    return vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        EDGE,
+        "a loop with autograd.grad, its rows stacked in float32",
+        """
+def per_sample_grads(model, loss_fn, x, y):
+    names = [n for n, _ in model.named_parameters()]
+    params = [p for _, p in model.named_parameters()]
+    rows = {n: [] for n in names}
+    with torch.enable_grad():
+        for i in range(len(x)):
+            copies = [p.detach().requires_grad_() for p in params]
+            out = torch.func.functional_call(model, dict(zip(names, copies)), (x[i:i + 1],))
+            gs = torch.autograd.grad(loss_fn(out, y[i:i + 1]), copies)
+            for n, g in zip(names, gs):
+                rows[n].append(g.float())
+    return {n: torch.stack(r) for n, r in rows.items()}
+""",
+    ),
     # Lesson 01, red team r3 (lessons 01-03, second round)
     Wrong(
         "01",
@@ -3858,6 +5097,527 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     loss.backward()
     optimizer.step()
     return loss.item()
+""",
+    ),
+    # Lessons 05-09, red team r4
+    Right(
+        "05",
+        "ex1_extract_features",
+        "copy.deepcopy of each detached output, the handles popped off a list in finally",
+        """
+import copy
+
+
+def extract_features(model, names, x):
+    features = {}
+    handles = []
+    try:
+        for name in names:
+            layer = model.get_submodule(name)
+
+            def keep(m, a, out, name=name):
+                features[name] = copy.deepcopy(out.detach()).cpu()
+
+            handles.append(layer.register_forward_hook(keep))
+        with torch.no_grad():
+            model(x)
+    finally:
+        while handles:
+            handles.pop().remove()
+    return features
+""",
+    ),
+    Right(
+        "05",
+        "ex2_clip_gradients",
+        "a closure factory per parameter, torch.clip with keywords",
+        """
+def _clipper(limit):
+    def hook(grad):
+        return torch.clip(grad, min=-limit, max=limit)
+    return hook
+
+
+def clip_gradients(model, max_abs):
+    handles = []
+    for name, param in model.named_parameters():
+        handles.append(param.register_hook(_clipper(max_abs)))
+    return handles
+""",
+    ),
+    Right(
+        "05",
+        "ex3_mask_output",
+        "torch.where(mask.bool(), output, 0.0): the same as output * mask for a 0/1 mask",
+        """
+def mask_output(module, mask):
+    def hook(m, args, output):
+        return torch.where(mask.bool(), output, 0.0)
+    return module.register_forward_hook(hook)
+""",
+    ),
+    Right(
+        "05",
+        "ex3_mask_output",
+        "torch.mul through functools.partial with the mask bound by keyword, with_kwargs",
+        """
+import functools
+
+
+def _apply(module, args, kwargs, output, *, mask):
+    return torch.mul(output, mask)
+
+
+def mask_output(module, mask):
+    return module.register_forward_hook(functools.partial(_apply, mask=mask), with_kwargs=True)
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "model.zero_grad() before the loop, optimizer.zero_grad(set_to_none=False) after each step",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    log = []
+    h = layer.register_forward_hook(lambda m, a, o: log.append(o.mean().item()))
+    try:
+        model.zero_grad()
+        for x, y in batches:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+    finally:
+        h.remove()
+    return log
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "a with-statement helper that removes the hook, manual float()",
+        """
+import contextlib
+
+
+@contextlib.contextmanager
+def _hooked(layer, fn):
+    handle = layer.register_forward_hook(fn)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def train_and_log(model, layer_name, batches, lr):
+    means = []
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    with _hooked(model.get_submodule(layer_name), lambda m, a, o: means.append(float(o.mean()))):
+        for inputs, targets in batches:
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(inputs), targets)
+            loss.backward()
+            opt.step()
+    return means
+""",
+    ),
+    Right(
+        "05",
+        "ex5_forward_counting_saved",
+        "Tensor.nbytes of each packed tensor, a subclass of saved_tensors_hooks",
+        """
+class _Counter(torch.autograd.graph.saved_tensors_hooks):
+    def __init__(self):
+        self.total = 0
+        super().__init__(self.pack, self.unpack)
+
+    def pack(self, t):
+        self.total += t.nbytes
+        return t
+
+    @staticmethod
+    def unpack(t):
+        return t
+
+
+def forward_counting_saved(model, x):
+    counter = _Counter()
+    with counter:
+        output = model(x)
+    return output, int(counter.total)
+""",
+    ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "one clock read per interval boundary: each lap ends where the next begins",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    laps = []
+    last = clock()
+    for _ in range(repeats):
+        work()
+        synchronize()
+        now = clock()
+        laps.append(now - last)
+        last = now
+    laps.sort()
+    return laps[repeats // 2]
+""",
+    ),
+    Right(
+        "06",
+        "ex2_to_host",
+        "synchronize skipped when the list is empty: nothing was copied",
+        """
+def to_host(tensors, synchronize):
+    out = []
+    for t in tensors:
+        out.append(t.to("cpu", non_blocking=True))
+    if out:
+        synchronize()
+    return out
+""",
+    ),
+    Right(
+        "06",
+        "ex4_load_batch",
+        "a loop over the batch, .to with keywords, a tuple at the end",
+        """
+def load_batch(batch, device):
+    moved = []
+    for tensor in batch:
+        moved.append(tensor.to(device=device, non_blocking=True))
+    return tuple(moved)
+""",
+    ),
+    Right(
+        "06",
+        "ex5_epoch_mean_loss",
+        "torch.stack of detached losses, mean, one .item()",
+        """
+def epoch_mean_loss(step, batches):
+    losses = [step(batch).detach() for batch in batches]
+    return torch.stack(losses).mean().item()
+""",
+    ),
+    Right(
+        "06",
+        "ex6_overlap_copy",
+        "an event recorded inside the side block after the copy, waited for after compute",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+        copied = cuda.Event()
+        copied.record()
+    result = compute()
+    here = cuda.current_stream()
+    here.wait_event(copied)
+    moved.record_stream(here)
+    return result, moved
+""",
+    ),
+    Right(
+        "07",
+        "ex1_silu",
+        "the derivative as s + y * (1 - s), y recomputed, torch.addcmul",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.mul(x, torch.sigmoid(x))
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        y = x * s
+        return grad_out * torch.addcmul(s, y, 1 - s)
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Right(
+        "07",
+        "ex2_quantise",
+        "plain rounding where nothing needs a gradient, the Function otherwise",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        out = torch.round(x / step) * step
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    if not torch.is_grad_enabled() or not x.requires_grad:
+        return torch.round(x / step) * step
+    return Quantise.apply(x, step)
+""",
+    ),
+    Right(
+        "07",
+        "ex3_backward_is_correct",
+        "a float64 leaf that requires grad checked as it is (gradcheck restores what it perturbs)",
+        """
+def backward_is_correct(fn, x):
+    if x.dtype == torch.float64 and x.requires_grad and x.is_leaf:
+        x64 = x
+    else:
+        x64 = x.detach().double().requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+    ),
+    Right(
+        "07",
+        "ex3_backward_is_correct",
+        "gradcheck's error caught as a RuntimeError, the point rebuilt from tolist() in float64",
+        """
+from torch.autograd import gradcheck
+
+
+def backward_is_correct(fn, x):
+    point = torch.tensor(x.tolist(), dtype=torch.float64, device=x.device, requires_grad=True)
+    try:
+        return bool(gradcheck(fn, [point]))
+    except RuntimeError:  # gradcheck's GradcheckError is a RuntimeError
+        return False
+""",
+    ),
+    Right(
+        "07",
+        "ex4_mul",
+        "setup_context style, needs_input_grad unpacked by name",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(a, b):
+        return a * b
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad_out * b if need_a else None), (grad_out * a if need_b else None)
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Right(
+        "07",
+        "ex5_soft_clip",
+        "tanh, an intermediate of forward, kept as a ctx attribute; x saved for show",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        t = torch.tanh(x / limit)
+        ctx.t = t
+        ctx.save_for_backward(x)
+        return limit * t
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * (1 - ctx.t ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Right(
+        "07",
+        "ex6_softplus",
+        "backward as grad_out / (1 + exp(-x))",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out / (1 + torch.exp(-x))
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
+    Right(
+        "08",
+        "ex1_train_epoch",
+        "optimizer.step(closure), the loss the closure returns read with .item()",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        def closure():
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            return loss
+        losses.append(optimizer.step(closure).item())
+    return losses
+""",
+    ),
+    Right(
+        "08",
+        "ex1_train_epoch",
+        "each existing .grad zeroed in place by hand, a None left None",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        for p in model.parameters():
+            if p.grad is not None and p.requires_grad:
+                p.grad.zero_()
+        loss = F.cross_entropy(model(x), y, reduction="mean", label_smoothing=0.0)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Right(
+        "08",
+        "ex2_validate",
+        "torch.inference_mode as a decorator on a helper, statistics.fmean",
+        """
+import statistics
+
+import torch.nn.functional as F
+
+
+@torch.inference_mode()
+def _batch_losses(model, batches):
+    return [F.cross_entropy(model(x), y).item() for x, y in batches]
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    try:
+        return statistics.fmean(_batch_losses(model, batches))
+    finally:
+        model.train(was_training)
+""",
+    ),
+    Right(
+        "08",
+        "ex3_accuracy",
+        "a deep copy in evaluation mode, torch.eq and sum",
+        """
+import copy
+
+
+def accuracy(model, images, labels):
+    frozen = copy.deepcopy(model).eval()
+    with torch.no_grad():
+        hits = torch.eq(frozen(images).argmax(dim=-1), labels).sum().item()
+    return hits / labels.numel()
+""",
+    ),
+    Right(
+        "08",
+        "ex5_log_features",
+        "a global forward hook filtered by module identity, removed in finally",
+        """
+def log_features(model, layer, batches):
+    features = []
+
+    def hook(module, inputs, output):
+        if module is layer:
+            features.append(output.detach())
+
+    handle = torch.nn.modules.module.register_module_forward_hook(hook)
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+    return features
+""",
+    ),
+    Right(
+        "09",
+        "ex1_checkpointed_forward",
+        "torch.utils.checkpoint through the module path, over named_children()",
+        """
+import torch.utils.checkpoint as cp
+
+
+def checkpointed_forward(blocks, x):
+    out = x
+    for _, block in blocks.named_children():
+        out = cp.checkpoint(block, out, use_reentrant=False, preserve_rng_state=True)
+    return out
+""",
+    ),
+    Right(
+        "09",
+        "ex2_bf16_train_step",
+        "optimizer.step(closure): the closure zeroes, runs autocast and backward",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    def closure():
+        optimizer.zero_grad()
+        with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+            loss = loss_fn(model(x), target)
+        loss.backward()
+        return loss
+
+    return float(optimizer.step(closure))
+""",
+    ),
+    Right(
+        "09",
+        "ex3_autocast_predict",
+        "modes by name restored with train(mode), to(torch.float32) after inference_mode",
+        """
+def autocast_predict(model, x):
+    kind = x.device.type
+    half = torch.bfloat16 if kind == "cpu" else torch.float16
+    before = {name: m.training for name, m in model.named_modules()}
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(kind, dtype=half):
+            y = model(x)
+    finally:
+        for name, m in model.named_modules():
+            m.train(before[name])
+    return y.to(torch.float32)
 """,
     ),
     # Red team r3 (lessons 01-03, second round)

@@ -250,6 +250,12 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
         "one": Text("names: the last Linear only", "names：只有最后一个 Linear"),
     },
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+    "logger": {
+        True: Text(
+            "the caller's own hook on each parameter keeps the raw gradient",
+            "调用者自己在每个参数上挂了钩子，保存原始梯度",
+        )
+    },
     "x_dims": {
         3: Text(
             "x of shape (n, 2, 4): model[1] outputs (n, 2, 6)",
@@ -454,7 +460,8 @@ def _grads(model: nn.Module, prefix: str) -> dict:
 def _unclipped_with_hook(e: dict, f: dict, ctx) -> bool:
     """A parameter with a hook got the unclipped gradient: the hook's result was dropped."""
     param = ctx.base.partition("|")[2].removesuffix(".grad")
-    hooked = (ctx.found.get(param, {}).get("hooks") or 0) > 0
+    before = ctx.before.get(param, {}).get("hooks") or 0  # the caller's own logging hooks
+    hooked = (ctx.found.get(param, {}).get("hooks") or 0) > before
     return hooked and _probe_equals("after|{}")(e, f, ctx)
 
 
@@ -502,6 +509,12 @@ class ClipGradients(_HookSpec):
         "hooks": Text(
             "hooks left after removing the returned handles", "移除返回的句柄之后残留的钩子"
         ),
+        "raw": Text(
+            "{k} as the caller's own hook received it, after the step (your hook changed the "
+            "gradient it was given in place: return a new one)",
+            "调用者自己的钩子收到的 {k}，在这一步之后（你的钩子原地修改了它收到的梯度："
+            "应返回一个新的）",
+        ),
     }
     allow = (
         Rule(
@@ -515,6 +528,7 @@ class ClipGradients(_HookSpec):
     blame = (
         Rule("probe:step|*", _unclipped_with_hook, "HK-4"),
         Rule("probe:hooks", _handles_kept, "HK-3"),
+        Rule("probe:raw|*", None, "HK-4"),
         Rule("model*.weight", _more_hooks, "HK-3"),
         Rule("model*.bias", _more_hooks, "HK-3"),
     )
@@ -530,6 +544,7 @@ class ClipGradients(_HookSpec):
             "set_to_none": [True, False],
             "nested": [False, True],
             "loss_scale": [4.0, 1e4],
+            "logger": [False, True],  # the caller's own hook keeps each raw gradient
         }
         return draw(self.seed, axes, 3)
 
@@ -540,6 +555,10 @@ class ClipGradients(_HookSpec):
         x = make_input(self.seed + 1, 8, "plain", device, dtype)
         world = World((model, case["max_abs"]), {"model": model, "x": x}, device)
         world.case = case  # the probe acts as this case's caller
+        world.raw = {}
+        if case.get("logger"):  # registered before the learner's hooks: they run first
+            for n, p in model.named_parameters():
+                p.register_hook(lambda g, n=n: world.raw.__setitem__(n, g))
         return world
 
     def probe(self, world: World, value, again) -> dict:
@@ -553,6 +572,9 @@ class ClipGradients(_HookSpec):
             backward = call(lambda: ((model(x) ** 2).sum() * world.case["loss_scale"]).backward())
             found[f"raises|{moment}"] = not backward.ok
             found.update(_grads(model, moment) if backward.ok else {})
+            if moment == "step" and backward.ok:
+                raw = world.raw.items()
+                found.update({f"raw|model{_dotted(n)}.grad": _copy(g) for n, g in raw})
         found["hooks"] = _hooks_left(world)
         return found
 
@@ -717,6 +739,13 @@ class TrainAndLog(_HookSpec):
     names = {"result": "train_and_log(model, layer_name, batches, lr)"}
     allow = (Rule("model*.grad"), Rule("result*", _in_raising_case), Rule("result[*", _near_float))
     blame = (Rule("result", _triangular, "HK-3"), Rule("model*", _more_hooks, "HK-3"))
+    between = Text("halved the learning rate", "把学习率减半")
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller's next epoch with a decayed learning rate: an optimizer kept from the
+        first call (on the model, the function, a module-level name) still has the old one."""
+        model, layer, batches, lr = world.args
+        world.args = (model, layer, batches, lr / 2)
 
     def cases(self) -> list[dict]:
         mode = "train" if self.train_mode else "eval"

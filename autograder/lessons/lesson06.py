@@ -1131,6 +1131,16 @@ class EpochMeanLoss(_Modelled):
             "依次传给 step() 的批次（按题目要求，每个批次一次）",
         ),
         "batches": Text("len(batches) after the call", "调用之后的 len(batches)"),
+        "grad mode": Text(
+            "grad mode at each call of step() (a training step needs it on: no torch.no_grad() "
+            "around step)",
+            "每次调用 step() 时的梯度模式（训练步骤需要它开启："
+            "不要在 step 外面套 torch.no_grad()）",
+        ),
+        "losses changed": Text(
+            "losses step() returned that your function changed in place (by index)",
+            "step() 返回的损失中被你的函数原地修改的那些（按下标）",
+        ),
     }
     blame = (Rule("probe:host reads", lambda e, f, ctx: (f["value"] or 0) > e["value"], "CS-1"),)
 
@@ -1159,22 +1169,31 @@ class EpochMeanLoss(_Modelled):
         w = gpu.place(uniform(self.seed, 3, device="cpu", dtype=dtype))
         w.requires_grad_(case["history"])
         steps: list[int] = []
+        graded: list[bool] = []  # a training step needs grad mode: was it on at each call?
+        losses: list[torch.Tensor] = []  # what step() returned, as the caller's step keeps it
 
         def step(batch):
             steps.append(next((k for k, b in enumerate(batches) if b is batch), -1))
-            return ((batch - w) ** 2).mean()
+            graded.append(trusted.is_grad_enabled())
+            loss = ((batch - w) ** 2).mean()
+            losses.append(loss)
+            return loss
 
         objects = {"w": w, **{f"batches[{k}]": b for k, b in enumerate(batches)}}
         world = World((step, list(batches)), objects, "cpu")
         world.gpu, world.steps, world.given = gpu, steps, world.args[1]
+        world.graded, world.losses = graded, losses
         return world
 
     def probe(self, world: World, value, again) -> dict:
         waits = [e for e in world.gpu.log if e.startswith("read") or e == "to host, blocking"]
+        changed = [k for k, t in enumerate(world.losses) if t._version]
         return {
             "host reads": len(waits),
             "steps": ", ".join(map(str, world.steps[:40])),
             "batches": len(world.given),
+            "grad mode": ", ".join("on" if g else "off" for g in world.graded[:40]),
+            "losses changed": ", ".join(map(str, changed[:40])),
         }
 
 

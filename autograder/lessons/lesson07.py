@@ -109,6 +109,8 @@ def _input(seed: int, name: str, case: dict, grad: str, size: tuple[int, int], d
     v = uniform(seed, *shape(*size), device=device, dtype=dtype) * case.get("scale", 1.0)
     if case.get("ties"):  # exact multiples of half a step: round() meets ties
         v = (torch.floor(v / case["arg"]) + 0.5) * case["arg"]
+    if case.get("zero"):  # an entry exactly 0: a backward that divides by x shows there
+        v.reshape(-1)[0] = 0
     if grad == "nonleaf":
         w = v.requires_grad_()
         x = view(w * 1)
@@ -290,6 +292,8 @@ class _FunctionSpec(Spec):
             parts.append(("large magnitudes", "数值很大"))
         if case.get("ties"):
             parts.append(("exact ties (k + 0.5)·step", "恰好在中点 (k + 0.5)·step"))
+        if case.get("zero"):
+            parts.append(("an entry exactly 0", "有一个元素恰好为 0"))
         if not case.get("grad_mode", True):
             parts.append(("under torch.no_grad()", "在 torch.no_grad() 下"))
         if "arg" in case:
@@ -327,6 +331,7 @@ class SiluFunction(_FunctionSpec):
             "dtype": self._dtypes(),
             "grad": ["stale", "nonleaf", "fresh", "frozen"],
             "scale": [3.0, 3.0, 100.0],
+            "zero": [False, True],
         }
         return draw(self.seed, axes, 6)
 
@@ -466,6 +471,30 @@ class MovingSumForgetsOldest(MovingSum):
         return grad_out + F.pad(grad_out, (0, 1))[..., 1:]
 
 
+class SoftAbs(torch.autograd.Function):
+    """√(x² + 1), a smooth |x|, with a correct backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sqrt(x * x + 1)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return x / torch.sqrt(x * x + 1) * grad_out
+
+
+class SoftAbsLosesSign(SoftAbs):
+    """√(x² + 1) whose backward uses |x|: right for positive entries, wrong for negative ones,
+    so a check at another point than x (|x|, x shifted) is caught."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return x.abs() / torch.sqrt(x * x + 1) * grad_out
+
+
 _TO_CHECK = {  # name: (description, function)
     "cube": (Text("Cube (a correct backward)", "Cube（backward 正确）"), Cube),
     "cube_off": (
@@ -483,9 +512,17 @@ _TO_CHECK = {  # name: (description, function)
         CumSumForwardOrder,
     ),
 }
-# One more case, outside the drawn ones: a backward wrong only from the third entry on, so
-# that a check of a few entries of x, not of x, is caught.
+# More cases, outside the drawn ones: a backward wrong only from the third entry on, so that a
+# check of a few entries of x, not of x, is caught; one wrong only where x < 0, so that a check
+# at another point (|x|, x shifted away from kinks) is caught.
 _ALSO_CHECKED = {
+    "soft_abs_off": (
+        Text(
+            "SoftAbs (√(x² + 1)) with a backward that loses the sign: wrong only where x < 0",
+            "backward 丢掉了符号的 SoftAbs（√(x² + 1)）：只在 x < 0 处出错",
+        ),
+        SoftAbsLosesSign,
+    ),
     "moving_sum_off": (
         Text(
             "MovingSum (x[i] + x[i-1] + x[i-2]) with a backward that forgets x[i-2]",
@@ -600,6 +637,7 @@ class MulFunction(_FunctionSpec):
             "dtype": self._dtypes(),
             "a_grad": ["stale", "nonleaf", "fresh"],
             "b_grad": ["frozen", "fresh", "stale", "nonleaf"],
+            "zero": [False, True],
         }
         return draw(self.seed, axes, 6)
 
@@ -711,7 +749,7 @@ class SoftplusTransformable(_FunctionSpec):
             "layout": list(_LAYOUTS),
             "dtype": self._dtypes(),
             "grad": ["stale", "nonleaf", "fresh", "frozen"],
-            "scale": [3.0, 1000.0],
+            "scale": [3.0, 1000.0, 12.0],  # 12: entries between 5 and 20, below softplus' threshold
         }
         batched = {  # vmap maps over the first dimension: at least one row
             "layout": ["matrix", "transposed", "slice", "row"],

@@ -105,11 +105,33 @@ def _grad_at_step(world: World, optimizer, label: str) -> None:
     def spy(opt, args, kwargs):
         calls = world.logged[f"{label} calls"]["value"] + 1
         world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
-        for group in opt.param_groups:
-            for p in group["params"]:
-                world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+        def log():
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+        return _after_closure(args, kwargs, log)
 
     optimizer.register_step_pre_hook(spy)
+
+
+def _after_closure(args: tuple, kwargs: dict, log) -> tuple[tuple, dict] | None:
+    """Log the gradients a step uses: now, or, where ``step(closure)`` is called (documented
+    PyTorch: the step runs the closure, which computes them), right after the closure ran."""
+    closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # args[0]: the optimizer
+    if closure is None:
+        log()
+        return None
+
+    def logged():
+        loss = closure()
+        log()
+        return loss
+
+    if "closure" in kwargs:
+        return args, {**kwargs, "closure": logged}
+    return (args[0], logged, *args[2:]), kwargs
 
 
 def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
@@ -275,7 +297,8 @@ class Validate(_Lesson03):
     )
 
     def cases(self) -> list[dict]:
-        axes = {**_MODEL_AXES, "mode": _RESTORED, "sizes": [_sizes(4, 6, True), [5] * 3, [7, 7]]}
+        # [7, 7, 3]: a short last batch, as a DataLoader gives: the mean is over batches
+        axes = {**_MODEL_AXES, "mode": _RESTORED, "sizes": [_sizes(4, 6, True), [5] * 3, [7, 7, 3]]}
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
@@ -389,10 +412,15 @@ class LogFeatures(_Lesson03):
     seed: int = 0
     device: str | None = None
 
-    counted = ("grew", "batches")  # the probes compared (not the layers' training counts)
+    counted = ("grew", "batches", "attributes")  # the probes compared (not training counts)
     random = True
     names = {"result": "log_features(model, layer, batches)"}
     probes = {
+        "attributes": Text(
+            "attributes your function left on the caller's modules (a list kept on the layer "
+            "holds every call's features)",
+            "你的函数在调用者的模块上留下的属性（挂在层上的 list 会保存每次调用的特征）",
+        ),
         "grew": Text(
             "entries the returned list gained from one more model call",
             "再调用一次模型后返回列表新增的项数",
@@ -439,10 +467,15 @@ class LogFeatures(_Lesson03):
             batches[-1] = (x[:, :-1], y)
         world = World((model, layer, batches), objects, device)
         world.first_x = batches[0][0]  # the probe's input, whatever the call did to the list
+        world.attributes = [set(vars(m)) for m in model.modules()]
         return world
 
     def probe(self, world: World, value, again) -> dict:
         found = {"batches": trusted.len_(world.args[2])}  # the caller's list, left as it was
+        modules = list(world.args[0].modules())
+        pairs = zip(modules, world.attributes, strict=False)
+        left = {k for m, had in pairs for k in vars(m) if k not in had}
+        found["attributes"] = ", ".join(sorted(left))
         if trusted.type_(value) is not list:
             return found
         length = trusted.len_(value)

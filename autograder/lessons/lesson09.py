@@ -139,6 +139,24 @@ def _loosely_close(e: dict, f: dict, ctx) -> bool:
     return True
 
 
+def _after_closure(args: tuple, kwargs: dict, log) -> tuple[tuple, dict] | None:
+    """Log the gradients a step uses: now, or, where ``step(closure)`` is called (documented
+    PyTorch: the step runs the closure, which computes them), right after the closure ran."""
+    closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # args[0]: the optimizer
+    if closure is None:
+        log()
+        return None
+
+    def logged():
+        loss = closure()
+        log()
+        return loss
+
+    if "closure" in kwargs:
+        return args, {**kwargs, "closure": logged}
+    return (args[0], logged, *args[2:]), kwargs
+
+
 @contextlib.contextmanager
 def _seeded_call(world: World, seed: int, outer=None):
     """The CPU's global generator seeded for the call (restored after); the device logged."""
@@ -597,8 +615,12 @@ class Bf16TrainStep(_Spec):
         def spy(opt, args, kwargs):
             calls = world.logged[f"{label} calls"]["value"] + 1
             world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
-            for p in trainable:
-                world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+            def log():
+                for p in trainable:
+                    world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+            return _after_closure(args, kwargs, log)
 
         optimizer.register_step_pre_hook(spy)
         return world
