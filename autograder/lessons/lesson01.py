@@ -120,12 +120,23 @@ class ProductGrads(Spec):
 
     def cases(self) -> list[dict]:
         axes = {"n": [self.size, 1, self.size + 3], "layout": list(_LAYOUTS), "dtype": _DTYPES}
-        return draw(self.seed, axes, 4)
+        drawn = draw(self.seed, axes, 4)
+        # any length: empty too; two tensors: the same one twice too (product_grads(a, a))
+        edges = [
+            {"n": 0, "layout": "plain", "dtype": _DTYPES[self.seed % 3]},
+            {"n": self.size, "layout": "plain", "dtype": "float64", "same": True},
+        ]
+        return [*drawn, *edges]
 
     def describe(self, case: dict) -> Text:
-        return Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
+        shown = Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
+        if not case.get("same"):
+            return shown
+        return Text(
+            "{s}, b is a (the same tensor twice)", "{s}，b 就是 a（同一个张量传了两次）"
+        ).format(s=shown)
 
     def build(self, case: dict, device) -> World:
         _, length, view = _LAYOUTS[case["layout"]]
@@ -134,6 +145,8 @@ class ProductGrads(Spec):
             view(uniform(self.seed + k, length(case["n"]), device=device, dtype=dtype))
             for k in (0, 1)
         )
+        if case.get("same"):
+            return World((a, a), {"a": a}, device)
         return World((a, b), {"a": a, "b": b}, device)
 
     def calling(self, world: World, case: dict, fn):
@@ -161,6 +174,18 @@ _KINDS = {  # what each input is, and how to make it (k: its position, for its l
     "float": (Text("float tensor", "浮点张量"), lambda k, d: _ones(k, d)),
     "int": (Text("int64 tensor", "int64 张量"), lambda k, d: _ones(k, d).long()),
     "scalar": (Text("0-dim tensor", "0 维张量"), lambda k, d: trusted.ones((), device=d)),
+    "leaf": (
+        Text("leaf made with requires_grad=True", "用 requires_grad=True 创建的叶子张量"),
+        lambda k, d: _ones(k, d, True),
+    ),
+    "scalar_rg": (
+        Text("0-dim tensor that requires grad", "需要梯度的 0 维张量"),
+        lambda k, d: trusted.ones((), device=d, requires_grad=True),
+    ),
+    "empty_rg": (
+        Text("empty tensor that requires grad", "需要梯度的空张量"),
+        lambda k, d: trusted.zeros(0, device=d, requires_grad=True),
+    ),
 }
 _FIXED = (
     ("float", "param"),
@@ -170,6 +195,9 @@ _FIXED = (
     ("float", "frozen", "view"),
     ("param",),
     ("scalar", "int", "frozen", "float"),
+    ("float", "leaf"),
+    ("int", "scalar_rg"),
+    ("empty_rg", "float", "frozen"),
 )
 
 
@@ -243,6 +271,16 @@ class OutputRequiresGrad(Spec):
         )
     }
     blame = (Rule("result", lambda e, f, ctx: _plain_input_decided(e, f, ctx), "RG-2"),)
+    between = Text(
+        "turned requires_grad off on its inputs that required grad",
+        "关闭了它那些需要梯度的输入的 requires_grad",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The same tensors, their flags changed: an answer remembered by id is stale."""
+        for t in world.args:
+            if t.is_leaf and t.requires_grad:
+                t.requires_grad_(False)
 
     def cases(self) -> list[dict]:
         g = trusted.generator().manual_seed(self.seed)
@@ -288,7 +326,11 @@ def check_output_requires_grad(fn, seed: int = 0, device=None) -> None:
 # Exercise 3 (RG-3) -------------------------------------------------------------------------
 
 _SHAPES = {"2d": (0, 0), "1d": (0,), "3d": (2, 0, 2), "single": (1, 1), "row": (1, 0)}
-_RANGES = {"small": 10, "large": 70001}  # large: beyond int8 and float16's exact integers
+_RANGES = {  # large: beyond int8 and float16's exact integers; huge: beyond int32
+    "small": 10,
+    "large": 70001,
+    "huge": 2**40 + 1,
+}
 
 
 @dataclass(frozen=True)
@@ -301,7 +343,11 @@ class MakeTrainable(Spec):
 
     names = {"result": "make_trainable(values, device)"}
     probes = {
-        "values": Text("the caller's list values after the call", "调用之后调用者的列表 values")
+        "values": Text("the caller's list values after the call", "调用之后调用者的列表 values"),
+        "own_tensor": Text(
+            "a second call with an equal list returns a tensor of its own (not the first one)",
+            "用相等的列表再调用一次，返回的是它自己的张量（不是第一次的那个）",
+        ),
     }
 
     def cases(self) -> list[dict]:
@@ -330,7 +376,13 @@ class MakeTrainable(Spec):
         return world
 
     def probe(self, world: World, value, again) -> dict:
-        return {"values": trusted.repr_(world.values)[:2000]}
+        _, other = again()
+        own = not (
+            trusted.type_(other) in _TENSORS
+            and trusted.type_(value) in _TENSORS
+            and other.untyped_storage().data_ptr() == value.untyped_storage().data_ptr()
+        )
+        return {"values": trusted.repr_(world.values)[:2000], "own_tensor": own}
 
     def classify(self, message: str) -> str | None:
         return "RG-3" if "floating point" in message else None
@@ -432,6 +484,12 @@ _SCALES = {
     0.0: Text(", x zeros", "，x 全为零"),
     1e4: Text(", large x", "，x 很大"),
 }
+_EDGE_SCALES = {
+    float("inf"): Text(", x infinite (the loss is nan)", "，x 为无穷大（损失为 nan）"),
+    1e9: Text(
+        ", x about 1e9 (loss + 1 rounds to loss)", "，x 约为 1e9（loss + 1 舍入后仍是 loss）"
+    ),
+}
 
 
 def _rg5(e: dict, f: dict, ctx) -> bool:
@@ -459,22 +517,35 @@ class BackwardSeed(Spec):
         "grad": Text(
             "x's gradient from loss.backward(gradient=seed)",
             "loss.backward(gradient=seed) 给出的 x 的梯度",
-        )
+        ),
+        "retains_grad": Text(
+            "the caller's loss was made to keep its own .grad (retain_grad)",
+            "调用者的 loss 被设成保留它自己的 .grad（retain_grad）",
+        ),
     }
     blame = (Rule("result", _rg5, "RG-5"), Rule("probe:grad", _rg5, "RG-5"))
 
     def cases(self) -> list[dict]:
         other = "float64" if self.dtype == "float32" else "float32"
         axes = {"dtype": [self.dtype, other, "bfloat16"], "loss": list(_LOSSES)}
-        return [
+        drawn = [
             {**case, "scale": s} for case, s in zip(draw(self.seed, axes, 3), _SCALES, strict=True)
         ]
+        edges = [  # a loss that is not a number; one so large that loss + 1 rounds to loss
+            {"dtype": self.dtype, "loss": "scalar", "scale": float("inf")},
+            {"dtype": "float32", "loss": "vector", "scale": 1e9},
+        ]
+        return [*drawn, *edges]
 
     def describe(self, case: dict) -> Text:
         return Text(
             "loss = (x.sin() * x).sum(), {x}{s}, {d}",
             "损失 loss = (x.sin() * x).sum()，{x}{s}，{d}",
-        ).format(x=_LOSSES[case["loss"]], s=_SCALES[case["scale"]], d=case["dtype"])
+        ).format(
+            x=_LOSSES[case["loss"]],
+            s={**_SCALES, **_EDGE_SCALES}[case["scale"]],
+            d=case["dtype"],
+        )
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -493,7 +564,10 @@ class BackwardSeed(Spec):
     def probe(self, world: World, value, again) -> dict:
         loss, x = world.objects["loss"], world.objects["x"]
         done = call(lambda: trusted.autograd_grad(loss, x, value, retain_graph=True)[0])
-        return {"grad": _copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}"}
+        return {
+            "grad": _copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}",
+            "retains_grad": bool(loss.retains_grad),
+        }
 
 
 def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
@@ -505,12 +579,19 @@ def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> 
 
 
 def make_mlp(
-    seed: int, depth: int, dtype, device="cpu", width: int = 6, last_tanh: bool = True
+    seed: int,
+    depth: int,
+    dtype,
+    device="cpu",
+    width: int = 6,
+    last_tanh: bool = True,
+    last_bias: bool = True,
 ) -> torch.nn.Sequential:
     """Linear → BatchNorm1d → Tanh blocks, then a Linear (4 inputs, 3 outputs), seeded.
 
     ``last_tanh`` False: the last block has no Tanh, so a layer with parameters (the
-    BatchNorm) stands right before the last Linear.
+    BatchNorm) stands right before the last Linear. ``last_bias`` False: the last Linear
+    has no bias.
 
     Built without touching the global random generator (``skip_init``), so that a
     check does not change the learner's random numbers.
@@ -519,7 +600,10 @@ def make_mlp(
     sizes = [4, *[width] * (depth - 1), 3]
     layers: list[torch.nn.Module] = []
     for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-        layers.append(torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out, dtype=dtype))
+        bias = last_bias or k < depth - 1
+        layers.append(
+            torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out, bias=bias, dtype=dtype)
+        )
         if k < depth - 1:
             layers.append(torch.nn.BatchNorm1d(n_out, dtype=dtype))
             layers += [torch.nn.Tanh()] if last_tanh or k < depth - 2 else []
@@ -591,18 +675,21 @@ class FinetuneLastLayer(Spec):
             "x": ["plain", "transposed"],
             # no Tanh before the last Linear: model[-2] is a BatchNorm with parameters
             "tail": ["tanh", "norm", "tanh"],
+            "last_bias": [True, False, True],  # nn.Linear(..., bias=False) is a last Linear too
         }
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0].weight frozen", "，model[0].weight 已冻结")
         tail = Text(", model[-2] a BatchNorm1d", "，model[-2] 是 BatchNorm1d")
+        no_bias = Text(", model[-1] without bias", "，model[-1] 没有 bias")
         return Text(
-            "len(model)={n}, {m}, {s}{f}{e}, lr={lr:g}, batch {b}, {t}",
-            "len(model)={n}，{m}，{s}{f}{e}，lr={lr:g}，批次大小 {b}，{t}",
+            "len(model)={n}, {m}, {s}{f}{e}{nb}, lr={lr:g}, batch {b}, {t}",
+            "len(model)={n}，{m}，{s}{f}{e}{nb}，lr={lr:g}，批次大小 {b}，{t}",
         ).format(
             n=_length(case),
             e=tail if case["tail"] == "norm" and case["depth"] > 1 else "",
+            nb="" if case.get("last_bias", True) else no_bias,
             m=_MODES[case["mode"]],
             s=_STALE[case["stale"]],
             f=frozen if case["frozen"] else "",
@@ -613,7 +700,14 @@ class FinetuneLastLayer(Spec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_mlp(self.seed, case["depth"], dtype, device, last_tanh=case["tail"] == "tanh")
+        model = make_mlp(
+            self.seed,
+            case["depth"],
+            dtype,
+            device,
+            last_tanh=case["tail"] == "tanh",
+            last_bias=case.get("last_bias", True),
+        )
         _arrive(model, case["mode"], case["frozen"])
         for k, p in enumerate(model.parameters()):
             if case["stale"] == "stale":
@@ -698,16 +792,28 @@ class ToDevice(Spec):
             ("course", self.dtype, "course", third),
         ]
         axes = {"mode": list(_MODES), "frozen": [False, True], "layout": ["plain", "transposed"]}
-        return [
+        drawn = [
             {**case, "from": f, "from_dtype": fd, "to": t, "to_dtype": td}
             for case, (f, fd, t, td) in zip(draw(self.seed, axes, 3), moves, strict=True)
+        ]
+        # any nn.Module: one whose first layer is already in the dtype asked for, the rest not
+        mixed = {"mode": "train", "frozen": False, "layout": "plain", "mixed": True}
+        return [
+            *drawn,
+            {
+                **mixed,
+                "from": "course",
+                "from_dtype": start,
+                "to": "course",
+                "to_dtype": self.dtype,
+            },
         ]
 
     def describe(self, case: dict) -> Text:
         where = {"cpu": "cpu", "course": Text("the course device", "课程设备")}
         return Text(
-            "from {f}, {fd} to {t}, {td}; model in {m}{z}",
-            "从 {f}、{fd} 到 {t}、{td}；模型处于{m}{z}",
+            "from {f}, {fd} to {t}, {td}; model in {m}{z}{x}",
+            "从 {f}、{fd} 到 {t}、{td}；模型处于{m}{z}{x}",
         ).format(
             f=where[case["from"]],
             fd=case["from_dtype"],
@@ -716,6 +822,12 @@ class ToDevice(Spec):
             m=_MODES[case["mode"]],
             z=Text(", model[0].weight frozen", "，model[0].weight 已冻结")
             if case["frozen"]
+            else "",
+            x=Text(
+                "; model[0] already in {td}, the other layers not",
+                "；model[0] 已经是 {td}，其他层不是",
+            ).format(td=case["to_dtype"])
+            if case.get("mixed")
             else "",
         )
 
@@ -729,6 +841,8 @@ class ToDevice(Spec):
             batch = uniform(self.seed, 3, 4, device=start, dtype=dtype)
         model = make_mlp(self.seed, 2, dtype, start)
         _arrive(model, case["mode"], case["frozen"])
+        if case.get("mixed"):
+            model[0].to(target, getattr(torch, case["to_dtype"]))
         world = World(
             (batch, model, target, getattr(torch, case["to_dtype"])),
             {"batch": batch, "model": model},

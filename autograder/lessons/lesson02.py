@@ -86,6 +86,10 @@ _ARRIVALS = {
         "a model with BatchNorm and Dropout in evaluation mode",
         "评估模式下带 BatchNorm 与 Dropout 的模型",
     ),
+    "train_norm": Text(
+        "a model with BatchNorm and Dropout in training mode",
+        "训练模式下带 BatchNorm 与 Dropout 的模型",
+    ),
 }
 _GRADS = {
     "stale": Text("stale .grad", "残留的 .grad"),
@@ -112,8 +116,9 @@ def model_for(seed: int, case: dict, device, last: int | None = None):
     """The case's model (arrival mode, frozen first layer, .grad) and its input width."""
     sizes = _ints(seed, (4, 10), *[(5, 13)] * (case["depth"] - 1), (3, 6))
     sizes = sizes if last is None else [*sizes[:-1], last]
-    model = make_mlp(seed, sizes, case["dtype"], device, norm=case["arrival"] == "eval")
-    model.train(case["arrival"] == "train")
+    norm = case["arrival"] in ("eval", "train_norm")
+    model = make_mlp(seed, sizes, case["dtype"], device, norm=norm)
+    model.train(case["arrival"] in ("train", "train_norm"))
     if case.get("frozen"):  # the first layer; its bias where it is the only one
         (model[0] if case["depth"] > 1 else model[0].bias).requires_grad_(False)
     for k, p in enumerate(model.parameters()):
@@ -675,14 +680,36 @@ class RunStep(_Lesson02):
         def spy(opt, args, kwargs):
             calls = world.logged["optimizer.step() calls"]["value"] + 1
             world.logged["optimizer.step() calls"]["value"] = calls
-            for p in trainable:
-                world.record(f"{names[id(p)]}.grad when optimizer.step() ran #{calls}", p.grad)
+
+            def record():
+                for p in trainable:
+                    world.record(f"{names[id(p)]}.grad when optimizer.step() ran #{calls}", p.grad)
+
+            return _after_closure(args, kwargs, record)
 
         optimizer.register_step_pre_hook(spy)
         return world
 
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
+
+
+def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
+    """A step pre-hook's answer: ``record()`` now, or, where step() was given a closure
+    (``optimizer.step(closure)``, documented PyTorch), right after the closure has run,
+    when the gradients the step uses exist."""
+    closure = args[1] if len(args) > 1 else kwargs.get("closure")
+    if closure is None:
+        record()
+        return None
+
+    def recorded():
+        loss = closure()
+        record()
+        return loss
+
+    rest = {k: v for k, v in kwargs.items() if k != "closure"}
+    return (args[0], recorded, *args[2:]), rest
 
 
 def _dotted(name: str) -> str:
@@ -722,7 +749,11 @@ class FrozenFeatures(_Lesson02):
             "depth": [2, 3, 1],
             "layout": list(_LAYOUTS),
         }
-        return draw(self.seed, axes, 4)
+        # the features are backbone(x) in the mode it arrived in: Dropout and batch
+        # statistics at work in training mode (not an evaluation-mode forward pass)
+        training = {"arrival": "train_norm", "outer": "", "x_grad": False, "frozen": False}
+        training |= {"grads": "none", "dtype": "float64", "depth": 2, "layout": "plain"}
+        return [*draw(self.seed, axes, 4), training]
 
     def describe(self, case: dict) -> Text:
         return _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))

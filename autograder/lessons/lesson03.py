@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from autograder.common import trusted
 from autograder.common.caller_states import STALE as _STALE
@@ -44,6 +45,7 @@ _fork_rng = torch.random.fork_rng
 _get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
 _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
 _where = torch.where
+_FUNCTIONAL_DROPOUT = (torch.nn.functional.dropout, torch.dropout)
 _KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
 _ONE_SAMPLE = "more than 1 value per channel when training"
 
@@ -180,24 +182,64 @@ _BLAME_ONLY = ("Dropout eval", "BatchNorm eval", "outer eval")
 _BLAME_ONLY += ("Dropout train grad-mode", "BatchNorm train grad-mode")
 
 
+def _dropout_call(func, args: tuple, kwargs: dict) -> tuple | None:
+    """(input, p) of a functional dropout that trains (``F.dropout(x, p, training=True)``,
+    ``torch.dropout(x, p, True)``), else None."""
+    names = ("input", "p", "training" if func is _FUNCTIONAL_DROPOUT[0] else "train")
+    given = dict(zip(names, args, strict=False)) | {k: v for k, v in kwargs.items() if k in names}
+    x, p, train = given.get("input"), given.get("p", 0.5), given.get(names[2], True)
+    if trusted.type_(x) is not trusted.tensor_type or kwargs.get("inplace") or not train:
+        return None
+    return x, float(p)
+
+
+class _Functional(TorchFunctionMode):
+    """A functional dropout outside any Dropout module (``F.dropout(h, p, training=True)``,
+    the documented equivalent of the module) counts and is masked as a module's call is."""
+
+    def __init__(self, layers: _Layers):
+        super().__init__()
+        self.layers = layers
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)  # drawn as the module draws: the random state agrees
+        if func not in _FUNCTIONAL_DROPOUT or self.layers.inside:
+            return out
+        call = _dropout_call(func, args, kwargs)
+        if call is None or trusted.type_(out) is not trusted.tensor_type:
+            return out
+        self.layers.counts["Dropout train"] += 1
+        if trusted.is_grad_enabled():
+            self.layers.counts["Dropout train grad-mode"] += 1
+        out = self.layers._mask(call[1], call[0])
+        if out.grad_fn is not None:
+            self.layers.counts["Dropout graph"] += 1
+        return out
+
+
 class _Layers:
     """Count Dropout and BatchNorm calls of any module, and the outermost calls in eval mode.
 
     Global hooks see copies of the caller's model too (``copy.deepcopy``,
     ``torch.func.functional_call``), so a check judges what ran, not which object ran.
-    A Dropout call in training mode applies the next mask drawn from ``seed``.
+    A Dropout call in training mode applies the next mask drawn from ``seed``; so does a
+    functional dropout called outside a Dropout module (:class:`_Functional`).
     """
 
     def __init__(self, seed: int):
-        self.seed, self.depth, self.masks = seed, 0, 0
+        self.seed, self.depth, self.masks, self.inside = seed, 0, 0, 0
         self.counts = dict.fromkeys([*_COUNTS, *_BLAME_ONLY], 0)
         self._handles: list = []
+        self._functional: _Functional | None = None
 
     def _before(self, module, args) -> None:
         self.depth += 1
+        self.inside += trusted.isinstance_(module, _DROPOUT)
 
     def _after(self, module, args, output):
         self.depth -= 1
+        self.inside -= trusted.isinstance_(module, _DROPOUT)
         kind = next((k for k, t in _KINDS.items() if trusted.isinstance_(module, t)), None)
         if kind is None:
             if self.depth == 0 and not module.training:
@@ -222,9 +264,14 @@ class _Layers:
 
     def __enter__(self) -> _Layers:
         self._handles = [_on_every_call_before(self._before), _on_every_call_after(self._after)]
+        self._functional = _Functional(self)
+        self._functional.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._functional is not None:
+            self._functional.__exit__(*exc)
+            self._functional = None
         for handle in self._handles:
             handle.remove()
 
@@ -770,6 +817,16 @@ class McDropoutPredict(_Lesson03):
     def build(self, case: dict, device) -> World:
         model, x, _ = _model_world(self, case, device, 4, 2)
         return World((model, x, case["samples"]), {"model": model, "x": x}, device)
+
+    between = Text(
+        "switched the model's mode (model.train() or model.eval())",
+        "切换了模型的模式（model.train() 或 model.eval()）",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """Modes remembered from an earlier call, not read anew, are put back wrong."""
+        model = world.args[0]
+        model.train(not model.training)
 
     def blame_error(self, message: str, case: dict) -> str | None:
         """BatchNorm trained on one sample under no_grad: no_grad trusted to switch it."""

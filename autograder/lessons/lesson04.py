@@ -527,12 +527,34 @@ class _GanStep(Spec):
         def spy(opt, args, kwargs):
             calls = world.logged.get(f"{label} calls", {"value": 0})["value"] + 1
             world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
-            for p in trainable:
-                world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+            def record():
+                for p in trainable:
+                    world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
+
+            return _after_closure(args, kwargs, record)
 
         optimizer.register_step_pre_hook(spy)
         world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
         return world
+
+
+def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
+    """A step pre-hook's answer: ``record()`` now, or, where step() was given a closure
+    (``optimizer.step(closure)``, documented PyTorch), right after the closure has run,
+    when the gradients the step uses exist."""
+    closure = args[1] if len(args) > 1 else kwargs.get("closure")
+    if closure is None:
+        record()
+        return None
+
+    def recorded():
+        loss = closure()
+        record()
+        return loss
+
+    rest = {k: v for k, v in kwargs.items() if k != "closure"}
+    return (args[0], recorded, *args[2:]), rest
 
 
 def _dotted(name: str) -> str:
