@@ -4214,6 +4214,1433 @@ def validate(model, batches):
     return total / count
 """,
     ),
+    # Lessons 01-04, red team r4 (state across calls, edges the prompt allows, closures)
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        EDGE,
+        "y as a Python sum over c's elements: an empty a gives the int 0, which has no backward",
+        """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    y = sum(ci ** 2 for ci in c)
+    y.backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        STATE,
+        "leaf copies kept per shape and dtype and refilled each call: their .grad accumulates",
+        """
+_LEAVES = {}
+
+
+def product_grads(a, b):
+    key = (tuple(a.shape), a.dtype, str(a.device))
+    if key not in _LEAVES:
+        _LEAVES[key] = (torch.zeros_like(a).requires_grad_(), torch.zeros_like(b).requires_grad_())
+    la, lb = _LEAVES[key]
+    with torch.no_grad():
+        la.copy_(a)
+        lb.copy_(b)
+    c = la * lb
+    c.retain_grad()
+    (c**2).sum().backward()
+    return la.grad, lb.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        SIDE_EFFECT,
+        "anomaly detection switched on to debug the graph, never switched off",
+        """
+def product_grads(a, b):
+    torch.autograd.set_detect_anomaly(True)
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c**2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        EDGE,
+        "one leaf per distinct tensor: product_grads(a, a) gets the gradient of a ** 4 twice",
+        """
+def product_grads(a, b):
+    leaves = {}
+    def leaf(t):
+        if id(t) not in leaves:
+            leaves[id(t)] = t.detach().clone().requires_grad_()
+        return leaves[id(t)]
+    la, lb = leaf(a), leaf(b)
+    c = la * lb
+    c.retain_grad()
+    (c**2).sum().backward()
+    return la.grad, lb.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        OBSERVABLE,
+        "the gradients returned in a list, not the tuple asked for",
+        """
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c**2).sum().backward()
+    return [a.grad, b.grad, c.grad]
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "a Parameter or a grad_fn decides: a leaf made with requires_grad=True is missed",
+        """
+def output_requires_grad(*inputs):
+    return any(
+        (isinstance(t, torch.nn.Parameter) and t.requires_grad) or t.grad_fn is not None
+        for t in inputs
+    )
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "0-dim inputs skipped as 'just numbers': a 0-dim tensor that requires grad is missed",
+        """
+def output_requires_grad(*inputs):
+    return any(t.requires_grad for t in inputs if t.dim() > 0)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "empty tensors skipped: an empty tensor that requires grad is missed",
+        """
+def output_requires_grad(*inputs):
+    return any(t.requires_grad for t in inputs if t.numel() > 0)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        STATE,
+        "answers memoised by the inputs' ids: a flag the caller changes later is not seen",
+        """
+_ANSWERS = {}
+
+
+def output_requires_grad(*inputs):
+    key = tuple(id(t) for t in inputs)
+    if key not in _ANSWERS:
+        _ANSWERS[key] = any(t.requires_grad for t in inputs)
+    return _ANSWERS[key]
+""",
+    ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        EDGE,
+        "through torch.IntTensor: integers beyond int32 overflow",
+        """
+def make_trainable(values, device):
+    return torch.IntTensor(values).to(device=device, dtype=torch.float32).requires_grad_()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        SIDE_EFFECT,
+        "set_default_device(device) so the tensor is made there, never set back",
+        """
+def make_trainable(values, device):
+    torch.set_default_device(device)
+    return torch.tensor(values, dtype=torch.float32, requires_grad=True)
+""",
+        xfail=(
+            "on a CPU-only machine set_default_device('cpu') reads as 'cpu' before and after "
+            "(autograder/common/global_state.py compares the default device, not whether "
+            "set_default_device's context was installed); only a GPU shows it"
+        ),
+    ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        STATE,
+        "tensors memoised by repr(values): two calls with equal lists share one tensor",
+        """
+_MADE = {}
+
+
+def make_trainable(values, device):
+    key = (repr(values), str(device))
+    if key not in _MADE:
+        _MADE[key] = torch.tensor(values, dtype=torch.float32, device=device, requires_grad=True)
+    return _MADE[key]
+""",
+    ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        EDGE,
+        "the values' nesting read from the first item only: an empty list or a 1-d list breaks",
+        """
+def make_trainable(values, device):
+    if isinstance(values[0], list):
+        rows = [list(map(float, row)) for row in values]
+    else:
+        rows = [float(v) for v in values]
+    return torch.tensor(rows, dtype=torch.float32, device=device, requires_grad=True)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        OBSERVABLE,
+        "each gradient kept as w.grad.detach() (shared): the next batch's zero_() erases it",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        if w.grad is not None:
+            w.grad.zero_()
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.detach())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "the mean taken as sum / the first batch's row count: a shorter last batch is scaled wrong",
+        """
+def per_batch_grads(w, batches):
+    n = batches[0].shape[0]
+    grads = []
+    for x in batches:
+        w.grad = None
+        (((x @ w) ** 2).sum() / n).backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        OBSERVABLE,
+        "the copies returned as a tuple, not the list asked for",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        w.grad = None
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+    return tuple(grads)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        SIDE_EFFECT,
+        "batches consumed with pop(0), emptying the caller's list",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    while batches:
+        x = batches.pop(0)
+        w.grad = None
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        STATE,
+        "gradients memoised by the batch's id: a batch changed in place keeps its old gradient",
+        """
+_SEEN = {}
+
+
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        if id(x) not in _SEEN:
+            w.grad = None
+            ((x @ w) ** 2).mean().backward()
+            _SEEN[id(x)] = w.grad.clone()
+        grads.append(_SEEN[id(x)].clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        EDGE,
+        "loss * 0 + 1: an inf or nan loss gives a nan seed",
+        """
+def backward_seed(loss):
+    return loss.detach() * 0 + 1
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        SIDE_EFFECT,
+        "retain_grad() on the caller's loss: its backward then fills loss.grad",
+        """
+def backward_seed(loss):
+    loss.retain_grad()
+    return torch.ones_like(loss)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        SIDE_EFFECT,
+        "detach_() on the caller's loss to read it: its backward has nothing left to do",
+        """
+def backward_seed(loss):
+    loss.detach_()
+    return torch.ones_like(loss)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        EDGE,
+        "1 computed as (loss + 1) - loss: a large loss rounds it to 0",
+        """
+def backward_seed(loss):
+    value = loss.detach()
+    return (value + 1) - value
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        EDGE,
+        "the optimizer built over [weight, bias]: a last Linear without bias gives None to SGD",
+        """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    last = model[-1]
+    optimizer = torch.optim.SGD([last.weight, last.bias], lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        STATE,
+        "last layer's stale .grad not cleared: the optimizer over it alone never zeroes it",
+        """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        ARGUMENT,
+        "SGD with Nesterov momentum 'for a smoother fine-tune': a first step 1.9 times too long",
+        """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr, momentum=0.9, nesterov=True)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        OBSERVABLE,
+        "summed squared error instead of mse_loss's mean",
+        """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = ((model(x) - target) ** 2).sum()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        OBSERVABLE,
+        "Module.type(dtype): integer buffers (BatchNorm's num_batches_tracked) become floats too",
+        """
+def to_device(batch, model, device, dtype):
+    model.to(device).type(dtype)
+    return batch.to(device, dtype), model
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        EDGE,
+        "skips the conversion when the first parameter is already there: a mixed model stays mixed",
+        """
+def to_device(batch, model, device, dtype):
+    first = next(model.parameters())
+    if first.device != torch.device(device) or first.dtype != dtype:
+        model.to(device, dtype)
+    return batch.to(device, dtype), model
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        SIDE_EFFECT,
+        "set_default_dtype(dtype) so later tensors match, never set back",
+        """
+def to_device(batch, model, device, dtype):
+    if dtype in (torch.float32, torch.float64):
+        torch.set_default_dtype(dtype)
+    model.to(device=device, dtype=dtype)
+    return batch.to(device=device, dtype=dtype), model
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        ARGUMENT,
+        "half() for float16 and float() for anything else: float64 asked, float32 made",
+        """
+def to_device(batch, model, device, dtype):
+    model = model.half() if dtype == torch.float16 else model.float()
+    model.to(device)
+    return batch.to(device, dtype), model
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        OBSERVABLE,
+        "mean loss and accuracy rounded to 4 decimals for the report",
+        """
+def evaluate(model, batches):
+    losses, accs = [], []
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
+            accs.append((logits.argmax(dim=1) == labels).float().mean().item())
+    return round(sum(losses) / len(losses), 4), round(sum(accs) / len(accs), 4)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        STATE,
+        "results memoised per model and batch count: a model trained since gets old numbers",
+        """
+_RESULTS = {}
+
+
+def evaluate(model, batches):
+    key = (id(model), len(batches))
+    if key not in _RESULTS:
+        total_loss = total_acc = 0.0
+        with torch.no_grad():
+            for inputs, labels in batches:
+                logits = model(inputs)
+                total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+                total_acc += (logits.argmax(1) == labels).float().mean().item()
+        _RESULTS[key] = (total_loss / len(batches), total_acc / len(batches))
+    return _RESULTS[key]
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        OBSERVABLE,
+        "the pair returned as a list instead of a tuple",
+        """
+def evaluate(model, batches):
+    total_loss = total_acc = 0.0
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+            total_acc += (logits.argmax(1) == labels).float().mean().item()
+    return [total_loss / len(batches), total_acc / len(batches)]
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        OBSERVABLE,
+        "the total kept in a 0-dim tensor: nbytes is a tensor, not an int",
+        """
+def count_saved_bytes(fn, *args):
+    total = torch.zeros((), dtype=torch.int64)
+
+    def pack(saved):
+        total.add_(saved.element_size() * saved.nelement())
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        STATE,
+        "the count kept in a module-level variable that only grows",
+        """
+TOTAL = 0
+
+
+def _pack(saved):
+    global TOTAL
+    TOTAL += saved.element_size() * saved.nelement()
+    return saved.detach()
+
+
+def count_saved_bytes(fn, *args):
+    with torch.autograd.graph.saved_tensors_hooks(_pack, lambda saved: saved):
+        result = fn(*args)
+    return result, TOTAL
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        EDGE,
+        "sizes read from sys.getsizeof of each saved tensor's numpy copy",
+        """
+import sys
+
+
+def count_saved_bytes(fn, *args):
+    sizes = []
+
+    def pack(saved):
+        sizes.append(saved.detach().cpu().numpy().nbytes)
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+        result = fn(*args)
+    return result, int(sum(sizes))
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        SIDE_EFFECT,
+        "anomaly detection switched on 'to see what is saved', never switched off",
+        """
+def count_saved_bytes(fn, *args):
+    torch.autograd.set_detect_anomaly(True)
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        total += saved.element_size() * saved.nelement()
+        return saved.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        ARGUMENT,
+        "gradients clipped to norm 1 'for stability' before the step",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        STATE,
+        "a new optimizer of the same class over the same groups: the caller's momentum is lost",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            fresh = type(optimizer)(optimizer.param_groups)
+            fresh.zero_grad()
+            loss.backward()
+            fresh.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        SIDE_EFFECT,
+        "a learning-rate warm-up written into the caller's param_groups",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            for group in optimizer.param_groups:
+                group["lr"] = group["lr"] * 0.5
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        OBSERVABLE,
+        "the loss read after the step by a second forward pass",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        EDGE,
+        "set_grad_enabled(train) inside try, restored with set_grad_enabled(True) in finally",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    try:
+        torch.set_grad_enabled(train)
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return loss.item()
+    finally:
+        torch.set_grad_enabled(True)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        OBSERVABLE,
+        "eval() for the features, mode restored: a training backbone's Dropout is switched off",
+        """
+def frozen_features(backbone, x):
+    was = backbone.training
+    backbone.eval()
+    try:
+        with torch.no_grad():
+            return backbone(x)
+    finally:
+        backbone.train(was)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        STATE,
+        "features memoised by the input's id: an x changed in place gets stale features",
+        """
+_FEATURES = {}
+
+
+def frozen_features(backbone, x):
+    key = (id(backbone), id(x))
+    if key not in _FEATURES:
+        with torch.no_grad():
+            _FEATURES[key] = backbone(x)
+    return _FEATURES[key]
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        EDGE,
+        "features stored in float16 to halve their memory",
+        """
+def frozen_features(backbone, x):
+    with torch.no_grad():
+        return backbone(x).half()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        SIDE_EFFECT,
+        "x detached in place before the forward pass",
+        """
+def frozen_features(backbone, x):
+    x.detach_()
+    with torch.no_grad():
+        return backbone(x)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        OBSERVABLE,
+        "the map normalised to [0, 1] for display",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        xc = x.clone().requires_grad_()
+        (g,) = torch.autograd.grad(model(xc).sum(), xc)
+    return g / g.abs().max()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        SIDE_EFFECT,
+        "the model's parameters frozen for the saliency and set back to True after",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        model.requires_grad_(False)
+        xc = x.clone().requires_grad_()
+        model(xc).sum().backward()
+        model.requires_grad_(True)
+        return xc.grad
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        STATE,
+        "a deep copy of the model made once and kept: a model trained since is not seen",
+        """
+import copy
+
+_COPIES = {}
+
+
+def input_saliency(model, x):
+    if id(model) not in _COPIES:
+        with torch.inference_mode(False):
+            _COPIES[id(model)] = copy.deepcopy(model)
+    twin = _COPIES[id(model)]
+    with torch.inference_mode(False), torch.enable_grad():
+        xc = x.clone().requires_grad_()
+        (g,) = torch.autograd.grad(twin(xc).sum(), xc)
+    return g
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        EDGE,
+        "the last batch skipped when it is smaller than the first (drop_last)",
+        """
+def evaluate(model, batches):
+    size = len(batches[0][1])
+    losses, accs = [], []
+    with torch.no_grad():
+        for inputs, labels in batches:
+            if len(labels) < size:
+                continue
+            logits = model(inputs)
+            losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
+            accs.append((logits.argmax(1) == labels).float().mean().item())
+    return sum(losses) / len(losses), sum(accs) / len(accs)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        OBSERVABLE,
+        "survivors scaled by the fraction actually kept, not by 1 - p",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    keep = (u >= p).to(x.dtype)
+    return x * keep / keep.mean()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        SIDE_EFFECT,
+        "u shifted by p in place, then compared with 0",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    u.sub_(p)
+    return torch.where(u >= 0, x / (1 - p), torch.zeros_like(x))
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        STATE,
+        "the mask memoised per shape: later calls reuse the first call's u",
+        """
+_MASKS = {}
+
+
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    key = (tuple(x.shape), p)
+    if key not in _MASKS:
+        _MASKS[key] = u >= p
+    return torch.where(_MASKS[key], x / (1 - p), torch.zeros_like(x))
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "the mask cast to float32: float64 x comes back float32",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    mask = (u >= p).to(torch.float32)
+    return (x * mask / (1 - p)).to(torch.float32)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        OBSERVABLE,
+        "BatchNorm's momentum set to 0 instead of eval(): batch statistics are used",
+        """
+def eval_grads(model, x, target):
+    saved = {}
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            saved[m] = m.momentum
+            m.momentum = 0.0
+        elif isinstance(m, torch.nn.Dropout):
+            saved[m] = m.training
+            m.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    for m, value in saved.items():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.momentum = value
+        else:
+            m.train(value)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        EDGE,
+        "the gradients kept as float32 copies 'to save memory'",
+        """
+def eval_grads(model, x, target):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return {name: p.grad.float() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        OBSERVABLE,
+        "BatchNorm's momentum 0 in training mode: batch statistics used, Dropout active",
+        """
+def validate(model, batches):
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)]
+    momenta = [m.momentum for m in bns]
+    for m in bns:
+        m.momentum = 0.0
+    with torch.no_grad():
+        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    for m, momentum in zip(bns, momenta):
+        m.momentum = momentum
+    return sum(losses) / len(losses)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        STATE,
+        "the validation loss memoised per model: a model trained since gets the old value",
+        """
+_LOSSES = {}
+
+
+def validate(model, batches):
+    if id(model) not in _LOSSES:
+        modes = [m.training for m in model.modules()]
+        model.eval()
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
+        _LOSSES[id(model)] = sum(losses) / len(losses)
+    return _LOSSES[id(model)]
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        EDGE,
+        "last batch dropped when it is smaller than the first (drop_last)",
+        """
+def validate(model, batches):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    size = len(batches[0][0])
+    with torch.no_grad():
+        losses = [
+            torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches if len(x) == size
+        ]
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return sum(losses) / len(losses)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        OBSERVABLE,
+        "BatchNorm frozen with momentum 0 in training mode: batch statistics still used",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.train()
+    for m in backbone.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.momentum = 0.0
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        EDGE,
+        "only the first BatchNorm switched to eval(): deeper blocks use batch statistics",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    next(m for m in backbone.modules() if isinstance(m, torch.nn.BatchNorm1d)).eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        ARGUMENT,
+        "SGD with Nesterov momentum: the first step is 1.9 times the plain one",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr, momentum=0.9, nesterov=True)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        SIDE_EFFECT,
+        "modes saved and restored for the direct children only: a nested module's mode is lost",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.children()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.children(), modes):
+        m.train(mode)
+    model.train(any(modes))
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        OBSERVABLE,
+        "a first pass in evaluation mode kept as a sample, then samples - 1 with Dropout",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    with torch.no_grad():
+        preds = [model(x)]
+        for m in model.modules():
+            if isinstance(m, torch.nn.Dropout):
+                m.train()
+        preds += [model(x) for _ in range(samples - 1)]
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    preds = torch.stack(preds)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        STATE,
+        "modes saved once per model on the first call, restored from that record every time",
+        """
+_MODES = {}
+
+
+def mc_dropout_predict(model, x, samples):
+    if id(model) not in _MODES:
+        _MODES[id(model)] = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, mode in zip(model.modules(), _MODES[id(model)]):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        OBSERVABLE,
+        "BatchNorm's momentum set to 0 with model.train(): statistics kept, batch statistics used",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)]
+    momenta = [m.momentum for m in bns]
+    model.train()
+    for m in bns:
+        m.momentum = 0.0
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for m, momentum in zip(bns, momenta):
+        m.momentum = momentum
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        OBSERVABLE,
+        "model.apply(eval() for BatchNorm, else train()): a container's train() comes last",
+        """
+def finetune_mode(model):
+    def set_mode(m):
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+        else:
+            m.train()
+
+    model.apply(set_mode)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        OBSERVABLE,
+        "track_running_stats turned off instead of eval(): batch statistics are used",
+        """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.track_running_stats = False
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        EDGE,
+        "model.training = True on the top module only: Dropouts left in evaluation stay off",
+        """
+def finetune_mode(model):
+    model.training = True
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        OBSERVABLE,
+        "returns the model for chaining instead of None",
+        """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+    return model
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        OBSERVABLE,
+        "a full slice t.detach()[:] taken for a copy, as with Python lists: it is a view",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    return t.detach()[:]
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        OBSERVABLE,
+        "contiguous() taken for a copy: a contiguous t comes back shared",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    return t.detach().contiguous()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        STATE,
+        "copies memoised by id(t): a t changed in place gets a stale copy",
+        """
+_COPIES = {}
+
+
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    if id(t) not in _COPIES:
+        _COPIES[id(t)] = t.detach().clone()
+    return _COPIES[id(t)]
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        SIDE_EFFECT,
+        "the results written back into the caller's list, which is returned",
+        """
+def detach_all(tensors):
+    for i, t in enumerate(tensors):
+        try:
+            tensors[i] = t.detach_()
+        except RuntimeError:
+            tensors[i] = t.detach()
+    return tensors
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        EDGE,
+        "a view told apart by a storage larger than the tensor: a view of a whole tensor is missed",
+        """
+def detach_all(tensors):
+    result = []
+    for t in tensors:
+        if t.untyped_storage().nbytes() > t.nelement() * t.element_size():
+            result.append(t.detach())
+        else:
+            result.append(t.detach_())
+    return result
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        OBSERVABLE,
+        "in place ones first, views after: the order is lost",
+        """
+def detach_all(tensors):
+    done, views = [], []
+    for t in tensors:
+        try:
+            done.append(t.detach_())
+        except RuntimeError:
+            views.append(t.detach())
+    return done + views
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        OBSERVABLE,
+        "the results returned as a tuple",
+        """
+def detach_all(tensors):
+    out = []
+    for t in tensors:
+        try:
+            out.append(t.detach_())
+        except RuntimeError:
+            out.append(t.detach())
+    return tuple(out)
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        STATE,
+        "out memoised per (w, x) ids: a w changed in place gets a stale p",
+        """
+_OUT = {}
+
+
+def normalised_and_grad(w, x):
+    key = (id(w), id(x))
+    if key not in _OUT:
+        _OUT[key] = torch.exp(x @ w).detach()
+    p = _OUT[key] / _OUT[key].sum()
+    out = torch.exp(x @ w)
+    out.sum().backward()
+    return p, w.grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        OBSERVABLE,
+        "softmax over x @ w, but the gradient of the log of out.sum()",
+        """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    p = (out / out.sum()).detach()
+    torch.log(out.sum()).backward()
+    return p, w.grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        SIDE_EFFECT,
+        "w.grad returned after zeroing it 'to leave w clean': the returned gradient is zeros",
+        """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    p = out.detach() / out.detach().sum()
+    out.sum().backward()
+    grad = w.grad
+    w.grad.zero_()
+    return p, grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        EDGE,
+        "p computed by softmax in float32 for numerical safety",
+        """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    p = torch.softmax((x @ w).detach().float(), dim=0).to(w.dtype)
+    out.sum().backward()
+    return p, w.grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        ARGUMENT,
+        "one-sided label smoothing: real targets 0.9 instead of ones",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z).detach()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.full_like(real_logits, 0.9)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        SIDE_EFFECT,
+        "G in eval() for the fakes, its mode restored: its BatchNorm statistics not updated",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    was = [m.training for m in G.modules()]
+    G.eval()
+    with torch.no_grad():
+        fake = G(z)
+    for m, mode in zip(G.modules(), was):
+        m.train(mode)
+    opt_d.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        STATE,
+        "fakes memoised by the noise's id: a z redrawn in place gives the old fakes",
+        """
+import torch.nn.functional as F
+
+_FAKES = {}
+
+
+def d_step(G, D, opt_d, real, z):
+    if id(z) not in _FAKES:
+        _FAKES[id(z)] = G(z).detach()
+    fake = _FAKES[id(z)]
+    opt_d.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        ARGUMENT,
+        "label smoothing in the G step: targets 0.9",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.full_like(logits, 0.9))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        OBSERVABLE,
+        "the WGAN generator loss, minus the mean logit",
+        """
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    loss_g = -D(G(z)).mean()
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        STATE,
+        "a fresh Adam with opt_g's learning rate: the caller's optimizer never steps",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt = torch.optim.Adam(G.parameters(), lr=opt_g.param_groups[0]["lr"])
+    opt.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt.step()
+    return loss_g.item()
+""",
+    ),
 ]
 
 RIGHT = [
@@ -5885,6 +7312,821 @@ def mc_dropout_predict(model, x, samples):
     for name, m in model.named_modules():
         m.train(modes[name])
     return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    # Lessons 01-04, red team r4
+    Right(
+        "01",
+        "ex1_product_grads",
+        "detach() alone, no clone: the new tensor's flag is its own, the caller's untouched",
+        """
+def product_grads(a, b):
+    a = a.detach().requires_grad_()
+    b = b.detach().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c**2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Right(
+        "01",
+        "ex1_product_grads",
+        "torch.autograd.backward with the leaves and c named as inputs",
+        """
+def product_grads(a, b):
+    la = a.detach().clone().requires_grad_(True)
+    lb = b.detach().clone().requires_grad_(True)
+    c = torch.mul(la, lb)
+    c.retain_grad()
+    torch.autograd.backward(c.square().sum(), inputs=[la, lb, c])
+    return (la.grad, lb.grad, c.grad)
+""",
+    ),
+    Right(
+        "01",
+        "ex2_output_requires_grad",
+        "not all(not ...): De Morgan's form of any",
+        """
+def output_requires_grad(*inputs):
+    return not all(not t.requires_grad for t in inputs)
+""",
+    ),
+    Right(
+        "01",
+        "ex2_output_requires_grad",
+        "functools.reduce with operator.or_ over the flags",
+        """
+import functools
+import operator
+
+
+def output_requires_grad(*inputs):
+    return functools.reduce(operator.or_, (t.requires_grad for t in inputs), False)
+""",
+    ),
+    Right(
+        "01",
+        "ex3_make_trainable",
+        "as_tensor, converted with .to (no history yet), then requires_grad_",
+        """
+def make_trainable(values, device):
+    t = torch.as_tensor(values, device=device).to(torch.float32)
+    return t.requires_grad_()
+""",
+    ),
+    Right(
+        "01",
+        "ex3_make_trainable",
+        "torch.autograd.Variable with requires_grad=True (it returns a plain leaf tensor)",
+        """
+from torch.autograd import Variable
+
+
+def make_trainable(values, device):
+    return Variable(torch.tensor(values, dtype=torch.float, device=device), requires_grad=True)
+""",
+    ),
+    Right(
+        "01",
+        "ex4_per_batch_grads",
+        "torch.func.grad of the loss for each batch, w.grad left as it came",
+        """
+from torch.func import grad
+
+
+def _loss(w, x):
+    return ((x @ w) ** 2).mean()
+
+
+def per_batch_grads(w, batches):
+    return [grad(_loss)(w.detach(), x) for x in batches]
+""",
+    ),
+    Right(
+        "01",
+        "ex4_per_batch_grads",
+        "the arriving .grad saved and put back, a zeros .grad before each batch",
+        """
+def per_batch_grads(w, batches):
+    saved = w.grad
+    out = []
+    for x in batches:
+        w.grad = torch.zeros_like(w)
+        loss = ((x @ w) ** 2).mean()
+        loss.backward()
+        out.append(w.grad.detach().clone())
+    w.grad = saved
+    return out
+""",
+    ),
+    Right(
+        "01",
+        "ex5_backward_seed",
+        "loss.detach() ** 0: one even for an inf or nan loss",
+        """
+def backward_seed(loss):
+    return loss.detach() ** 0
+""",
+    ),
+    Right(
+        "01",
+        "ex5_backward_seed",
+        "a one-element float32 tensor summed to 0-dim, in the loss's dtype",
+        """
+def backward_seed(loss):
+    return torch.ones(1, dtype=loss.dtype, device=loss.device).sum()
+""",
+    ),
+    Right(
+        "01",
+        "ex6_finetune_last_layer",
+        "the step by torch.autograd.grad and torch._foreach_add_ style in a loop, others frozen",
+        """
+def finetune_last_layer(model, x, target, lr):
+    for layer in list(model)[:-1]:
+        for p in layer.parameters():
+            p.requires_grad = False
+    params = list(model[-1].parameters())
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            p.sub_(lr * g)
+    return float(loss)
+""",
+    ),
+    Right(
+        "01",
+        "ex6_finetune_last_layer",
+        "SGD with plain momentum: one step from a fresh optimizer is a plain SGD step",
+        """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    optimizer = torch.optim.SGD(model[-1].parameters(), lr=lr, momentum=0.9)
+    optimizer.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Right(
+        "01",
+        "ex7_to_device",
+        "the model converted by its dtype method looked up by name",
+        """
+_METHOD = {
+    torch.float16: "half",
+    torch.bfloat16: "bfloat16",
+    torch.float32: "float",
+    torch.float64: "double",
+}
+
+
+def to_device(batch, model, device, dtype):
+    getattr(model, _METHOD[dtype])()
+    model.to(device)
+    return batch.to(device).to(dtype), model
+""",
+    ),
+    Right(
+        "01",
+        "ex7_to_device",
+        "model.apply moving each submodule's own tensors",
+        """
+def to_device(batch, model, device, dtype):
+    model.apply(lambda m: m.to(device=device, dtype=dtype))
+    return batch.to(device=device, dtype=dtype, copy=False), model
+""",
+    ),
+    Right(
+        "02",
+        "ex1_evaluate",
+        "a module-level no_grad instance reused as a context, sums with math.fsum",
+        """
+import math
+
+_NO_GRAD = torch.no_grad()
+
+
+def evaluate(model, batches):
+    losses, accs = [], []
+    with _NO_GRAD:
+        for inputs, labels in batches:
+            logits = model(inputs)
+            losses.append(float(torch.nn.functional.cross_entropy(logits, labels)))
+            accs.append(float((logits.max(dim=1).indices == labels).sum()) / len(labels))
+    return math.fsum(losses) / len(batches), math.fsum(accs) / len(batches)
+""",
+    ),
+    Right(
+        "02",
+        "ex1_evaluate",
+        "summed cross-entropy divided by the batch size, accuracy by eq().sum()",
+        """
+def evaluate(model, batches):
+    total_loss = total_acc = 0.0
+    with torch.inference_mode():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            n = labels.shape[0]
+            summed = torch.nn.functional.cross_entropy(logits, labels, reduction="sum")
+            total_loss += summed.item() / n
+            total_acc += logits.argmax(-1).eq(labels).sum().item() / n
+    return total_loss / len(batches), total_acc / len(batches)
+""",
+    ),
+    Right(
+        "02",
+        "ex2_count_saved_bytes",
+        "shape.numel() * dtype.itemsize, sizes in a list",
+        """
+def count_saved_bytes(fn, *args):
+    sizes = []
+
+    def pack(saved):
+        sizes.append(saved.shape.numel() * saved.dtype.itemsize)
+        return saved
+
+    def unpack(saved):
+        return saved
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        result = fn(*args)
+    return result, sum(sizes)
+""",
+    ),
+    Right(
+        "02",
+        "ex2_count_saved_bytes",
+        "pack stores each tensor in a dict under a counter key, unpack looks it up",
+        """
+def count_saved_bytes(fn, *args):
+    store = {}
+
+    def pack(saved):
+        key = len(store)
+        store[key] = saved.detach()
+        return key
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, store.__getitem__):
+        result = fn(*args)
+    return result, sum(t.nelement() * t.element_size() for t in store.values())
+""",
+    ),
+    Right(
+        "02",
+        "ex3_run_step",
+        "optimizer.step(closure): the closure zeroes, computes and backpropagates the loss",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        loss.backward()
+        return loss
+
+    with torch.set_grad_enabled(train):
+        if train:
+            loss = optimizer.step(closure)
+        else:
+            loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+    return loss.item()
+""",
+    ),
+    Right(
+        "02",
+        "ex3_run_step",
+        "the previous grad mode saved with is_grad_enabled and put back in finally",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    previous = torch.is_grad_enabled()
+    torch.set_grad_enabled(train)
+    try:
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        value = float(loss)
+    finally:
+        torch.set_grad_enabled(previous)
+    return value
+""",
+    ),
+    Right(
+        "02",
+        "ex4_frozen_features",
+        "a module-level no_grad instance reused as a context, the features cloned",
+        """
+NO_GRAD = torch.no_grad()
+
+
+def frozen_features(backbone, x):
+    with NO_GRAD:
+        features = backbone(x).clone()
+    return features
+""",
+    ),
+    Right(
+        "02",
+        "ex4_frozen_features",
+        "functional_call with detached parameters and a detached input: nothing requires grad",
+        """
+from torch.func import functional_call
+
+
+def frozen_features(backbone, x):
+    params = {name: p.detach() for name, p in backbone.named_parameters()}
+    return functional_call(backbone, params, (x.detach(),))
+""",
+    ),
+    Right(
+        "02",
+        "ex5_input_saliency",
+        "create_graph=True: the gradient's values, with a history the check allows",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        xc = x.clone().requires_grad_()
+        (saliency,) = torch.autograd.grad(model(xc).sum(), xc, create_graph=True)
+    return saliency
+""",
+    ),
+    Right(
+        "02",
+        "ex5_input_saliency",
+        "backward(inputs=[x_copy]): only the copy gets a .grad",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(mode=False):
+        with torch.enable_grad():
+            x_copy = x.clone().requires_grad_(True)
+            model(x_copy).sum().backward(inputs=[x_copy])
+    return x_copy.grad
+""",
+    ),
+    Right(
+        "02",
+        "ex5_input_saliency",
+        "torch.func.vjp with a ones cotangent",
+        """
+from torch.func import vjp
+
+
+def input_saliency(model, x):
+    with torch.inference_mode(False):
+        x_copy = x.clone()
+        out, pullback = vjp(lambda t: model(t).sum(), x_copy)
+        (g,) = pullback(torch.ones_like(out))
+    return g
+""",
+    ),
+    Right(
+        "03",
+        "ex1_dropout_by_hand",
+        "a clone, its dropped elements set by boolean indexing, then divided",
+        """
+def dropout_by_hand(x, p, u, training):
+    if training:
+        out = x.clone()
+        out[u < p] = 0
+        return out / (1 - p)
+    return x
+""",
+    ),
+    Right(
+        "03",
+        "ex1_dropout_by_hand",
+        "method chain: mul by the mask, div by the keep probability",
+        """
+def dropout_by_hand(x, p, u, training):
+    return x.mul(u.ge(p)).div(1 - p) if training else x
+""",
+    ),
+    Right(
+        "03",
+        "ex2_eval_grads",
+        "the dict holds the .grad tensors themselves (zero_grad set them to None first)",
+        """
+def eval_grads(model, x, target):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return {name: p.grad for name, p in model.named_parameters()}
+""",
+    ),
+    Right(
+        "03",
+        "ex2_eval_grads",
+        "train(False) per module, the modes kept in a dict by name, stale .grad set to None",
+        """
+def eval_grads(model, x, target):
+    modes = {name: m.training for name, m in model.named_modules()}
+    for m in model.modules():
+        m.train(False)
+    for p in model.parameters():
+        p.grad = None
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
+    for name, m in model.named_modules():
+        m.train(modes[name])
+    return grads
+""",
+    ),
+    Right(
+        "03",
+        "ex2_eval_grads",
+        "autograd.grad under enable_grad, modes restored by model.apply from a list",
+        """
+def eval_grads(model, x, target):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    try:
+        with torch.enable_grad():
+            names, params = zip(*model.named_parameters())
+            grads = torch.autograd.grad(torch.nn.functional.mse_loss(model(x), target), params)
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.training = mode
+    return dict(zip(names, grads))
+""",
+    ),
+    Right(
+        "03",
+        "ex3_validate",
+        "modes as (module, flag) pairs, set_grad_enabled(False), math.fsum",
+        """
+import math
+
+
+def validate(model, batches):
+    saved = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with torch.set_grad_enabled(False):
+            losses = [float(torch.nn.functional.mse_loss(model(x), y)) for x, y in batches]
+    finally:
+        for m, flag in saved:
+            m.train(flag)
+    return math.fsum(losses) / len(losses)
+""",
+    ),
+    Right(
+        "03",
+        "ex3_validate",
+        "a while loop over an iterator, inference_mode, the mode restored per module",
+        """
+def validate(model, batches):
+    modes = [m.training for m in model.modules()]
+    model.train(False)
+    total, count = 0.0, 0
+    it = iter(batches)
+    with torch.inference_mode():
+        while True:
+            try:
+                x, y = next(it)
+            except StopIteration:
+                break
+            total += torch.nn.functional.mse_loss(model(x), y).item()
+            count += 1
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return total / count
+""",
+    ),
+    Right(
+        "03",
+        "ex4_finetune_head",
+        "the head's Dropout applied with F.dropout(training=True), then its Linear",
+        """
+import torch.nn.functional as F
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(x)
+    drop, linear = head[0], head[1]
+    head.train()
+    out = linear(F.dropout(features, p=drop.p, training=True))
+    loss = F.mse_loss(out, target)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Right(
+        "03",
+        "ex4_finetune_head",
+        "optimizer.step(closure) over the head",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(head(features), target)
+        loss.backward()
+        return loss
+
+    return optimizer.step(closure).item()
+""",
+    ),
+    Right(
+        "03",
+        "ex5_mc_dropout_predict",
+        "std_mean with correction=1, modes kept as (module, flag) pairs",
+        """
+def mc_dropout_predict(model, x, samples):
+    saved = [(m, m.training) for m in model.modules()]
+    for m, _ in saved:
+        m.train(isinstance(m, torch.nn.Dropout))
+    try:
+        with torch.no_grad():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        for m, flag in saved:
+            m.train(flag)
+    std, mean = torch.std_mean(preds, dim=0, correction=1)
+    return mean, std
+""",
+    ),
+    Right(
+        "03",
+        "ex5_mc_dropout_predict",
+        "outputs written into a preallocated tensor by index, var().sqrt()",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train(True)
+    with torch.no_grad():
+        first = model(x)
+        preds = first.new_empty((samples, *first.shape))
+        preds[0] = first
+        for i in range(1, samples):
+            preds[i] = model(x)
+    for m, mode in modes.items():
+        m.train(mode)
+    return preds.mean(0), preds.var(0).sqrt()
+""",
+    ),
+    Right(
+        "03",
+        "ex6_finetune_mode",
+        "filter() over modules(), train(False) on each BatchNorm",
+        """
+BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
+
+
+def finetune_mode(model):
+    model.train(True)
+    for bn in filter(lambda m: isinstance(m, BATCH_NORMS), model.modules()):
+        bn.train(False)
+""",
+    ),
+    Right(
+        "03",
+        "ex6_finetune_mode",
+        "a recursive walk over children, each module set before its children",
+        """
+def _walk(module):
+    module.train(not isinstance(module, torch.nn.BatchNorm1d))
+    for child in module.children():
+        _walk(child)
+
+
+def finetune_mode(model):
+    _walk(model)
+""",
+    ),
+    Right(
+        "04",
+        "ex1_frozen_copy",
+        "an independent copy by a round trip through float64 (exact for every float dtype)",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    return t.detach().double().to(t.dtype) if t.dtype != torch.float64 else t.detach().clone()
+""",
+    ),
+    Right(
+        "04",
+        "ex1_frozen_copy",
+        "copy.deepcopy of the detached tensor",
+        """
+import copy
+
+
+def frozen_copy(t, share):
+    detached = t.detach()
+    return detached if share else copy.deepcopy(detached)
+""",
+    ),
+    Right(
+        "04",
+        "ex1_frozen_copy",
+        "t.new_tensor(t) for the copy, detach() to share",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    with torch.no_grad():
+        return t.detach().mul(1)
+""",
+    ),
+    Right(
+        "04",
+        "ex2_detach_all",
+        "the RuntimeError inspected: re-raised unless it is the view error",
+        """
+def detach_all(tensors):
+    out = []
+    for t in tensors:
+        try:
+            t.detach_()
+            out.append(t)
+        except RuntimeError as err:
+            if "view" not in str(err):
+                raise
+            out.append(t.detach())
+    return out
+""",
+    ),
+    Right(
+        "04",
+        "ex2_detach_all",
+        "contextlib.suppress for the in-place try, detach() when it did not take",
+        """
+import contextlib
+
+
+def detach_all(tensors):
+    out = []
+    for t in tensors:
+        with contextlib.suppress(RuntimeError):
+            t.detach_()
+        out.append(t if not t.requires_grad else t.detach())
+    return out
+""",
+    ),
+    Right(
+        "04",
+        "ex3_normalised_and_grad",
+        "torch.func.grad for the gradient, p from exp of a detached product",
+        """
+from torch.func import grad
+
+
+def normalised_and_grad(w, x):
+    g = grad(lambda v: torch.exp(x @ v).sum())(w.detach())
+    e = torch.exp(x @ w.detach())
+    return e / e.sum(), g
+""",
+    ),
+    Right(
+        "04",
+        "ex3_normalised_and_grad",
+        "out.detach() divided out of place, backward with retain_graph",
+        """
+def normalised_and_grad(w, x):
+    out = (x @ w).exp()
+    values = out.detach()
+    p = values / values.sum()
+    out.sum().backward(retain_graph=True)
+    return p, w.grad
+""",
+    ),
+    Right(
+        "04",
+        "ex4_d_step",
+        "float32 targets from torch.ones(n, 1): the loss promotes them, 0 and 1 are exact",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z).detach()
+    n = real.shape[0]
+    ones = torch.ones(n, 1, device=real.device)
+    zeros = torch.zeros(n, 1, device=real.device)
+    loss_d = F.binary_cross_entropy_with_logits(D(real), ones) + F.binary_cross_entropy_with_logits(
+        D(fake), zeros
+    )
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Right(
+        "04",
+        "ex4_d_step",
+        "opt_d.step(closure): the closure zeroes, computes and backpropagates loss_d",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    fake = G(z).detach()
+
+    def closure():
+        opt_d.zero_grad()
+        real_logits, fake_logits = D(real), D(fake)
+        loss = F.binary_cross_entropy_with_logits(
+            real_logits, torch.ones_like(real_logits)
+        ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+        loss.backward()
+        return loss
+
+    return opt_d.step(closure).item()
+""",
+    ),
+    Right(
+        "04",
+        "ex4_d_step",
+        "softplus written out: softplus(-real logits) + softplus(fake logits), means",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    with torch.no_grad():
+        fake = G(z)
+    opt_d.zero_grad()
+    loss_d = F.softplus(-D(real)).mean() + F.softplus(D(fake)).mean()
+    loss_d.backward()
+    opt_d.step()
+    return float(loss_d)
+""",
+    ),
+    Right(
+        "04",
+        "ex5_g_step",
+        "float32 targets from torch.ones(n, 1): the loss promotes them, 0 and 1 are exact",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones(z.shape[0], 1, device=z.device))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
+    Right(
+        "04",
+        "ex5_g_step",
+        "opt_g.step(closure)",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    def closure():
+        opt_g.zero_grad()
+        logits = D(G(z))
+        loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+        loss.backward()
+        return loss
+
+    return opt_g.step(closure).item()
+""",
+    ),
+    Right(
+        "04",
+        "ex5_g_step",
+        "G's gradients cleared again after the step (set to None)",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.step()
+    opt_g.zero_grad(set_to_none=True)
+    return loss_g.item()
 """,
     ),
 ]
