@@ -133,7 +133,8 @@ SPREAD = ("test_lesson_checks.py",)
 
 # What `make test-quick` leaves out besides the notebooks mark: the sweeps over every
 # catalogued answer (each answer run, observed and judged; the catalogue's size makes them
-# minutes) and the tests that run pytest, nbgrader or a mutation run in a subprocess. Each
+# minutes), the tests that build a course (make_course) and those that run pytest, nbgrader,
+# a mutation run or a classroom in a subprocess. Each
 # file's tests of one exercise, its reference solution and its policy stay. By file: the
 # test functions marked slow, or every test of the file (None). `make test` runs them all.
 SLOW: dict[str, tuple[str, ...] | None] = {
@@ -148,11 +149,24 @@ SLOW: dict[str, tuple[str, ...] | None] = {
     "test_feedback_wording.py": ("test_chinese_feedback_is_clean",),
     "test_mutation_sample.py": None,
     "test_setup.py": ("test_make_test_keeps_each_file_on_one_worker",),
-    "test_notebooks.py": ("test_learner_notebooks_are_up_to_date",),  # builds both courses
+    "test_judge_only.py": (  # the references' states of every lesson computed anew
+        "test_the_shipped_states_are_what_the_references_compute_now",
+        "test_a_changed_reference_makes_its_lesson_stale",
+        "test_observing_the_reference_beside_learner_code_earns_nothing_in_any_lesson",
+        "test_a_learner_kernel_checks_against_shipped_states_without_any_reference",
+    ),
+    "test_hidden_inputs.py": (
+        "test_only_the_hidden_checks_move_and_the_judge_follows_the_observer",
+    ),
+    # classrooms set up with real Unix users, servers and clusters
+    "test_classroom_config.py": None,
+    "test_classroom_collect.py": None,
 }
 
 
 def _slow(item) -> bool:
+    if "make_course" in getattr(item, "fixturenames", ()):  # builds (and grades) a course
+        return True
     if item.path.name not in SLOW:
         return False
     functions = SLOW[item.path.name]
