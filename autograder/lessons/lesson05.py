@@ -465,6 +465,14 @@ def _unclipped_with_hook(e: dict, f: dict, ctx) -> bool:
     return hooked and _probe_equals("after|{}")(e, f, ctx)
 
 
+def _hooked_by_call(e: dict, f: dict, ctx) -> bool:
+    """The call put a hook on the parameter whose raw gradient changed: the hook changed the
+    gradient it was given in place (not a module hook that changes what flows to it)."""
+    param = ctx.base.partition("|")[2].removesuffix(".grad")
+    before = ctx.before.get(param, {}).get("hooks") or 0
+    return (ctx.found.get(param, {}).get("hooks") or 0) > before
+
+
 def _cancelled_to_noise(e: dict, f: dict, ctx) -> bool:
     """Equal but where the caller's gradient is rounding noise of a sum that cancels.
 
@@ -528,7 +536,7 @@ class ClipGradients(_HookSpec):
     blame = (
         Rule("probe:step|*", _unclipped_with_hook, "HK-4"),
         Rule("probe:hooks", _handles_kept, "HK-3"),
-        Rule("probe:raw|*", None, "HK-4"),
+        Rule("probe:raw|*", _hooked_by_call, "HK-4"),
         Rule("model*.weight", _more_hooks, "HK-3"),
         Rule("model*.bias", _more_hooks, "HK-3"),
     )
