@@ -1131,10 +1131,10 @@ class EpochMeanLoss(_Modelled):
             "依次传给 step() 的批次（按题目要求，每个批次一次）",
         ),
         "batches": Text("len(batches) after the call", "调用之后的 len(batches)"),
-        "grad mode": Text(
-            "grad mode at each call of step() (a training step needs it on: no torch.no_grad() "
-            "around step)",
-            "每次调用 step() 时的梯度模式（训练步骤需要它开启："
+        "grad mode off": Text(
+            "calls of step() made with grad mode off (a training step needs it on: no "
+            "torch.no_grad() around step)",
+            "在梯度模式关闭时调用 step() 的次数（训练步骤需要梯度模式开启："
             "不要在 step 外面套 torch.no_grad()）",
         ),
         "losses changed": Text(
@@ -1192,7 +1192,7 @@ class EpochMeanLoss(_Modelled):
             "host reads": len(waits),
             "steps": ", ".join(map(str, world.steps[:40])),
             "batches": len(world.given),
-            "grad mode": ", ".join("on" if g else "off" for g in world.graded[:40]),
+            "grad mode off": sum(1 for g in world.graded if not g),
             "losses changed": ", ".join(map(str, changed[:40])),
         }
 
