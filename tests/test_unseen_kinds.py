@@ -7354,19 +7354,6 @@ def output_requires_grad(*inputs):
     ),
     Right(
         "01",
-        "ex2_output_requires_grad",
-        "functools.reduce with operator.or_ over the flags",
-        """
-import functools
-import operator
-
-
-def output_requires_grad(*inputs):
-    return functools.reduce(operator.or_, (t.requires_grad for t in inputs), False)
-""",
-    ),
-    Right(
-        "01",
         "ex3_make_trainable",
         "as_tensor, converted with .to (no history yet), then requires_grad_",
         """
@@ -7474,25 +7461,6 @@ def finetune_last_layer(model, x, target, lr):
     Right(
         "01",
         "ex7_to_device",
-        "the model converted by its dtype method looked up by name",
-        """
-_METHOD = {
-    torch.float16: "half",
-    torch.bfloat16: "bfloat16",
-    torch.float32: "float",
-    torch.float64: "double",
-}
-
-
-def to_device(batch, model, device, dtype):
-    getattr(model, _METHOD[dtype])()
-    model.to(device)
-    return batch.to(device).to(dtype), model
-""",
-    ),
-    Right(
-        "01",
-        "ex7_to_device",
         "model.apply moving each submodule's own tensors",
         """
 def to_device(batch, model, device, dtype):
@@ -7555,24 +7523,6 @@ def count_saved_bytes(fn, *args):
     with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
         result = fn(*args)
     return result, sum(sizes)
-""",
-    ),
-    Right(
-        "02",
-        "ex2_count_saved_bytes",
-        "pack stores each tensor in a dict under a counter key, unpack looks it up",
-        """
-def count_saved_bytes(fn, *args):
-    store = {}
-
-    def pack(saved):
-        key = len(store)
-        store[key] = saved.detach()
-        return key
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, store.__getitem__):
-        result = fn(*args)
-    return result, sum(t.nelement() * t.element_size() for t in store.values())
 """,
     ),
     Right(
@@ -7965,23 +7915,6 @@ def detach_all(tensors):
             if "view" not in str(err):
                 raise
             out.append(t.detach())
-    return out
-""",
-    ),
-    Right(
-        "04",
-        "ex2_detach_all",
-        "contextlib.suppress for the in-place try, detach() when it did not take",
-        """
-import contextlib
-
-
-def detach_all(tensors):
-    out = []
-    for t in tensors:
-        with contextlib.suppress(RuntimeError):
-            t.detach_()
-        out.append(t if not t.requires_grad else t.detach())
     return out
 """,
     ),

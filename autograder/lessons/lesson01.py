@@ -198,6 +198,7 @@ _FIXED = (
     ("float", "leaf"),
     ("int", "scalar_rg"),
     ("empty_rg", "float", "frozen"),
+    ("float", "param", "int"),  # the one input that requires grad neither first nor last
 )
 
 
@@ -244,10 +245,14 @@ class _GraphFrom(TorchFunctionMode):
 def _plain_input_decided(e: dict, f: dict, ctx) -> bool:
     """A graph is recorded, and the answer let an input that needs no gradient say otherwise.
 
-    Only where every input that requires grad is a leaf: an answer that misses a
-    non-leaf input has another rule, not this misconception.
+    Only where every input that requires grad is a Parameter (RG-2 is about parameters that
+    require grad beside data that does not): an answer that misses a non-leaf input, or a
+    plain tensor made with requires_grad=True (only Parameters counted), makes another
+    mistake, not this misconception.
     """
     if ctx.case.get("outer"):  # under the caller's no_grad: grad mode decided, not an input
+        return False
+    if set(ctx.case.get("inputs", ())) & {"leaf", "scalar_rg", "empty_rg"}:
         return False
     inputs = [v for b, v in ctx.before.items() if re.fullmatch(r"inputs\[\d+\]", b)]
     needed = [v for v in inputs if v["requires_grad"]]
