@@ -687,7 +687,7 @@ class FinetuneLastLayer(Spec):
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0].weight frozen", "，model[0].weight 已冻结")
         tail = Text(", model[-2] a BatchNorm1d", "，model[-2] 是 BatchNorm1d")
-        no_bias = Text(", model[-1] without bias", "，model[-1] 没有 bias")
+        no_bias = Text(", model[-1] without bias", "，model[-1] 没有偏置")
         return Text(
             "len(model)={n}, {m}, {s}{f}{e}{nb}, lr={lr:g}, batch {b}, {t}",
             "len(model)={n}，{m}，{s}{f}{e}{nb}，lr={lr:g}，批次大小 {b}，{t}",
