@@ -163,12 +163,15 @@ def of(spec_type: type) -> dict[str, Any]:
     return declared().get(f"{lesson:02d}.{spec_type.number}", {})
 
 
-def _listed(items: list[str], lang: str, word: str = "or") -> str:
-    names = [f"`{item}`" for item in items]
+def _listed(items: list[str], lang: str, word: str = "or", code: bool = True) -> str:
+    """``items`` joined as a sentence says them: names as code, or plain words (``code``
+    False, no spaces around the Chinese conjunction)."""
+    names = [f"`{item}`" if code else item for item in items]
     if len(names) < 2:
         return "".join(names)
     if lang == "zh":
-        return f"{'、'.join(names[:-1])} {'或' if word == 'or' else '和'} {names[-1]}"
+        gap = " " if code else ""
+        return f"{'、'.join(names[:-1])}{gap}{'或' if word == 'or' else '和'}{gap}{names[-1]}"
     return f"{', '.join(names[:-1])} {word} {names[-1]}"
 
 
@@ -177,14 +180,6 @@ _SHAPE_WORDS = {
     "empty": Text("empty", "空的"),
     "view": Text("views of a larger tensor", "更大张量的视图"),
 }
-
-
-def _plain(items: list[str], lang: str) -> str:
-    if len(items) < 2:
-        return "".join(items)
-    if lang == "zh":
-        return f"{'、'.join(items[:-1])}或{items[-1]}"
-    return f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def sentence(spec_type: type, lang: str) -> str | None:
@@ -197,7 +192,7 @@ def sentence(spec_type: type, lang: str) -> str | None:
     if found.get("shapes"):
         words = [_SHAPE_WORDS[s](lang) for s in found["shapes"]]
         what = Text("tensors that may be {s}", "张量可能是{s}")
-        said_shapes = _plain(words, lang)
+        said_shapes = _listed(words, lang, code=False)
         if lang == "zh" and said_shapes[0].isascii():  # a space between 是 and a digit
             said_shapes = f" {said_shapes}"
         parts.append(what(lang).format(s=said_shapes))
