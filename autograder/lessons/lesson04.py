@@ -656,6 +656,10 @@ class DStep(_GanStep):
         reference's; without, either order leaves the same D and the second step compares."""
         return next((case for case in self.cases() if not case["D_norm"]), None)
 
+    def classify(self, message: str) -> str | None:
+        """G's output is a view in the image-shaped cases, so detach_() on it raises."""
+        return "DT-3" if "detach views in-place" in message else None
+
     def cases(self) -> list[dict]:
         """The drawn cases, some with a BatchNorm in D, and one with it in training mode.
 

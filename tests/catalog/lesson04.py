@@ -307,6 +307,24 @@ def normalised_and_grad(w, x):
     ],
     "ex4_d_step": [
         Wrong(
+            "G's output detached in place with detach_(): it raises where G ends in a view",
+            "DT-3",
+            """
+import torch.nn.functional as F
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z)
+    fake.detach_()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    loss = loss + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+        ),
+        Wrong(
             "no detach: G's .grad fills",
             "DT-4",
             """

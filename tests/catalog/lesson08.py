@@ -423,6 +423,25 @@ def accuracy(model, images, labels):
     ],
     "ex4_discriminator_step": [
         Wrong(
+            "G's output detached in place with detach_(): it raises where G ends in a view",
+            "DT-3",
+            """
+import torch.nn.functional as F
+
+def discriminator_step(G, D, opt_d, real, noise):
+    fake = G(noise)
+    fake.detach_()
+    D.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss.backward()
+    opt_d.step()
+    return float(loss)
+""",
+        ),
+        Wrong(
             "one batch through D: real and fake concatenated (BatchNorm in D mixes their "
             "statistics)",
             None,
@@ -1382,24 +1401,6 @@ def discriminator_step(G, D, opt_d, real, noise):
     loss_fake.backward()
     opt_d.step()
     return loss_real.item() + loss_fake.item()
-""",
-        ),
-        Right(
-            "G's output detached in place with detach_() (it is not a view)",
-            """
-import torch.nn.functional as F
-
-def discriminator_step(G, D, opt_d, real, noise):
-    fake = G(noise)
-    fake.detach_()
-    D.zero_grad()
-    real_logits, fake_logits = D(real), D(fake)
-    loss = F.binary_cross_entropy_with_logits(
-        real_logits, torch.ones_like(real_logits)
-    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
-    loss.backward()
-    opt_d.step()
-    return float(loss)
 """,
         ),
         Right(
