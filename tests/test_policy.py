@@ -407,7 +407,38 @@ ACCEPTED = {
     ),
     "dtype_attributes": "size = torch.float32.itemsize\nfloating = torch.float32.is_floating_point",
     "ninety_terms": "x = " + "1 + " * 90 + "1",
+    # issue 33: right answers learners wrote that the policy refused without need
+    "container_dunders_in_a_lambda": (
+        "store = {}\nsave = lambda name, t: store.__setitem__(name, t)\n"
+        "read = store.__getitem__\nknown = store.__contains__"
+    ),
+    "gradcheck_error_caught": (
+        "from torch.autograd.gradcheck import GradcheckError\n"
+        "import torch.autograd.gradcheck as numeric\n\n"
+        "def f(fn, x):\n    try:\n        return numeric.gradcheck(fn, (x,))\n"
+        "    except GradcheckError:\n        return False"
+    ),
+    "contextlib_suppress": (
+        "import contextlib\n\ndef f(t):\n    with contextlib.suppress(RuntimeError):\n"
+        "        t.detach_()\n    return t"
+    ),
 }
+
+
+def test_gradchecks_module_gives_only_its_listed_names():
+    found = _violations("from torch.autograd.gradcheck import get_numerical_jacobian")
+    assert any("not on the list" in v.what.en for v in found), [v.what.en for v in found]
+
+
+def test_a_private_name_of_ones_own_says_to_drop_the_underscore():
+    code = (
+        "class Saver:\n    def _pack(self, t):\n        return t\n\n"
+        "    def hooks(self):\n        return self._pack"
+    )
+    (found,) = _violations(code)
+    assert "(private)" in found.what.en
+    assert found.instead is policy.OWN_NAMES_PUBLIC
+    assert "_forward_hooks" in policy.INSTEAD  # a named private attribute keeps its own hint
 
 
 def _context(*cells: str) -> policy.Context:
@@ -651,6 +682,9 @@ def test_the_readme_names_what_the_table_allows(lang):
     plain = {b for b in table.ALLOWED_BUILTINS if b[0].islower()}
     assert plain <= named, plain - named
     assert table.DECORATOR_BUILTINS <= named
+    assert table.ALLOWED_DUNDER_ATTRIBUTES | table.ALLOWED_PRIVATE_ATTRIBUTES <= {
+        word.removeprefix("t.") for word in quoted
+    }
     assert "policy_table.py" in section
     for limit in (f"{table.MAX_CELL_CHARS // 1024} KiB", str(table.MAX_CELL_DEPTH)):
         assert limit in section, (lang, limit)

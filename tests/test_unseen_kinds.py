@@ -7532,6 +7532,24 @@ def count_saved_bytes(fn, *args):
     ),
     Right(
         "02",
+        "ex2_count_saved_bytes",
+        "pack stores each tensor in a dict under a counter key, unpack looks it up",
+        """
+def count_saved_bytes(fn, *args):
+    store = {}
+
+    def pack(saved):
+        key = len(store)
+        store[key] = saved.detach()
+        return key
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, store.__getitem__):
+        result = fn(*args)
+    return result, sum(t.nelement() * t.element_size() for t in store.values())
+""",
+    ),
+    Right(
+        "02",
         "ex3_run_step",
         "optimizer.step(closure): the closure zeroes, computes and backpropagates the loss",
         """
@@ -7920,6 +7938,23 @@ def detach_all(tensors):
             if "view" not in str(err):
                 raise
             out.append(t.detach())
+    return out
+""",
+    ),
+    Right(
+        "04",
+        "ex2_detach_all",
+        "contextlib.suppress for the in-place try, detach() when it did not take",
+        """
+import contextlib
+
+
+def detach_all(tensors):
+    out = []
+    for t in tensors:
+        with contextlib.suppress(RuntimeError):
+            t.detach_()
+        out.append(t if not t.requires_grad else t.detach())
     return out
 """,
     ),

@@ -165,6 +165,15 @@ INSTEAD = {
 }
 
 
+# What a refused private name may be instead when INSTEAD has nothing for it: the
+# notebook's own methods and attributes are named like any public one.
+OWN_NAMES_PUBLIC = Text(
+    "for your own methods and attributes, a name without the leading underscore "
+    "(`self.pack`); for PyTorch's objects, their public methods",
+    "自己定义的方法和属性，用不带前导下划线的名字（`self.pack`）；PyTorch 对象则用它们的公开方法",
+)
+
+
 @dataclass
 class Context:
     """What the rest of the notebook says about names a cell uses.
@@ -447,14 +456,20 @@ def resolve(path: str) -> tuple[object, Text | None]:
     name that does not exist — is refused.
     """
     parts = path.split(".")
-    current = _module(parts[0])
+    # From the longest listed module the path names: ``torch.autograd.gradcheck`` is a
+    # module imported by that name, though the attribute of torch.autograd so named is
+    # the function.
+    start = next(
+        (k for k in range(len(parts), 1, -1) if _module(".".join(parts[:k])) is not None), 1
+    )
+    current = _module(".".join(parts[:start]))
     if current is None:
         return _MISSING, says(
             "{name} is not a module graded code may import",
             "{name} 不是评分代码可以导入的模块",
             name=parts[0],
         )
-    for index, attr in enumerate(parts[1:], start=1):
+    for index, attr in enumerate(parts[start:], start=start):
         reached = ".".join(parts[: index + 1])
         problem = attribute_problem(attr)
         if problem:
@@ -599,6 +614,8 @@ class _Reader(ast.NodeVisitor):
     def flag(self, node: ast.AST, what: Text, name: str | None = None) -> None:
         """Record ``what`` at ``node``; ``name``: the refused name, for :data:`INSTEAD`."""
         instead = INSTEAD.get(name) if name else None
+        if instead is None and name and _is_private(name):
+            instead = OWN_NAMES_PUBLIC
         self.found.append(Violation(getattr(node, "lineno", 0), what, instead))
 
     # -- where a module or a class may appear: called, dereferenced, subclassed, tested

@@ -44,7 +44,9 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     ),
     "torch.amp": frozenset("autocast GradScaler is_autocast_available".split()),
     "copy": frozenset({"copy", "deepcopy"}),
-    "contextlib": frozenset({"contextmanager", "nullcontext", "ExitStack"}),
+    "contextlib": frozenset({"contextmanager", "nullcontext", "ExitStack", "suppress"}),
+    # lesson 07: gradcheck's failure, to catch it (the module's other names are its helpers)
+    "torch.autograd.gradcheck": frozenset("gradcheck gradgradcheck GradcheckError".split()),
     "functools": frozenset({"partial", "reduce", "wraps"}),
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
 }
@@ -124,7 +126,11 @@ ALLOWED_BUILTINS = frozenset(
     ZeroDivisionError Warning UserWarning""".split()
 )
 DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
-ALLOWED_DUNDER_ATTRIBUTES = frozenset({"__init__", "__enter__", "__exit__"})
+# Besides the context protocol, the container methods that only spell a subscript
+# (``d.__setitem__(k, v)`` is ``d[k] = v``, usable inside a lambda).
+ALLOWED_DUNDER_ATTRIBUTES = frozenset(
+    {"__init__", "__enter__", "__exit__", "__getitem__", "__setitem__", "__contains__"}
+)
 ALLOWED_PRIVATE_ATTRIBUTES = frozenset({"_version", "_base"})
 ALLOWED_DUNDER_DEFINITIONS = frozenset(
     """__init__ __len__ __getitem__ __iter__ __next__ __enter__ __exit__ __call__ __repr__
