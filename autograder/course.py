@@ -48,7 +48,7 @@ c.ExecutePreprocessor.timeout = {timeout}
 c.Exchange.root = {exchange}
 # Late work: the due date is nbgrader's (nbgrader db assignment add LESSON --duedate=...);
 # the penalty is this plugin's, applied when a notebook is graded (README: "Late work").
-c.AssignLatePenalties.plugin_class = "autograder.grader.late.PercentPerDay"
+c.AssignLatePenalties.plugin_class = "autograder.grader.pipeline.late.PercentPerDay"
 c.PercentPerDay.percent_per_day = 10.0  # % of the points per day or part of a day late
 c.PercentPerDay.max_percent = 100.0  # the most lateness takes, in %
 c.PercentPerDay.grace_minutes = 0.0  # minutes after the due date that do not count

@@ -3,7 +3,7 @@
 Prints the wall time of each, their ratio, and the fixed cost per submission:
 worker-seconds spent on a submission beyond its learner cells (the cells after
 the setup cell, as timed by the kernel in plain nbgrader's run), and where a
-submission's time goes, stage by stage (autograder/grader/stages.py). With
+submission's time goes, stage by stage (autograder/grader/pipeline/stages.py). With
 ``--scaling`` it also grades the class with 1 and 2 local workers and with 4
 workers of a local Dask cluster (``--scheduler``) and prints submissions per
 minute for each. Run it on an otherwise idle machine:
@@ -60,7 +60,7 @@ def learner_seconds(course: Path, lesson: str) -> float:
 def breakdown(course: Path, lesson: str, learner: float) -> None:
     """Mean wall seconds per submission in each stage of `course-grade` (its records)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from autograder.grader import records
+    from autograder.grader.pipeline import records
 
     found = records.load(course, lesson)
     if not found:

@@ -40,7 +40,7 @@ from lesson_cells import graded_cells  # noqa: E402
 
 from autograder import course  # noqa: E402
 from autograder.common import protocol  # noqa: E402
-from autograder.grader.judge import judge_cell  # noqa: E402
+from autograder.grader.pipeline.judge import judge_cell  # noqa: E402
 from autograder.kernel.observer import observe_cell  # noqa: E402
 
 SOLUTIONS = REPO / "solutions"

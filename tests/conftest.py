@@ -12,7 +12,7 @@ import torch
 from filelock import FileLock
 
 import autograder.references  # noqa: F401 - tests judge as the grader does, with references
-from autograder.grader.runner import default_workers
+from autograder.grader.pipeline.runner import default_workers
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"

@@ -31,7 +31,7 @@ from nbgrader_course import autograded_outputs, class_points, submission, submit
 from processes import BIN, stop_group, venv_env
 
 from autograder import course
-from autograder.grader import hidden_inputs, records
+from autograder.grader.pipeline import hidden_inputs, records
 from autograder.kernel.device import course_device
 
 pytestmark = pytest.mark.notebooks

@@ -26,7 +26,7 @@ from traitlets.config import Config
 
 from autograder.classroom import owned
 from autograder.course import put_interpreter_bin_on_path
-from autograder.grader import gradebook_rows
+from autograder.grader.reports import gradebook_rows
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="files change owners: needs root")
 

@@ -90,7 +90,7 @@ def test_only_portable_user_names():
 
 
 def test_feedback_carries_what_release_feedback_needs_as_plain_data(tmp_path):
-    from autograder.grader import feedback
+    from autograder.grader.reports import feedback
 
     submitted, folder = tmp_path / "submitted", tmp_path / "feedback"
     submitted.mkdir()
@@ -283,7 +283,7 @@ def test_the_instructors_formgrader_autograde_and_feedback_run_course_grade(tmp_
 def test_what_root_writes_in_an_instructors_course_becomes_the_instructors(tmp_path):
     import pwd
 
-    from autograder.grader import ownership
+    from autograder.grader.pipeline import ownership
 
     nobody = pwd.getpwnam("nobody")
     course = tmp_path / "course"
@@ -354,7 +354,7 @@ def _feedback_page(lang: str, pending: bool) -> str:
     from nbgrader.converters import GenerateFeedback
     from traitlets.config import Config
 
-    from autograder.grader import feedback
+    from autograder.grader.reports import feedback
 
     test = nbformat.v4.new_code_cell("assert True")
     test.metadata.nbgrader = {"grade": True, "grade_id": "t1", "points": 2, "score": 2.0}
@@ -393,7 +393,7 @@ def test_the_report_names_refused_submissions_and_draws_no_empty_axes(tmp_path):
     from nbgrader.api import Gradebook
 
     from autograder.course import put_interpreter_bin_on_path
-    from autograder.grader import report
+    from autograder.grader.reports import report
 
     course = tmp_path / "course"
     (course / "grading" / "refused").mkdir(parents=True)
@@ -420,7 +420,7 @@ def test_each_language_of_a_report_has_its_own_file(tmp_path):
     from nbgrader.api import Gradebook
 
     from autograder.course import put_interpreter_bin_on_path
-    from autograder.grader import report
+    from autograder.grader.reports import report
 
     course = tmp_path / "course"
     (course / "source" / "l1").mkdir(parents=True)
@@ -761,7 +761,7 @@ def test_a_bounded_server_cannot_take_more_memory_or_processes_than_its_limits(t
     import subprocess
 
     from autograder.classroom.spawner import BoundedSpawner
-    from autograder.grader import cgroups
+    from autograder.grader.sandbox import cgroups
 
     if isinstance(cgroups.find_parent(), str):
         pytest.skip(f"no cgroup here: {cgroups.find_parent()}")

@@ -25,7 +25,8 @@ from processes import BIN, free_port, stop_group, venv_env
 
 from autograder import course
 from autograder.grader import demo as demo_module
-from autograder.grader import records, sandbox
+from autograder.grader.pipeline import records
+from autograder.grader.sandbox import bwrap
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
@@ -196,7 +197,7 @@ def test_the_sandbox_hides_course_files_and_the_network(tmp_path):
         f"os.listdir({str(course_root)!r})", f"os.path.exists({str(course_root)!r})"
     )
     probe = probe.replace(str(work / "ok.txt"), "/tmp/work/ok.txt")
-    argv = sandbox.sandbox_argv([sys.executable, "-c", probe], work, sandbox.Confinement())
+    argv = bwrap.sandbox_argv([sys.executable, "-c", probe], work, bwrap.Confinement())
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert "listing False" in result.stdout, result.stderr[-2000:]
     assert "network" in result.stdout

@@ -24,7 +24,9 @@ from processes import BIN, venv_env
 from test_course_grade import course_grade
 
 from autograder import course
-from autograder.grader import demo, gradebook_rows, late, lms
+from autograder.grader import demo
+from autograder.grader.pipeline import late
+from autograder.grader.reports import gradebook_rows, lms
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"

@@ -22,7 +22,7 @@ from nbgrader_course import autograded_outputs, autograded_path, scores, submiss
 from processes import BIN, venv_env
 
 from autograder import bilingual, course
-from autograder.grader import records
+from autograder.grader.pipeline import records
 from autograder.starter import starter_source
 
 pytestmark = pytest.mark.notebooks
@@ -221,7 +221,7 @@ def test_feedback_is_in_the_course_language_whatever_the_notebook_chose(graded, 
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_each_record_says_where_its_time_went(graded, lesson):
-    """The stage table the benchmark sums (autograder/grader/stages.py): the learner's run,
+    """The stage table the benchmark sums (autograder/grader/pipeline/stages.py): the learner's run,
     the judge and nbgrader's own steps each took time, and the stages fit in the whole."""
     for record in records.load(graded["en"], lesson):
         assert {"staging", "reading", "learner run", "judge", "nbgrader"} <= set(record.stages)

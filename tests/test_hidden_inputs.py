@@ -17,10 +17,10 @@ from lesson_cells import graded_cells
 
 from autograder import course
 from autograder.common import hidden_tests, protocol
-from autograder.grader import hidden_inputs
-from autograder.grader.judge import judge_cell, visible_part
-from autograder.grader.sandbox import Confinement
-from autograder.grader.worker import Task, _config
+from autograder.grader.pipeline import hidden_inputs
+from autograder.grader.pipeline.judge import judge_cell, visible_part
+from autograder.grader.pipeline.worker import Task, _config
+from autograder.grader.sandbox.bwrap import Confinement
 from autograder.kernel.observer import observe_cell
 
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]

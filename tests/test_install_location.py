@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from processes import venv_env
 
-from autograder.grader import forked, records, sandbox
+from autograder.grader.pipeline import records
+from autograder.grader.sandbox import bwrap, forked
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "01_requires_grad"
@@ -111,9 +112,9 @@ def test_a_failed_childs_last_error_names_the_child_and_its_exception():
     log = (
         "some warning\n"
         "Traceback (most recent call last):\n"
-        '  File "/x/autograder/grader/zygote.py", line 120, in _child\n'
+        '  File "/x/autograder/grader/sandbox/zygote.py", line 120, in _child\n'
         "    _run_observer(json.loads(payload[1:]), channel)\n"
-        '  File "/x/autograder/grader/zygote.py", line 170, in _run_observer\n'
+        '  File "/x/autograder/grader/sandbox/zygote.py", line 170, in _run_observer\n'
         "    observer.serve(job, os.fdopen(1, 'wb'))\n"
         "ModuleNotFoundError: No module named 'torch.utils.serialization'\n"
     )
@@ -127,20 +128,20 @@ def test_the_sandbox_shows_its_read_only_folders_where_they_were_named(tmp_path)
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "link").symlink_to(real)
-    confinement = sandbox.Confinement(readable=(str(tmp_path / "link"),))
-    assert sandbox.shown_paths(confinement) == [
+    confinement = bwrap.Confinement(readable=(str(tmp_path / "link"),))
+    assert bwrap.shown_paths(confinement) == [
         (str(real), str(real)),
         (str(real), str(tmp_path / "link")),
     ]
 
 
 def test_a_machine_without_libseccomp_is_named_before_grading(monkeypatch, tmp_path):
-    from autograder.grader import seccomp_filter
+    from autograder.grader.sandbox import seccomp_filter
 
     def unavailable():
         raise RuntimeError("Unable to find libseccomp")
 
-    assert "seccomp" not in sandbox.missing_protections(tmp_path)
+    assert "seccomp" not in bwrap.missing_protections(tmp_path)
     monkeypatch.setattr(seccomp_filter, "build", unavailable)
-    reason = sandbox.missing_protections(tmp_path)["seccomp"]
+    reason = bwrap.missing_protections(tmp_path)["seccomp"]
     assert "libseccomp" in reason and "apt-get install libseccomp2" in reason

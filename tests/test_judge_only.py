@@ -18,7 +18,7 @@ from processes import venv_env
 
 from autograder.common import expectations, oracle, protocol
 from autograder.common.result import CheckFailed
-from autograder.grader import sandbox
+from autograder.grader.sandbox import bwrap
 from autograder.lessons import lesson01
 from autograder.references import expected
 
@@ -124,13 +124,13 @@ SANDBOX_VIEW = (
 
 def test_the_sandbox_shows_no_reference(tmp_path):
     """What a grading observer (forked from the zygote, in bubblewrap) can import."""
-    from autograder.grader import forked
-    from autograder.grader.verdicts import Observation
+    from autograder.grader.pipeline.verdicts import Observation
+    from autograder.grader.sandbox import forked
 
-    missing = sandbox.missing_protections(tmp_path)
+    missing = bwrap.missing_protections(tmp_path)
     if missing:
         pytest.skip(f"skipped: this machine lacks {', '.join(missing)}")
-    confinement = sandbox.Confinement()
+    confinement = bwrap.Confinement()
     zygote = forked.Zygote(confinement, threads=1, cgroups=False)
     folder = zygote.workdir()
     job = {
@@ -145,8 +145,8 @@ def test_the_sandbox_shows_no_reference(tmp_path):
         child = zygote.fork(
             "observer",
             None,
-            sandbox.learner_environment(confinement, str(folder), 1),
-            cwd=sandbox.learner_scratch(confinement, str(folder)),
+            bwrap.learner_environment(confinement, str(folder), 1),
+            cwd=bwrap.learner_scratch(confinement, str(folder)),
             payload=json.dumps(job).encode(),
         )
         observed = Observation(child, [], time.monotonic() + 180).collect()["view"]
@@ -187,7 +187,7 @@ def test_observing_the_reference_beside_learner_code_earns_nothing_in_any_lesson
     import pkgutil
 
     import autograder.lessons
-    from autograder.grader.judge import LearnerName
+    from autograder.grader.pipeline.judge import LearnerName
 
     ran = subprocess.run([sys.executable, "-c", FORGER], env=venv_env(), capture_output=True)
     assert ran.returncode == 0, ran.stderr.decode()[-3000:]

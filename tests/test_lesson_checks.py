@@ -23,8 +23,8 @@ from autograder.common import protocol
 from autograder.common.exercise import NotAttempted
 from autograder.common.misconceptions import lookup
 from autograder.common.result import CheckFailed
-from autograder.grader import policy
-from autograder.grader.judge import judge_cell
+from autograder.grader.pipeline import policy
+from autograder.grader.pipeline.judge import judge_cell
 from autograder.kernel.device import course_device
 from autograder.kernel.observer import observe_cell
 

@@ -19,7 +19,7 @@ from lesson_cells import graded_cells
 from nbgrader_course import points, submission, submit
 from processes import BIN, venv_env
 
-from autograder.grader import records
+from autograder.grader.pipeline import records
 from autograder.kernel import graded_code
 
 LESSON = "01_requires_grad"
@@ -297,7 +297,7 @@ def test_every_catalogued_answer_is_refused_in_the_kernel_exactly_when_grading_r
     from conftest import SOLUTIONS
 
     from autograder import bilingual
-    from autograder.grader import verdicts
+    from autograder.grader.pipeline import verdicts
 
     nb = submission(NOTEBOOKS / "en" / f"{lesson}.ipynb", answers)
     exempt = verdicts.instructor_sources(bilingual.read(SOLUTIONS / lesson / f"{lesson}.ipynb"))
@@ -338,7 +338,7 @@ def test_the_kernels_refusals_read_in_chinese():
     from test_policy import ROUTES
     from test_reasons_language import NAMES, _code_names
 
-    from autograder.grader import policy
+    from autograder.grader.pipeline import policy
 
     cells = _instructor_cells()
     said_some = 0

@@ -1,7 +1,7 @@
 """The learner-code policy is an allow-list: every way out is refused with its line, every
 answer the course knows to be right is accepted, and reading a notebook is linear and bounded.
 
-Fast unit tests on ``autograder.grader.policy`` and ``verdicts.read_notebook``; the same
+Fast unit tests on ``autograder.grader.pipeline.policy`` and ``verdicts.read_notebook``; the same
 routes are graded end to end through `course-grade` in test_red_team.py.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader import policy, submission, verdicts
+from autograder.grader.pipeline import policy, submission, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -593,7 +593,7 @@ def test_a_notebook_past_the_limits_is_rejected_unread(tmp_path):
 def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
     """As in the kernel: the loop is stopped and dropped, the later exercises still pass."""
     from autograder.common import protocol
-    from autograder.grader.judge import judge_cell
+    from autograder.grader.pipeline.judge import judge_cell
     from autograder.kernel import observer
 
     nb = _lesson("01")
@@ -664,7 +664,7 @@ README_LISTS = {
 def test_the_readme_names_what_the_table_allows(lang):
     """The README's list (each language) names every module, listed member and builtin of
     policy_table.py, and no builtin the table does not allow."""
-    from autograder.grader import policy_table as table
+    from autograder.grader.pipeline import policy_table as table
 
     section = _readme_section(*README_LISTS[lang])
     quoted = set(re.findall(r"`([^`]+)`", section))
@@ -691,7 +691,7 @@ def test_the_readme_names_what_the_table_allows(lang):
 
 
 def test_every_allowed_home_is_a_module():
-    from autograder.grader import policy_table as table
+    from autograder.grader.pipeline import policy_table as table
 
     for home in [*table.ALLOWED_HOMES, *table.ALLOWED_MODULES]:
         assert importlib.import_module(home).__name__ == home
@@ -700,7 +700,7 @@ def test_every_allowed_home_is_a_module():
 def _reachable() -> dict[str, object]:
     """What dotted names reach: every public name of every allowed module (and what a
     module subclass hands on), and every attribute of the classes found so."""
-    from autograder.grader import policy_table as table
+    from autograder.grader.pipeline import policy_table as table
 
     found = {}
     for module, members in table.ALLOWED_MODULES.items():
@@ -784,8 +784,8 @@ def test_every_output_kind_is_bounded_per_cell_and_per_notebook():
     errors are kept (shortened), and a cell stops taking outputs past a few times its bound."""
     from nbformat import NotebookNode
 
-    from autograder.grader.execute import SandboxedExecute, output_size
-    from autograder.grader.limits import Limits
+    from autograder.grader.pipeline.execute import SandboxedExecute, output_size
+    from autograder.grader.sandbox.limits import Limits
 
     limits = Limits()
     step = SandboxedExecute()

@@ -24,18 +24,9 @@ from bs4 import BeautifulSoup
 from language_lint import english_words, identifiers
 from test_policy import ROUTES, _violations
 
-from autograder.grader import (
-    export,
-    gradebook_rows,
-    integrity,
-    policy,
-    reasons,
-    records,
-    report,
-    submission,
-    verdicts,
-    worker,
-)
+from autograder.grader import reasons
+from autograder.grader.pipeline import integrity, policy, records, submission, verdicts, worker
+from autograder.grader.reports import export, gradebook_rows, report
 
 REPO = Path(__file__).resolve().parents[1]
 LESSON = "01_requires_grad"

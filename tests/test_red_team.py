@@ -29,8 +29,8 @@ from nbgrader_course import points, submit
 from processes import venv_env
 from test_sandbox import IS_ROOT, REPO, AsUser
 
-from autograder.grader import records
-from autograder.grader.export import spreadsheet_safe
+from autograder.grader.pipeline import records
+from autograder.grader.reports.export import spreadsheet_safe
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
@@ -445,7 +445,7 @@ def test_answers_that_only_look_right_earn_nothing(graded, name):
 
 
 def test_the_class_report_counts_only_the_judges_misconceptions(graded):
-    from autograder.grader.report import misconception_counts
+    from autograder.grader.reports.report import misconception_counts
 
     assert "EV-5" not in misconception_counts(graded.root, LESSON)  # printed_verdict only
 
@@ -532,8 +532,8 @@ def test_an_output_flood_leaves_a_bounded_notebook(graded):
     most its bound, the notebook at most its own, and every answer keeps its points."""
     from nbgrader_course import autograded_path
 
-    from autograder.grader.execute import CUT_MARK, output_size
-    from autograder.grader.limits import Limits
+    from autograder.grader.pipeline.execute import CUT_MARK, output_size
+    from autograder.grader.sandbox.limits import Limits
 
     limits = Limits()
     scores = points(graded.root, LESSON, "output_flood")

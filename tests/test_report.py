@@ -34,7 +34,9 @@ from test_course_grade import course_grade
 from test_export import nbgrader
 
 from autograder import course
-from autograder.grader import demo, gradebook_rows, records, report, report_figures
+from autograder.grader import demo
+from autograder.grader.pipeline import records
+from autograder.grader.reports import gradebook_rows, report, report_figures
 
 pytestmark = pytest.mark.notebooks
 L1, L2 = "01_requires_grad", "02_no_grad"

@@ -27,8 +27,9 @@ import nbformat
 import pytest
 from processes import BIN, reach_for_others, venv_env
 
-from autograder.grader import cgroups, records, sandbox, submission
 from autograder.grader.demo import _insert_after_setup
+from autograder.grader.pipeline import records, submission
+from autograder.grader.sandbox import bwrap, cgroups
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "01_requires_grad"
@@ -379,7 +380,7 @@ def _kernel_uids(ancestor: int) -> set[int]:
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             # the zygote and its forks; not the launcher or bwrap, whose arguments end alike
-            if argv[1:5] != [b"-s", b"-P", b"-m", b"autograder.grader.zygote"]:
+            if argv[1:5] != [b"-s", b"-P", b"-m", b"autograder.grader.sandbox.zygote"]:
                 continue
             status = (entry / "status").read_text()
             uid = int(status.split("Uid:")[1].split()[0])
@@ -445,7 +446,7 @@ def graded(request, template):
     """The class graded once per identity: the course copy, outputs, timings, state before."""
     if request.param == "root" and not IS_ROOT:
         pytest.skip("skipped: grading as root needs root")
-    if not sandbox.shutil.which("bwrap"):
+    if not bwrap.shutil.which("bwrap"):
         pytest.skip("skipped: bubblewrap is not installed (apt-get install bubblewrap)")
     base = Path(tempfile.mkdtemp(prefix="course-sandbox-run-", dir="/tmp"))
     os.chmod(base, 0o755)
@@ -461,7 +462,7 @@ def graded(request, template):
         subprocess.run(["chown", "-R", user.name, str(base)], check=True)
         wrapper = user.wrapper()
         env = dict(env, HOME=str(base))
-    missing = sandbox.missing_protections(course)
+    missing = bwrap.missing_protections(course)
     if missing and not IS_ROOT:
         pytest.skip(f"skipped: this machine lacks {', '.join(missing)}")
     before = _course_state(course), _repo_state()
@@ -547,14 +548,12 @@ def test_system_calls_outside_the_allow_list_are_refused_in_observers(tmp_path):
     does), so the probe is handed to a real confined observer directly, as its statements."""
     import json
 
-    from autograder.grader import forked
-    from autograder.grader.verdicts import Observation
+    from autograder.grader.pipeline.verdicts import Observation
+    from autograder.grader.sandbox import forked
 
-    if sandbox.missing_protections(tmp_path):
-        pytest.skip(
-            f"skipped: this machine lacks {', '.join(sandbox.missing_protections(tmp_path))}"
-        )
-    confinement = sandbox.Confinement()
+    if bwrap.missing_protections(tmp_path):
+        pytest.skip(f"skipped: this machine lacks {', '.join(bwrap.missing_protections(tmp_path))}")
+    confinement = bwrap.Confinement()
     zygote = forked.Zygote(confinement, threads=1, cgroups=False)
     folder = zygote.workdir()
     job = {
@@ -575,8 +574,8 @@ def test_system_calls_outside_the_allow_list_are_refused_in_observers(tmp_path):
         child = zygote.fork(
             "observer",
             None,
-            sandbox.learner_environment(confinement, str(folder), 1),
-            cwd=sandbox.learner_scratch(confinement, str(folder)),
+            bwrap.learner_environment(confinement, str(folder), 1),
+            cwd=bwrap.learner_scratch(confinement, str(folder)),
             payload=json.dumps(job).encode(),
         )
         observed = Observation(child, [], time.monotonic() + 180).collect()["probe"]

@@ -8,7 +8,7 @@ from conftest import SOLUTIONS
 from lesson_cells import graded_cells, run
 
 from autograder.common import protocol
-from autograder.grader.judge import judge_cell
+from autograder.grader.pipeline.judge import judge_cell
 from autograder.kernel.observer import observe_cell
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")

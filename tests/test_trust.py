@@ -27,9 +27,9 @@ from processes import BIN, venv_env
 
 from autograder.common import compare, protocol
 from autograder.common.observation import InconsistentObservation, Seen, snapshot
-from autograder.grader import records
-from autograder.grader.feedback import KeepSafeOutputs, SanitizedHTMLExporter
-from autograder.grader.judge import judge_cell, visible_checks_pass, visible_part
+from autograder.grader.pipeline import records
+from autograder.grader.pipeline.judge import judge_cell, visible_checks_pass, visible_part
+from autograder.grader.reports.feedback import KeepSafeOutputs, SanitizedHTMLExporter
 from autograder.kernel.observer import observe_cell
 
 LESSON = "01_requires_grad"

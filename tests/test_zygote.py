@@ -26,7 +26,7 @@ import nbformat
 import pytest
 from processes import BIN, venv_env
 
-from autograder.grader import forked
+from autograder.grader.sandbox import forked
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"

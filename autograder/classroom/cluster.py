@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.grader import cgroups
+from autograder.grader.sandbox import cgroups
 
 CERTIFICATE, KEY = "cert.pem", "key.pem"
 ADDRESS = "scheduler"  # the running scheduler's address, for the formgrader's Autograde

@@ -37,7 +37,7 @@ from nbgrader.server_extensions.formgrader.base import (
 from tornado import web
 
 from autograder.classroom import cluster
-from autograder.grader import submission
+from autograder.grader.pipeline import submission
 
 COURSE_GRADE = [sys.executable, "-m", "autograder.grader.cli"]  # as the server's own Python
 COURSE_GRADE_TIMEOUT_S = 3000  # below the classroom proxy's request timeout (hub_config.py)

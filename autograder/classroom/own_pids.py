@@ -30,7 +30,7 @@ import signal
 import sys
 from pathlib import Path
 
-from autograder.grader.isolate import (
+from autograder.grader.sandbox.isolate import (
     CLONE_NEWNS,
     CLONE_NEWPID,
     MS_BIND,

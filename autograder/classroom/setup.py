@@ -40,7 +40,7 @@ from autograder.classroom import (
     reach,
     roster,
 )
-from autograder.grader import ownership
+from autograder.grader.pipeline import ownership
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_ROOT = REPO / "jupyter-config"

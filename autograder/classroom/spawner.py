@@ -3,7 +3,7 @@
 JupyterHub's LocalProcessSpawner starts each server as its user and honours no limit
 (its ``mem_limit`` is documented as unenforced): one learner could take the machine's
 memory or processes and stop the class, the hub and grading. This spawner makes a control
-group per server before it starts it (as root, through ``autograder/grader/cgroups.py``, the
+group per server before it starts it (as root, through ``autograder/grader/sandbox/cgroups.py``, the
 same groups grading uses: cgroup v2, else v1), puts the server's process in it before it
 drops to the user (so every process the server, its kernels and its terminals start is
 in it too), and removes it, ending what is left in it, when the server stops or ends.
@@ -30,7 +30,7 @@ from jupyterhub.spawner import LocalProcessSpawner
 from traitlets import Integer, Unicode
 
 from autograder.classroom import disks
-from autograder.grader import cgroups
+from autograder.grader.sandbox import cgroups
 
 UNBOUNDED = 1 << 62  # "no limit" that cgroup v1 and v2 both take as a number
 

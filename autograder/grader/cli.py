@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 from autograder import course
-from autograder.grader import cgroups, export, ownership, runner, sandbox, submission
-from autograder.grader.limits import Limits
+from autograder.grader.pipeline import ownership, runner, submission
+from autograder.grader.reports import export
+from autograder.grader.sandbox import bwrap, cgroups
+from autograder.grader.sandbox.limits import Limits
 
 REPO = Path(__file__).resolve().parents[2]
 ERRORS_SHOWN = 10  # submissions that ended in error, named with their reason
@@ -40,7 +42,7 @@ def _grade(args) -> int:
     if args.sandbox == "none" and not args.unsafe:
         print("course-grade: --sandbox none runs learner code unconfined; it needs --unsafe.")
         return 2
-    missing = sandbox.missing_protections(root)
+    missing = bwrap.missing_protections(root)
     if args.scheduler:  # each Dask worker makes the submissions' cgroups in its own
         missing.pop("cgroup", None)
     if args.sandbox == "none":
@@ -78,7 +80,7 @@ def _grade(args) -> int:
         args.scratch_mb * 1024**2 // 4,
         address_space,
     )
-    confinement = sandbox.Confinement(
+    confinement = bwrap.Confinement(
         limits, bubblewrap=bubblewrap, landlock=bubblewrap and "landlock" not in missing
     )
     parent = None if "cgroup" in missing or args.scheduler else cgroups.find_parent()
@@ -88,7 +90,7 @@ def _grade(args) -> int:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
     if not args.scheduler:  # Dask workers confine with their own paths and cgroup
-        from autograder.grader import probe
+        from autograder.grader.sandbox import probe
 
         found = probe.check(
             confinement, parent if isinstance(parent, cgroups.CgroupParent) else None
@@ -102,7 +104,7 @@ def _grade(args) -> int:
                 file=sys.stderr,
             )
             return 2
-    from autograder.grader.worker import Task  # imports torch and nbgrader: only to grade
+    from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [
         Task(
@@ -148,7 +150,7 @@ def _errors(results) -> int:
 
 
 def _export(args) -> int:
-    from autograder.grader import gradebook_rows, lms
+    from autograder.grader.reports import gradebook_rows, lms
 
     courses = [args.course.resolve(), *(c.resolve() for c in args.with_course)]
     if args.term == bool(args.assignment):
@@ -177,7 +179,7 @@ def _lesson_id(text: str) -> str:
 
 
 def _feedback(args) -> int:
-    from autograder.grader import feedback
+    from autograder.grader.reports import feedback
 
     written = feedback.generate(args.course.resolve(), args.assignment, args.student)
     print(f"Wrote feedback for {len(written)} submissions under {args.course / 'feedback'}")
@@ -185,7 +187,7 @@ def _feedback(args) -> int:
 
 
 def _report(args) -> int:
-    from autograder.grader import report
+    from autograder.grader.reports import report
 
     if args.term == bool(args.assignment):
         print("course-grade report: give one assignment, or --term (not both)", file=sys.stderr)

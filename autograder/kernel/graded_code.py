@@ -1,7 +1,7 @@
 """What grading would refuse in an exercise's code, said by the self-study check cell.
 
 While grading, every learner cell is read by the learner-code policy
-(``autograder/grader/policy.py``); a cell that uses anything outside its list earns
+(``autograder/grader/pipeline/policy.py``); a cell that uses anything outside its list earns
 nothing for its exercise and is left out of the observer. The learner's kernel reads
 the same code with the same policy before a check runs, so an answer that grading
 would refuse fails here too, with the line, why, and what to write instead.
@@ -39,8 +39,8 @@ from pathlib import Path
 
 from autograder.common.i18n import Text
 from autograder.common.result import CheckResult
-from autograder.grader import policy
-from autograder.grader.integrity import normal_source, visible_source
+from autograder.grader.pipeline import policy
+from autograder.grader.pipeline.integrity import normal_source, visible_source
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent.parent / "notebooks"
 LANGUAGES = ("en", "zh")

@@ -1,11 +1,11 @@
 """The trusted answer of every check — held only by the judge.
 
 Nothing that runs beside learner code has this package: the grading sandbox shows an
-empty folder in its place (``grader/sandbox.py``), a classroom learner's account cannot
+empty folder in its place (``grader/sandbox/bwrap.py``), a classroom learner's account cannot
 read it (``classroom/setup.py``), and the learner's kernel compares with the states the
 references left, shipped as data (``autograder/lessons/expected``, written by
 :mod:`autograder.references.expected`). Importing the package registers each lesson's
-references with the oracle; ``autograder.grader.judge`` does so in the grader's process.
+references with the oracle; ``autograder.grader.pipeline.judge`` does so in the grader's process.
 """
 
 from __future__ import annotations

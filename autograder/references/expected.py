@@ -29,7 +29,7 @@ import autograder.references  # noqa: F401 - registers the references it compute
 from autograder import course
 from autograder.common import expectations, hidden_tests, protocol, trusted
 from autograder.common.oracle import Spec, close
-from autograder.grader.judge import _Placeholders
+from autograder.grader.pipeline.judge import _Placeholders
 
 REPO = Path(__file__).resolve().parents[2]
 

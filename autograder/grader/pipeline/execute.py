@@ -28,11 +28,11 @@ from nbgrader.preprocessors import Execute
 from traitlets import Any, Integer, Unicode
 
 from autograder.common.i18n import Text
-from autograder.grader import policy, stages
-from autograder.grader.integrity import is_test_cell
-from autograder.grader.judge import visible_part
-from autograder.grader.kernel import SandboxedKernelManager
-from autograder.grader.limits import Limits
+from autograder.grader.pipeline import policy, stages
+from autograder.grader.pipeline.integrity import is_test_cell
+from autograder.grader.pipeline.judge import visible_part
+from autograder.grader.sandbox.kernel import SandboxedKernelManager
+from autograder.grader.sandbox.limits import Limits
 
 INCIDENT_TEXT = {
     "timed out": Text(
@@ -170,9 +170,9 @@ class SandboxedExecute(Execute):
     workdir = Unicode(help="Folder private to this submission's kernels (sockets).").tag(
         config=True
     )
-    zygote = Any(help="The worker's autograder.grader.forked.Zygote, which forks kernels.").tag(
-        config=True
-    )
+    zygote = Any(
+        help="The worker's autograder.grader.sandbox.forked.Zygote, which forks kernels."
+    ).tag(config=True)
     feedback_language = Unicode("", help="Language of the checks' feedback.").tag(config=True)
     threads = Integer(0, help="CPU threads each kernel's torch may use (0: default).").tag(
         config=True
@@ -180,9 +180,9 @@ class SandboxedExecute(Execute):
     incident_dir = Unicode(help="Folder that receives <notebook>.json with the incidents.").tag(
         config=True
     )
-    confinement = Any(help="The autograder.grader.sandbox.Confinement of the submission.").tag(
-        config=True
-    )
+    confinement = Any(
+        help="The autograder.grader.sandbox.bwrap.Confinement of the submission."
+    ).tag(config=True)
     notebook_timeout = Integer(0, help="Seconds the whole notebook may take (0: no budget).").tag(
         config=True
     )

@@ -19,20 +19,20 @@ import nbformat
 
 from autograder import course
 from autograder.common.i18n import Text
-from autograder.grader import (
-    forked,
-    hand_grades,
+from autograder.grader import reasons
+from autograder.grader.pipeline import (
     hidden_inputs,
     integrity,
-    reasons,
     records,
     stages,
     submission,
     verdicts,
 )
-from autograder.grader.cgroups import CgroupParent
-from autograder.grader.records import GradeRecord
-from autograder.grader.sandbox import Confinement
+from autograder.grader.pipeline.records import GradeRecord
+from autograder.grader.reports import hand_grades
+from autograder.grader.sandbox import forked
+from autograder.grader.sandbox.bwrap import Confinement
+from autograder.grader.sandbox.cgroups import CgroupParent
 
 STAGING = "grading/staged"
 OUT_OF_TIME = "out of time"  # execute.OUT_OF_TIME, without importing nbclient here
@@ -70,9 +70,9 @@ def _config(
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    from autograder.grader.execute import SandboxedExecute
-    from autograder.grader.sandbox import learner_environment, learner_scratch
-    from autograder.grader.verdicts import JudgeTestCells, ObserveTestCells
+    from autograder.grader.pipeline.execute import SandboxedExecute
+    from autograder.grader.pipeline.verdicts import JudgeTestCells, ObserveTestCells
+    from autograder.grader.sandbox.bwrap import learner_environment, learner_scratch
 
     root = Path(task.course_root)
     config = Config(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
@@ -243,7 +243,7 @@ def grade_on_worker(task: Task) -> list[GradeRecord]:
     import os
     import sys
 
-    from autograder.grader import cgroups, sandbox
+    from autograder.grader.sandbox import bwrap, cgroups
 
     parent = cgroups.find_parent() if task.worker_cgroup else None
     if isinstance(parent, str):
@@ -252,8 +252,8 @@ def grade_on_worker(task: Task) -> list[GradeRecord]:
     packages = [p for p in sys.path if Path(p).name == "site-packages" and Path(p).is_dir()]
     confinement = dataclasses.replace(
         task.confinement,
-        uid=sandbox.NOBODY if os.geteuid() == 0 else None,
-        readable=tuple(dict.fromkeys([*sandbox.readable_paths(), *packages])),
+        uid=bwrap.NOBODY if os.geteuid() == 0 else None,
+        readable=tuple(dict.fromkeys([*bwrap.readable_paths(), *packages])),
     )
     return grade(dataclasses.replace(task, confinement=confinement, cgroup_parent=parent))
 

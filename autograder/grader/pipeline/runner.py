@@ -14,10 +14,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.grader.records import GradeRecord
+from autograder.grader.pipeline.records import GradeRecord
 
 if TYPE_CHECKING:
-    from autograder.grader.worker import Task
+    from autograder.grader.pipeline.worker import Task
 
 
 class Progress:
@@ -47,7 +47,7 @@ def default_workers() -> int:
 
 def run_local(tasks: list[Task], workers: int, on_done: Callable[[list[GradeRecord]], None]):
     """Grade tasks in a pool of long-lived worker processes."""
-    from autograder.grader.worker import grade
+    from autograder.grader.pipeline.worker import grade
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(grade, task): task for task in tasks}
@@ -66,7 +66,7 @@ def run_dask(
     from distributed import Client
     from distributed import as_completed as dask_completed
 
-    from autograder.grader.worker import grade_on_worker
+    from autograder.grader.pipeline.worker import grade_on_worker
 
     security = None
     if tls is not None:
@@ -84,7 +84,8 @@ def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecor
     try:
         return get()
     except Exception as error:  # the worker process died or raised: record it, keep going
-        from autograder.grader import reasons, records, submission
+        from autograder.grader import reasons
+        from autograder.grader.pipeline import records, submission
 
         root = Path(task.course_root)
         what = f"{type(error).__name__}: {error}"[:260]

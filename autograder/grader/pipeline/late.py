@@ -19,7 +19,7 @@ from traitlets import Float, Unicode
 from autograder.common.i18n import Text
 
 DAY_S = 24 * 3600
-PLUGIN = "autograder.grader.late.PercentPerDay"
+PLUGIN = "autograder.grader.pipeline.late.PercentPerDay"
 
 
 class PercentPerDay(LateSubmissionPlugin):

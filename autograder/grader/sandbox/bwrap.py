@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.grader import isolate
-from autograder.grader.cgroups import Cgroup
-from autograder.grader.limits import Limits
+from autograder.grader.sandbox import isolate
+from autograder.grader.sandbox.cgroups import Cgroup
+from autograder.grader.sandbox.limits import Limits
 
 HERE = Path(__file__).resolve().parent
-PACKAGE = HERE.parent  # the autograder package the grader itself imported
+PACKAGE = HERE.parents[1]  # the autograder package the grader itself imported
 DATA = PACKAGE.parent / "data"
 JUDGE_ONLY = PACKAGE / "references"  # the checks' answers: shown empty in every sandbox
 SCRATCH = "/tmp/work"  # inside the sandbox: cwd, HOME and TMPDIR
@@ -213,7 +213,7 @@ def _system_binds() -> list[str]:
 
 def missing_protections(course_root: Path) -> dict[str, str]:
     """What this machine lacks for a safe grading run: protection -> what to install or do."""
-    from autograder.grader.cgroups import find_parent
+    from autograder.grader.sandbox.cgroups import find_parent
 
     problems = {}
     if shutil.which("bwrap") is None:
@@ -277,7 +277,7 @@ _ZYGOTE_PROBE = (
 def _seccomp_failure() -> str | None:
     """Why the zygote could not build its seccomp filter here, or None when it can."""
     try:
-        from autograder.grader import seccomp_filter
+        from autograder.grader.sandbox import seccomp_filter
 
         seccomp_filter.build()
     except Exception as error:  # libseccomp missing or unusable: the reason is the answer

@@ -202,7 +202,7 @@ def problem(path: Path) -> tuple[str, Text] | None:
     """
     if not path.is_file():
         return "missing", says("{name} was not submitted", "没有提交 {name}", name=path.name)
-    from autograder.grader.verdicts import too_large
+    from autograder.grader.pipeline.verdicts import too_large
 
     try:
         nb = nbformat.read(str(path), as_version=4)

@@ -15,9 +15,9 @@ import multiprocessing
 import shutil
 from concurrent.futures import ProcessPoolExecutor
 
-from autograder.grader import forked
-from autograder.grader.cgroups import CgroupParent
-from autograder.grader.sandbox import Confinement, learner_environment, learner_scratch
+from autograder.grader.sandbox import forked
+from autograder.grader.sandbox.bwrap import Confinement, learner_environment, learner_scratch
+from autograder.grader.sandbox.cgroups import CgroupParent
 
 CELL, PRINTED = "print(6 * 7)", "42"
 TIMEOUT_S = 120
@@ -59,7 +59,7 @@ def _kernel_problem(zygote: forked.Zygote, confinement: Confinement) -> str | No
     import nbformat
     from nbclient import NotebookClient
 
-    from autograder.grader.kernel import SandboxedKernelManager
+    from autograder.grader.sandbox.kernel import SandboxedKernelManager
 
     workdir = zygote.workdir()
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
@@ -84,7 +84,7 @@ def _kernel_problem(zygote: forked.Zygote, confinement: Confinement) -> str | No
 def _observer_problem(zygote: forked.Zygote, confinement: Confinement) -> str | None:
     import nbformat
 
-    from autograder.grader.verdicts import ObserveTestCells
+    from autograder.grader.pipeline.verdicts import ObserveTestCells
 
     test = nbformat.v4.new_code_cell("assert x == 42")
     test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "probe"}

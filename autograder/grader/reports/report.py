@@ -20,9 +20,10 @@ from pathlib import Path
 from autograder import course
 from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
-from autograder.grader import gradebook_rows, late, report_figures
-from autograder.grader.gradebook_rows import NOT_GRADED, NOT_SUBMITTED, REFUSED, Row
-from autograder.grader.report_html import (
+from autograder.grader.pipeline import late
+from autograder.grader.reports import gradebook_rows, report_figures
+from autograder.grader.reports.gradebook_rows import NOT_GRADED, NOT_SUBMITTED, REFUSED, Row
+from autograder.grader.reports.report_html import (
     Cell,
     Markup,
     abbreviation,
@@ -33,7 +34,7 @@ from autograder.grader.report_html import (
     paragraph,
     section,
 )
-from autograder.grader.report_html import table as html_table
+from autograder.grader.reports.report_html import table as html_table
 
 refused_at_collect = gradebook_rows.refused_at_collect  # kept here for older callers
 

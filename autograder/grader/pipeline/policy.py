@@ -37,7 +37,7 @@ import types
 from dataclasses import dataclass, field
 
 from autograder.common.i18n import Text
-from autograder.grader.policy_table import (
+from autograder.grader.pipeline.policy_table import (
     ALLOWED_BUILTINS,
     ALLOWED_DUNDER_ATTRIBUTES,
     ALLOWED_DUNDER_DEFINITIONS,

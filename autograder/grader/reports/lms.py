@@ -12,9 +12,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from autograder.grader import gradebook_rows, submission
-from autograder.grader.export import spreadsheet_safe
-from autograder.grader.gradebook_rows import Row
+from autograder.grader.pipeline import submission
+from autograder.grader.reports import gradebook_rows
+from autograder.grader.reports.export import spreadsheet_safe
+from autograder.grader.reports.gradebook_rows import Row
 
 # Canvas: Gradebook > Import. The five columns Canvas's own export starts with; Canvas matches a
 # learner by ID (Canvas's user id: nbgrader's lms_user_id), then SIS User ID, then SIS Login ID.

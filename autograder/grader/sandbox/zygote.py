@@ -20,7 +20,7 @@ The zygote never runs learner code, and none of its children can reach it: they
 live in PID namespaces of their own, it is not dumpable, and they hold neither
 its control socket nor each other's channels.
 
-Run as ``python -s -P -m autograder.grader.zygote`` inside the sandbox.
+Run as ``python -s -P -m autograder.grader.sandbox.zygote`` inside the sandbox.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import traceback
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported by main(): the grader, which imports GO and READY, needs no libseccomp
-    from autograder.grader.seccomp_filter import Filter
+    from autograder.grader.sandbox.seccomp_filter import Filter
 
 PR_SET_DUMPABLE = 4
 MAX_REQUEST = 1 << 16
@@ -107,8 +107,8 @@ def _child(request: dict, channel_fd: int, control: socket.socket, syscalls: Fil
         payload = _read_all(channel)
         if not payload.startswith(GO):
             os._exit(3)
-        from autograder.grader import seccomp_filter
-        from autograder.grader.isolate import Isolation, enter
+        from autograder.grader.sandbox import seccomp_filter
+        from autograder.grader.sandbox.isolate import Isolation, enter
 
         enter(Isolation(**request["isolation"]))
         seccomp_filter.enter(syscalls)  # last: isolating needed unshare and mount
@@ -185,7 +185,7 @@ def main() -> None:
     control = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    from autograder.grader import seccomp_filter
+    from autograder.grader.sandbox import seccomp_filter
 
     syscalls = seccomp_filter.build()
     preload()

@@ -21,7 +21,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.grader import confine
+from autograder.grader.sandbox import confine
 
 SCRATCH = "/tmp/work"
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000

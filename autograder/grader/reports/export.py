@@ -13,8 +13,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from autograder.grader import gradebook_rows
-from autograder.grader.gradebook_rows import Row
+from autograder.grader.reports import gradebook_rows
+from autograder.grader.reports.gradebook_rows import Row
 
 PERSON = ("student", "first_name", "last_name", "email", "course")
 # Per lesson: the person, the lesson, the points, then the exercises' columns, then OUTCOME.

@@ -18,7 +18,8 @@ import nbformat
 from autograder import course
 from autograder.common.i18n import Text
 from autograder.common.misconceptions import CATALOGUE
-from autograder.grader import reasons, records, submission
+from autograder.grader import reasons
+from autograder.grader.pipeline import records, submission
 
 REFUSED = "refused"  # a submission collect refused: not its learner's own work
 NOT_SUBMITTED = "not submitted"  # a learner of the gradebook with no submission of the lesson

@@ -25,12 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.grader.cgroups import Cgroup
-from autograder.grader.isolate import Isolation
-from autograder.grader.sandbox import SCRATCH, Confinement, sandbox_argv, shown_paths
-from autograder.grader.zygote import GO, READY
+from autograder.grader.sandbox.bwrap import SCRATCH, Confinement, sandbox_argv, shown_paths
+from autograder.grader.sandbox.cgroups import Cgroup
+from autograder.grader.sandbox.isolate import Isolation
+from autograder.grader.sandbox.zygote import GO, READY
 
-ZYGOTE = [sys.executable, "-s", "-P", "-m", "autograder.grader.zygote"]
+ZYGOTE = [sys.executable, "-s", "-P", "-m", "autograder.grader.sandbox.zygote"]
 START_TIMEOUT_S = 120
 READY_TIMEOUT_S = 30
 UCRED = struct.Struct("iII")  # pid, uid, gid

@@ -36,7 +36,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode, default
 
-from autograder.grader.feedback_frame import FRAME, TEMPLATE
+from autograder.grader.reports.feedback_frame import FRAME, TEMPLATE
 
 # What release_feedback reads beside the HTML: the submission's timestamp and the secret
 # that names the released file, both written by the learner's `nbgrader submit`.
@@ -198,8 +198,8 @@ def generate(course_root: Path, assignment: str, student: str | None = None) -> 
 
     from autograder import course
     from autograder.course import api
-    from autograder.grader import submission
-    from autograder.grader.late import ShowLateness
+    from autograder.grader.pipeline import submission
+    from autograder.grader.pipeline.late import ShowLateness
 
     nbgrader = api(course_root)
     defaults = GenerateFeedback.class_traits()["preprocessors"].default()
@@ -246,7 +246,7 @@ def _keep_only(folder: Path, pages: set[str]) -> None:
 
 def _copy_release_files(submitted: Path, folder: Path) -> None:
     """Copy the files release_feedback needs, as plain bounded data, readable by the course."""
-    from autograder.grader.submission import copy_plain_file
+    from autograder.grader.pipeline.submission import copy_plain_file
 
     if not folder.is_dir() or folder.is_symlink():
         return

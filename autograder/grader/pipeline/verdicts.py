@@ -23,9 +23,10 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Any, Dict, Integer, List, Unicode
 
 from autograder.common.i18n import Text
-from autograder.grader import integrity, policy, reasons, stages
-from autograder.grader.integrity import is_test_cell, normal_source, visible_source
-from autograder.grader.judge import Verdict, judge_cell, visible_checks_pass
+from autograder.grader import reasons
+from autograder.grader.pipeline import integrity, policy, stages
+from autograder.grader.pipeline.integrity import is_test_cell, normal_source, visible_source
+from autograder.grader.pipeline.judge import Verdict, judge_cell, visible_checks_pass
 
 MAX_OUTPUT = 256 * 1024**2
 
@@ -84,7 +85,7 @@ class ObserveTestCells(NbGraderPreprocessor):
     notebook_timeout = Integer(
         0, help="Seconds the whole notebook may take (0: no budget); reading it counts too."
     ).tag(config=True)
-    zygote = Any(help="The worker's autograder.grader.forked.Zygote.").tag(config=True)
+    zygote = Any(help="The worker's autograder.grader.sandbox.forked.Zygote.").tag(config=True)
     cgroup = Any(None, allow_none=True, help="The submission's Cgroup (None: --unsafe).").tag(
         config=True
     )

@@ -5,7 +5,7 @@ kernel displays is bounded per cell and per notebook (execute.py), so the autogr
 notebook the course stores, and the feedback page made from it, stay bounded.
 Only where there is none (an ``--unsafe`` run) does each process get an
 address-space rlimit instead, which bounds virtual, not real, memory. Scratch
-and ``/dev/shm`` are size-limited tmpfs inside the sandbox (sandbox.py).
+and ``/dev/shm`` are size-limited tmpfs inside the sandbox (bwrap.py).
 """
 
 from __future__ import annotations

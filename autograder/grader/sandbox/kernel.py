@@ -17,7 +17,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any, Integer, Unicode
 
-from autograder.grader.sandbox import learner_environment, learner_scratch
+from autograder.grader.sandbox.bwrap import learner_environment, learner_scratch
 
 
 class ForkedProvisioner(LocalProvisioner):
@@ -44,8 +44,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     """Kernels forked from the zygote into the submission's cgroup, then confined."""
 
     workdir = Unicode(help="Folder for the connection file and sockets, in the zygote's spool.")
-    confinement = Any(help="The autograder.grader.sandbox.Confinement of this submission.")
-    zygote = Any(help="The worker's autograder.grader.forked.Zygote.")
+    confinement = Any(help="The autograder.grader.sandbox.bwrap.Confinement of this submission.")
+    zygote = Any(help="The worker's autograder.grader.sandbox.forked.Zygote.")
     threads = Integer(0, help="CPU threads a kernel's torch may use (0: torch's default).")
     feedback_language = Unicode("", help="Language of the checks' feedback (course's).")
 

@@ -38,7 +38,7 @@ class GradeRecord:
     sandbox: str = ""
     seconds: float = 0.0
     verdicts: dict = field(default_factory=dict)  # grade_id -> the judge's verdict
-    stages: dict = field(default_factory=dict)  # stage -> wall seconds (grader/stages.py)
+    stages: dict = field(default_factory=dict)  # stage -> wall seconds (grader/pipeline/stages.py)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
