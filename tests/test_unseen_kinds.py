@@ -5133,10 +5133,6 @@ def validate(model, batches):
         _LOSSES[id(model)] = sum(losses) / len(losses)
     return _LOSSES[id(model)]
 """,
-        xfail=(
-            "caught only by chance since red team r4's lesson 03 changes (04080c7): it passes "
-            "in some runs (found at the session's end, not yet diagnosed)"
-        ),
     ),
     Wrong(
         "03",

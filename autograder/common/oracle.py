@@ -275,10 +275,14 @@ def _rng_digest(world: World) -> str | None:
 def _shuffled_in_place(world: World, fresh: World) -> None:
     """What a caller does between two calls: change its tensors in place, reorder its lists,
     and clear the ``.grad`` the case's caller had none of (a caller's zero_grad keeps what
-    the task promises on arrival). Each tensor's values are reversed (the same values, so
-    masks stay 0/1 and labels stay labels), bumping its version; each list argument is
-    reversed (the same items). Only tensors that own their storage alone change (a base
-    changed under its views would break the views' history)."""
+    the task promises on arrival). Each tensor's values move one place along its flattened
+    storage (the same values, so masks stay 0/1 and labels stay labels), bumping its
+    version; each list argument is reversed (the same items). Only tensors that own their
+    storage alone change (a base changed under its views would break the views' history).
+
+    Not reversed: reversing every weight, bias and input of a network of linear layers,
+    elementwise activations and norms permutes its hidden units and its samples alike, so
+    it computes the same losses, and an answer that memoised the first call's passed."""
     named = world.tensors()
     had_grad = {name: t.grad is not None for name, t in fresh.tensors() if t.is_leaf}
     storages = [t.untyped_storage().data_ptr() for _, t in named]
@@ -287,7 +291,7 @@ def _shuffled_in_place(world: World, fresh: World) -> None:
             if t.is_leaf and not had_grad.get(name, True):
                 t.grad = None
             if storages.count(storage) == 1 and _writable(t) and t.numel() > 1:
-                t.copy_(t.flatten().flip(0).reshape(t.shape).clone())
+                t.copy_(t.flatten().roll(1).reshape(t.shape).clone())
     for arg in world.args:
         if trusted.type_(arg) is list:
             arg.reverse()
