@@ -17,13 +17,12 @@ modes (see docs/grading-design.md):
 from __future__ import annotations
 
 import dataclasses
-import io
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from autograder.common import global_state as global_settings
-from autograder.common import trusted
+from autograder.common import trusted, wire
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text, get_language
 from autograder.common.observation import (
@@ -92,15 +91,13 @@ MODE = Mode()
 
 
 def to_bytes(observation: Any) -> bytes:
-    """Serialize plain data (tensors, numbers, strings, containers)."""
-    buffer = io.BytesIO()
-    trusted.save(observation, buffer)
-    return buffer.getvalue()
+    """Serialize plain data (tensors, numbers, strings, containers): ``wire.py``'s format."""
+    return wire.dumps(observation)
 
 
 def from_bytes(data: bytes) -> Any:
-    """Read plain data back; anything that could carry code is refused by weights_only."""
-    return trusted.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+    """Read plain data back; anything that could carry code is refused (``wire.py``)."""
+    return wire.loads(data)
 
 
 class Call:
