@@ -1,8 +1,7 @@
 """Every global setting of torch a learner's function could leave changed: one registry.
 
 Each :class:`Setting` says how to read one global setting as plain data (so that an
-observation carrying it round-trips through ``torch.save`` / ``torch.load(weights_only=
-True)``), how to put a recorded value back, which plain types its value may have, and
+observation carrying it round-trips through ``wire.py``, which carries only plain data), how to put a recorded value back, which plain types its value may have, and
 how feedback names it in both course languages.
 
 ``protocol.Check.observe_plain`` reads every setting before and after the learner's call
