@@ -11,7 +11,11 @@ in it too), and removes it, ending what is left in it, when the server stops or 
 - ``Spawner.mem_limit``: the most memory the server uses, kernels and ``/tmp`` included
   (the kernel's out-of-memory killer then ends the biggest process of that server, usually
   the kernel that allocated, nobody else's);
-- ``BoundedSpawner.processes``: the most processes and threads at once (``pids.max``).
+- ``BoundedSpawner.processes``: the most processes and threads at once (``pids.max``);
+- ``Spawner.cpu_limit``: torch's threads in each kernel (``OMP_NUM_THREADS``), one where
+  it is not set. A class shares the cores, and an OpenMP thread waiting for a core another
+  kernel holds spins: on a busy 2-core machine one small BatchNorm took 45 times as long
+  with two threads per kernel as with one.
 
 A learner whose home has a fixed size (``setup --home-mb``, ``disks.py``) gets it mounted
 again, where a reboot ended the mount, before their server starts: a server never starts
@@ -52,6 +56,13 @@ class BoundedSpawner(LocalProcessSpawner):
     )
 
     _group: cgroups.Cgroup | None = None
+
+    def get_env(self) -> dict:
+        """The server's environment, with torch's threads per kernel (see the module's
+        docstring); an ``OMP_NUM_THREADS`` the instructor set in ``environment`` stays."""
+        env = super().get_env()
+        env.setdefault("OMP_NUM_THREADS", str(max(1, int(self.cpu_limit or 1))))
+        return env
 
     def _limited(self) -> cgroups.Cgroup | None:
         """A new group with this server's limits, or None (and why, in the log)."""

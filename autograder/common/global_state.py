@@ -1,8 +1,9 @@
 """Every global setting of torch a learner's function could leave changed: one registry.
 
 Each :class:`Setting` says how to read one global setting as plain data (so that an
-observation carrying it round-trips through ``wire.py``, which carries only plain data), how to put a recorded value back, which plain types its value may have, and
-how feedback names it in both course languages.
+observation carrying it round-trips through ``wire.py``, which carries only plain data),
+how to put a recorded value back, which plain types its value may have, and how feedback
+names it in both course languages.
 
 ``protocol.Check.observe_plain`` reads every setting before and after the learner's call
 (:func:`capture`, :func:`read`), then puts back every setting that can be put back

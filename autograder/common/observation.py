@@ -3,7 +3,8 @@
 ``snapshot`` runs next to learner code (in the notebook kernel for self-study, in
 the sandboxed observer when grading) and turns a value into plain data: copies of
 tensors moved to the CPU, numbers, strings, lists and dicts of those. Plain data is
-exactly what ``wire.py`` carries, so nothing that crosses to the grader can carry code. ``Seen`` is the judge's read-only view of a snapshot.
+exactly what ``wire.py`` carries, so nothing that crosses to the grader can carry code.
+``Seen`` is the judge's read-only view of a snapshot.
 
 Only exact ``torch.Tensor`` and ``nn.Parameter`` objects count as tensors: a subclass
 or a look-alike is recorded by its type name and nothing else.
