@@ -104,7 +104,7 @@ def test_an_observation_of_another_world_is_refused():
 
 
 def test_every_shipped_state_is_plain_data():
-    for lesson in sorted(p.stem for p in expectations.FOLDER.glob("lesson*.pt")):
+    for lesson in sorted(p.stem for p in expectations.FOLDER.glob("lesson*.wire")):
         assert expectations.load(lesson), lesson  # read with weights_only=True
 
 

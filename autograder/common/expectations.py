@@ -3,9 +3,9 @@
 Processes that run learner code (the learner's kernel, the grading sandbox, a classroom
 learner's server) hold no reference: a visible check compares what the learner's
 function did with the state the reference left in the same case, read from
-``autograder/lessons/expected/lessonNN.pt``. ``make build`` writes those files from the
+``autograder/lessons/expected/lessonNN.wire``. ``make build`` writes those files from the
 judge's references (``autograder.references.expected``); a test fails when they are
-stale. They are read with ``weights_only=True``: plain data, nothing that runs.
+stale. They are in ``wire.py``'s format: plain data, read without looking up any class.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from autograder.common import trusted
+from autograder.common import trusted, wire
 from autograder.common.i18n import Text
 from autograder.common.result import CheckFailed, CheckResult
 
@@ -49,7 +49,7 @@ def case_key(case: dict, again: bool = False) -> str:
 
 
 def path(lesson: str) -> Path:
-    return FOLDER / f"{lesson}.pt"
+    return FOLDER / f"{lesson}.wire"
 
 
 @functools.cache
@@ -58,8 +58,7 @@ def load(lesson: str) -> dict:
     file = path(lesson)
     if not file.is_file():
         return {}
-    with open(file, "rb") as stream:
-        return trusted.load(stream, weights_only=True, map_location="cpu")
+    return wire.loads(file.read_bytes())
 
 
 def lookup(spec: Any, case: dict, again: bool = False) -> dict:

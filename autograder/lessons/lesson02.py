@@ -17,7 +17,7 @@ observer) and holds no answer: it builds each case's world, calls the learner's
 function, records what a caller sees and compares. The references are in
 :mod:`autograder.references.lesson02`, which only the judge imports; the learner's
 kernel compares with their states shipped in
-``autograder/lessons/expected/lesson02.pt``. Where NG-2's blame needs more than the
+``autograder/lessons/expected/lesson02.wire``. Where NG-2's blame needs more than the
 reference's state, it reads the fact ``counts`` the reference records: the right count
 and what typical wrong counters find.
 """

@@ -14,7 +14,7 @@ observer) and holds no answer: it builds each case's world, calls the learner's
 function, records what a caller sees and compares. The references are in
 :mod:`autograder.references.lesson04`, which only the judge imports; the learner's
 kernel compares with their states shipped in
-``autograder/lessons/expected/lesson04.pt``. Where a rule needs more than the
+``autograder/lessons/expected/lesson04.wire``. Where a rule needs more than the
 reference's state, it reads a fact the reference records: ``other order``, D's running
 statistics after its two calls in the other order.
 """

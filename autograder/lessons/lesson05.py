@@ -13,7 +13,7 @@ This module runs beside learner code (the learner's kernel, the grading sandbox'
 observer) and holds no answer: it builds each case's world, calls the learner's function,
 records what a caller sees and compares. The references are in
 :mod:`autograder.references.lesson05`, which only the judge imports; the learner's
-kernel compares with their states shipped in ``autograder/lessons/expected/lesson05.pt``.
+kernel compares with their states shipped in ``autograder/lessons/expected/lesson05.wire``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``python -m autograder.references.expected`` (part of ``make build``) runs every test cell
 of ``solutions/`` (hidden tests with their public seeds, the grading salt aside) and every
 exercise's default check (the self-check's) in collect mode, computes the reference's state
-in each of their cases, on the CPU, and writes ``autograder/lessons/expected/lessonNN.pt``:
+in each of their cases, on the CPU, and writes ``autograder/lessons/expected/lessonNN.wire``:
 what the learner's kernel compares with, since it holds no reference.
 ``--check`` writes nothing and fails when a file is stale.
 """
@@ -14,7 +14,6 @@ import argparse
 import builtins
 import contextlib
 import importlib
-import io
 import json
 import pkgutil
 import sys
@@ -27,7 +26,7 @@ import torch
 import autograder.lessons
 import autograder.references  # noqa: F401 - registers the references it computes with
 from autograder import course
-from autograder.common import expectations, hidden_tests, protocol, trusted
+from autograder.common import expectations, hidden_tests, protocol, wire
 from autograder.common.oracle import Spec, close
 from autograder.grader.pipeline.judge import _Placeholders
 
@@ -97,9 +96,9 @@ def _states(checks: list[Spec]) -> dict[str, dict]:
 
 
 def encoded(data: dict) -> bytes:
-    buffer = io.BytesIO()
-    trusted.save(data, buffer)
-    return buffer.getvalue()
+    """The states in ``wire.py``'s format, which a learner's kernel reads in a moment (a
+    lesson's took up to a second through ``torch.load(weights_only=True)``)."""
+    return wire.dumps(data)
 
 
 def same(a: Any, b: Any) -> bool:

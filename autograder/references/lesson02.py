@@ -1,7 +1,7 @@
 """The references of lesson 02's checks: held only by the judge (see ``autograder.references``).
 
 Run only in the judge's process, and ahead of time to write
-``autograder/lessons/expected/lesson02.pt``; the cases, worlds and rules they answer are
+``autograder/lessons/expected/lesson02.wire``; the cases, worlds and rules they answer are
 in :mod:`autograder.lessons.lesson02`, which runs beside learner code and holds no answer.
 ``count_saved_bytes`` also records the fact ``counts`` (the right count, and what typical
 wrong counters find in the same case), which NG-2's blame and judge read.

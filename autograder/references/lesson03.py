@@ -1,7 +1,7 @@
 """The references of lesson 03's checks: held only by the judge (see ``autograder.references``).
 
 Run only in the judge's process, and ahead of time to write
-``autograder/lessons/expected/lesson03.pt``; the cases, worlds and rules they answer are
+``autograder/lessons/expected/lesson03.wire``; the cases, worlds and rules they answer are
 in :mod:`autograder.lessons.lesson03`, which runs beside learner code and holds no answer.
 The torch functions the references are made of are taken here, at import: where the judge
 shares a process with learner code (the tests), a learner's patch of ``torch`` does not

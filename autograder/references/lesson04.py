@@ -1,7 +1,7 @@
 """The references of lesson 04's checks: held only by the judge (see ``autograder.references``).
 
 Run only in the judge's process, and ahead of time to write
-``autograder/lessons/expected/lesson04.pt``; the cases, worlds and rules they answer are
+``autograder/lessons/expected/lesson04.wire``; the cases, worlds and rules they answer are
 in :mod:`autograder.lessons.lesson04`, which runs beside learner code and holds no answer.
 ``d_step`` also records the fact ``other order`` (D's running statistics after its two
 calls in the other order, which the task allows too), which an allow rule reads.

@@ -1,7 +1,7 @@
 """The references of lesson 05's checks: held only by the judge (see ``autograder.references``).
 
 Run only in the judge's process, and ahead of time to write
-``autograder/lessons/expected/lesson05.pt``; the cases, worlds and rules they answer are
+``autograder/lessons/expected/lesson05.wire``; the cases, worlds and rules they answer are
 in :mod:`autograder.lessons.lesson05`, which runs beside learner code and holds no answer.
 """
 
