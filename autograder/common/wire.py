@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from autograder.common import trusted
+
 MAGIC = b"OBS1"
 _SIZE = 8  # bytes of each length field, little-endian
 
@@ -42,9 +44,7 @@ DTYPES: dict[str, torch.dtype] = {
         torch.bool,
     )
 }
-_TENSOR = torch.Tensor
-_frombuffer, _empty, _uint8 = torch.frombuffer, torch.empty, torch.uint8
-_save, _load = torch.save, torch.load
+_uint8 = torch.uint8
 
 
 class WireError(ValueError):
@@ -75,12 +75,12 @@ def dumps(value: Any) -> bytes:
 
     class _Pickler(pickle.Pickler):
         def persistent_id(self, obj):
-            if not isinstance(obj, _TENSOR):
+            if not trusted.isinstance_(obj, trusted.tensor_type):
                 return None
             t = obj.detach()
             name = str(t.dtype).removeprefix("torch.")
             if name in DTYPES and t.layout is torch.strided and t.device.type == "cpu":
-                dense = _empty(t.shape, dtype=t.dtype)  # fresh strides, whatever t's were
+                dense = trusted.empty(t.shape, dtype=t.dtype)  # fresh strides, whatever t's were
                 dense.copy_(t.resolve_conj().resolve_neg())
                 data = dense.view(-1).view(_uint8).numpy().tobytes() if t.numel() else b""
                 header.append((name, tuple(int(n) for n in t.shape), len(data)))
@@ -94,7 +94,7 @@ def dumps(value: Any) -> bytes:
     _Pickler(structure, protocol=5).dump(value)
     rest = io.BytesIO()
     if saved:
-        _save(saved, rest)
+        trusted.save(saved, rest)
     parts = [
         pickle.dumps(header, protocol=5),
         structure.getvalue(),
@@ -115,7 +115,7 @@ class _Unpickler(pickle.Unpickler):
         raise WireError(f"{module}.{name} in an observation record")
 
     def persistent_load(self, pid):
-        if type(pid) is not int or not 0 <= pid < self.tensors:
+        if trusted.type_(pid) is not int or not 0 <= pid < self.tensors:
             raise WireError("a tensor reference out of range")
         return _Placeholder(pid)
 
@@ -138,21 +138,23 @@ def _parts(data: bytes) -> list[memoryview]:
 
 def _tensor(entry: Any, raw: memoryview, at: int) -> tuple[torch.Tensor, int]:
     """The tensor one header entry describes, from the raw bytes at ``at``."""
-    if type(entry) is not tuple or len(entry) != 3:
+    if trusted.type_(entry) is not tuple or len(entry) != 3:
         raise WireError("a malformed tensor entry")
     name, shape, size = entry
-    if type(name) is not str or name not in DTYPES:
+    if trusted.type_(name) is not str or name not in DTYPES:
         raise WireError("an unknown dtype")
-    if type(shape) is not tuple or any(type(n) is not int or n < 0 for n in shape):
+    if trusted.type_(shape) is not tuple or any(
+        trusted.type_(n) is not int or n < 0 for n in shape
+    ):
         raise WireError("a malformed shape")
     dtype, count = DTYPES[name], 1
     for n in shape:
         count *= n
-    if type(size) is not int or size != count * dtype.itemsize or at + size > len(raw):
+    if trusted.type_(size) is not int or size != count * dtype.itemsize or at + size > len(raw):
         raise WireError("a tensor whose size does not match its bytes")
     if count == 0:
-        return _empty(shape, dtype=dtype), at
-    flat = _frombuffer(bytearray(raw[at : at + size]), dtype=_uint8)
+        return trusted.empty(shape, dtype=dtype), at
+    flat = trusted.frombuffer(bytearray(raw[at : at + size]), dtype=_uint8)
     if dtype is torch.bool:
         return (flat != 0).reshape(shape), at + size
     return flat.view(dtype).reshape(shape), at + size
@@ -160,12 +162,14 @@ def _tensor(entry: Any, raw: memoryview, at: int) -> tuple[torch.Tensor, int]:
 
 def _tensors(header_bytes: memoryview, rest: memoryview, raw: memoryview) -> list[torch.Tensor]:
     header = _Unpickler(bytes(header_bytes), 0).load()
-    if type(header) is not list:
+    if trusted.type_(header) is not list:
         raise WireError("a malformed tensor table")
     saved: list = []
     if len(rest):
-        saved = _load(io.BytesIO(bytes(rest)), weights_only=True, map_location="cpu")
-        if type(saved) is not list or any(type(t) is not _TENSOR for t in saved):
+        saved = trusted.load(io.BytesIO(bytes(rest)), weights_only=True, map_location="cpu")
+        if trusted.type_(saved) is not list or any(
+            trusted.type_(t) is not trusted.tensor_type for t in saved
+        ):
             raise WireError("a malformed list of saved tensors")
     tensors, at, taken = [], 0, 0
     for entry in header:
@@ -206,7 +210,7 @@ class _Placed:
         self.open: set[int] = set()
 
     def put(self, value: Any) -> Any:
-        kind = type(value)
+        kind = trusted.type_(value)
         if kind is _Placeholder:
             return self.tensors[value.index]
         if kind not in (list, tuple, dict, set, frozenset):
