@@ -84,6 +84,36 @@ def test_a_changed_reference_makes_its_lesson_stale(monkeypatch):
     assert expected.stale() == ["lesson01"]
 
 
+def test_the_judge_computes_a_cases_reference_state_once_and_hands_out_copies(monkeypatch):
+    """A grading worker judges a class: each case's state is computed once per reference
+    (``reference_states``); every use gets its own copy, and a changed reference (a new
+    function) is computed afresh rather than served from what the old one left."""
+    calls = []
+    original = oracle.reference_of(lesson01.ProductGrads)
+
+    def counted(spec, world, case):
+        calls.append(case)
+        return original(spec, world, case)
+
+    monkeypatch.setitem(oracle._REFERENCES, lesson01.ProductGrads, counted)
+    spec = lesson01.ProductGrads(seed=424_242)
+    case = spec.cases()[0]
+    first = spec.expected(case)
+    computed = len(calls)
+    assert computed >= 1
+    first["added by one check"] = {"value": 1}
+    again = spec.expected(case)
+    assert len(calls) == computed and "added by one check" not in again
+    assert protocol.to_bytes(again) == protocol.to_bytes(spec.expected(case))
+
+    monkeypatch.setitem(oracle._REFERENCES, lesson01.ProductGrads, lambda *a: counted(*a))
+    spec.expected(case)
+    assert len(calls) > computed
+    computed = len(calls)
+    lesson01.ProductGrads(seed=424_243).expected(case)  # another seed: another check's state
+    assert len(calls) > computed
+
+
 def test_an_observation_of_another_world_is_refused():
     """A forged observation must answer the judge's own inputs: one recorded for other
     inputs (here: another seed's) earns nothing, however right it is there."""

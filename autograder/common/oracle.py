@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import torch
 
 from autograder.common import compare as c
-from autograder.common import expectations, trusted
+from autograder.common import expectations, reference_states, trusted
 from autograder.common import global_state as global_settings
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device
@@ -512,11 +512,17 @@ class Spec(Check):
         """The reference's state after the call in ``case`` (``again``: after its second
         call, see ``_call_again``): computed where the judge's references are, else read
         from the data shipped with the course."""
-        if reference_of(type(self)) is None:
+        reference = reference_of(type(self))
+        if reference is None:
             return expectations.lookup(self, case, again)
+        key = (reference, expectations.key(self), expectations.case_key(case, again))
         if again:
-            return self._call_again(None, case, "cpu")["state"]
-        return self._observe_case(None, case, "cpu")["state"]
+            return reference_states.remembered(
+                key, lambda: self._call_again(None, case, "cpu")["state"]
+            )
+        return reference_states.remembered(
+            key, lambda: self._observe_case(None, case, "cpu")["state"]
+        )
 
     def again_case(self) -> dict | None:
         """The case called twice in one world: the first that must not raise."""
@@ -738,7 +744,8 @@ class Spec(Check):
         """Refuse an observation made in another world than the one ``case``'s seed builds:
         forging one would mean answering the judge's own inputs, i.e. the exercise."""
         inputs = recorded.get("inputs")
-        made = _inputs(self.build(case, "cpu"))
+        key = ("inputs", expectations.key(self), expectations.case_key(case))
+        made = reference_states.remembered(key, lambda: _inputs(self.build(case, "cpu")))
         if trusted.type_(inputs) is not dict or set(inputs) != set(made):
             raise InconsistentObservation(
                 "observation not consistent: the inputs of a case were not recorded"

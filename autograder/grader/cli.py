@@ -89,21 +89,13 @@ def _grade(args) -> int:
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
+    probe = None
     if not args.scheduler:  # Dask workers confine with their own paths and cgroup
-        from autograder.grader.sandbox import probe
+        from autograder.grader.sandbox import probe as start_up
 
-        found = probe.check(
+        probe = start_up.start(
             confinement, parent if isinstance(parent, cgroups.CgroupParent) else None
         )
-        if found:
-            print(
-                f"course-grade: refusing to grade, because grading cannot work here: {found}\n"
-                "Every submission would end in `error`. Check the limits (--memory-mb, "
-                "--processes, --scratch-mb) and that the Python environment and the package "
-                "are complete; see README, 'What grading needs from the machine'.",
-                file=sys.stderr,
-            )
-            return 2
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [
@@ -130,7 +122,19 @@ def _grade(args) -> int:
         f"sandbox: {confinement.kind}, cgroup: {cgroup})",
         file=sys.stderr,
     )
-    results = runner.run(tasks, args.workers, args.scheduler, args.tls)
+    try:
+        results = runner.run(
+            tasks, args.workers, args.scheduler, args.tls, probe.result if probe else lambda: None
+        )
+    except runner.NotReady as refused:
+        print(
+            f"course-grade: refusing to grade, because grading cannot work here: {refused}\n"
+            "Every submission would end in `error`. Check the limits (--memory-mb, "
+            "--processes, --scratch-mb) and that the Python environment and the package "
+            "are complete; see README, 'What grading needs from the machine'.",
+            file=sys.stderr,
+        )
+        return 2
     counts: dict[str, int] = {}
     for record in results:
         counts[record.status] = counts.get(record.status, 0) + 1

@@ -45,11 +45,45 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def run_local(tasks: list[Task], workers: int, on_done: Callable[[list[GradeRecord]], None]):
-    """Grade tasks in a pool of long-lived worker processes."""
-    from autograder.grader.pipeline.worker import grade
+class NotReady(RuntimeError):
+    """Grading cannot work here (the start-up probe says why); nothing was graded."""
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+
+def _wait_until(ready: Callable[[], str | None]) -> None:
+    problem = ready()
+    if problem:
+        raise NotReady(problem)
+
+
+def _started() -> None:
+    """Nothing: submitted once per worker so that every worker starts (and warms) now."""
+
+
+def run_local(
+    tasks: list[Task],
+    workers: int,
+    on_done: Callable[[list[GradeRecord]], None],
+    ready: Callable[[], str | None] = lambda: None,
+):
+    """Grade tasks in a pool of long-lived worker processes.
+
+    The workers start, import and start their zygotes (``worker.warm``) while ``ready``
+    decides whether grading can work here; no task is handed out before it has said so.
+    """
+    from autograder.grader.pipeline.worker import grade, warm
+
+    if not tasks:
+        _wait_until(ready)
+        return
+    workers = max(1, min(workers, len(tasks)))
+    with ProcessPoolExecutor(max_workers=workers, initializer=warm, initargs=tasks[:1]) as pool:
+        for _ in range(workers):
+            pool.submit(_started)
+        try:
+            _wait_until(ready)
+        except NotReady:
+            pool.shutdown(cancel_futures=True)
+            raise
         futures = {pool.submit(grade, task): task for task in tasks}
         for future in as_completed(futures):
             on_done(_result(future.result, futures[future]))
@@ -104,9 +138,14 @@ def _result(get: Callable[[], list[GradeRecord]], task: Task) -> list[GradeRecor
 
 
 def run(
-    tasks: Iterable[Task], workers: int, scheduler: str | None = None, tls: Path | None = None
+    tasks: Iterable[Task],
+    workers: int,
+    scheduler: str | None = None,
+    tls: Path | None = None,
+    ready: Callable[[], str | None] = lambda: None,
 ) -> list[GradeRecord]:
-    """Grade every task, showing progress; return all records."""
+    """Grade every task, showing progress; return all records. Local workers get ready
+    while ``ready`` runs; it returns why grading cannot work here (``NotReady``), or None."""
     tasks = list(tasks)
     progress = Progress(len(tasks))
     collected: list[GradeRecord] = []
@@ -119,5 +158,5 @@ def run(
     if scheduler:
         run_dask(tasks, scheduler, on_done, tls)
     else:
-        run_local(tasks, workers, on_done)
+        run_local(tasks, workers, on_done, ready)
     return collected

@@ -210,6 +210,22 @@ def grade(task: Task) -> list[GradeRecord]:
     return result
 
 
+def warm(task: Task) -> None:
+    """A local worker's start (the pool's initializer): import what grading needs and start
+    this worker's zygote, while the start-up probe runs and before any submission arrives.
+    Only a head start: a zygote that fails here is started again by the first submission,
+    whose record then says why."""
+    try:
+        _judge_threads(task.threads)
+        from nbgrader.converters import Autograde  # noqa: F401
+
+        from autograder.grader.pipeline import execute, verdicts  # noqa: F401 - judge, references
+
+        forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
+    except Exception:  # noqa: BLE001, S110 - see above: the submission reports it
+        pass
+
+
 def _record(task: Task, name: str, status: str, reason: Text | None) -> GradeRecord:
     """A notebook's record, its reason in both languages."""
     return GradeRecord(

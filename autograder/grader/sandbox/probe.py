@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import shutil
-from concurrent.futures import ProcessPoolExecutor
 
 from autograder.grader.sandbox import forked
 from autograder.grader.sandbox.bwrap import Confinement, learner_environment, learner_scratch
@@ -23,15 +22,44 @@ CELL, PRINTED = "print(6 * 7)", "42"
 TIMEOUT_S = 120
 
 
-def check(confinement: Confinement, parent: CgroupParent | None) -> str | None:
-    """``failure``, in a process of its own: the kernel client's ZeroMQ threads and event
-    loop must not be inherited by the grading workers this process forks afterwards."""
-    context = multiprocessing.get_context("fork")
+class Pending:
+    """The probe running in a process of its own while the grading workers get ready."""
+
+    def __init__(self, confinement: Confinement, parent: CgroupParent | None):
+        # fork, and before the grading pool exists: this process has no threads to copy yet,
+        # and the kernel client's ZeroMQ threads and event loop stay in the probe's process.
+        context = multiprocessing.get_context("fork")
+        self._answer, theirs = context.Pipe(duplex=False)
+        self._process = context.Process(target=_report, args=(theirs, confinement, parent))
+        self._process.start()
+        theirs.close()
+
+    def result(self) -> str | None:
+        """``failure``'s answer: None when grading can work here, else why not."""
+        try:
+            if not self._answer.poll(2 * TIMEOUT_S + 60):  # the kernel's and observer's limits
+                self._process.kill()
+                return "the start-up probe failed: it did not answer in time"
+            return self._answer.recv()
+        except (EOFError, OSError):
+            self._process.join()
+            code = self._process.exitcode
+            return f"the start-up probe failed: its process ended (exit code {code})"
+        finally:
+            self._process.join()
+            self._answer.close()
+
+
+def start(confinement: Confinement, parent: CgroupParent | None) -> Pending:
+    """Start the probe; ``result()`` waits for it (grading workers warm up meanwhile)."""
+    return Pending(confinement, parent)
+
+
+def _report(channel, confinement: Confinement, parent: CgroupParent | None) -> None:
     try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            return pool.submit(failure, confinement, parent).result()
-    except Exception as error:  # the probe's own process died or raised
-        return f"the start-up probe failed: {type(error).__name__}: {error}"
+        channel.send(failure(confinement, parent))
+    except Exception as error:  # the probe itself broke: say so instead of a bare exit code
+        channel.send(f"the start-up probe failed: {type(error).__name__}: {error}")
 
 
 def failure(confinement: Confinement, parent: CgroupParent | None) -> str | None:
