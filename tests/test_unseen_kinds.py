@@ -64,6 +64,41 @@ WRONG = [
     Wrong(
         "01",
         "ex4_per_batch_grads",
+        OBSERVABLE,
+        "a fresh zeros .grad per batch, kept without a copy: the last entry is w.grad itself, so"
+        " the caller's next backward adds into it (listed right until a held-back set showed"
+        " it; the prompt asks for copies)",
+        """
+def per_batch_grads(w, batches):
+    kept = []
+    for x in batches:
+        w.grad = torch.zeros_like(w)
+        ((x @ w) ** 2).mean().backward()
+        kept.append(w.grad)
+    return kept
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        OBSERVABLE,
+        "w.grad set to None before each batch and kept without a copy: the last entry is w.grad"
+        " itself, so the caller's next backward (or zero_grad(set_to_none=False)) changes it"
+        " (listed right until a held-back set showed it; the prompt asks for copies)",
+        """
+def per_batch_grads(w, batches):
+    out = []
+    for x in batches:
+        w.grad = None
+        loss = ((x @ w) ** 2).mean()
+        loss.backward()
+        out.append(w.grad)
+    return out
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
         STATE,
         "resets w.grad from the second batch on: assumes it arrives None",
         """
@@ -5642,6 +5677,117 @@ def g_step(G, D, opt_g, z):
     return loss_g.item()
 """,
     ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "max() over the flags: raises for no inputs at all (held-back set, 2026-12-02)",
+        """
+def output_requires_grad(*inputs):
+    return bool(max(t.requires_grad for t in inputs))
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        STATE,
+        "one SGD per head kept by id: a later call's lr is ignored (held-back set, 2026-12-02)",
+        """
+import torch.nn.functional as F
+
+optimizers = {}
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    if id(head) not in optimizers:
+        optimizers[id(head)] = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer = optimizers[id(head)]
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer.zero_grad()
+    loss = F.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        STATE,
+        "x and sigmoid(x) kept on the Function class, not ctx (held-back set, 2026-12-02)",
+        """
+import torch
+
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        SiLU.x = x.detach()
+        SiLU.s = torch.sigmoid(x).detach()
+        return x * SiLU.s
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        s, x = SiLU.s, SiLU.x
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        STATE,
+        "limit kept on the Function class, not ctx (held-back set, 2026-12-02)",
+        """
+import torch
+
+
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        SoftClip.limit = limit
+        ctx.save_for_backward(x)
+        return limit * torch.tanh(x / limit)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        t = torch.tanh(x / SoftClip.limit)
+        return grad_out * (1 - t * t), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        STATE,
+        "vmap(grad(...)) cached by id(model): the first loss_fn forever (held-back set)",
+        """
+from torch.func import functional_call, grad, vmap
+
+_cache = {}
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    key = id(model)
+    if key not in _cache:
+        def loss_of_one(params, xi, yi):
+            out = functional_call(model, params, (xi.unsqueeze(0),))
+            return loss_fn(out, yi.unsqueeze(0))
+        _cache[key] = vmap(grad(loss_of_one), in_dims=(None, 0, 0))
+    params = {name: p.detach() for name, p in model.named_parameters()}
+    return _cache[key](params, x, y)
+""",
+    ),
 ]
 
 RIGHT = [
@@ -7084,21 +7230,6 @@ def make_trainable(values, device):
     ),
     Right(
         "01",
-        "ex4_per_batch_grads",
-        "w.grad set to None before each batch, the fresh tensor itself kept (no clone needed)",
-        """
-def per_batch_grads(w, batches):
-    out = []
-    for x in batches:
-        w.grad = None
-        loss = ((x @ w) ** 2).mean()
-        loss.backward()
-        out.append(w.grad)
-    return out
-""",
-    ),
-    Right(
-        "01",
         "ex5_backward_seed",
         "loss.new_tensor(1): the loss's dtype and device, 0-dimensional",
         """
@@ -7271,20 +7402,6 @@ def validate(model, batches):
     finally:
         model.train(previous)
     return float(losses.mean())
-""",
-    ),
-    Right(
-        "01",
-        "ex4_per_batch_grads",
-        "a fresh zeros .grad per batch, the tensor itself kept (backward adds into it in place)",
-        """
-def per_batch_grads(w, batches):
-    kept = []
-    for x in batches:
-        w.grad = torch.zeros_like(w)
-        ((x @ w) ** 2).mean().backward()
-        kept.append(w.grad)
-    return kept
 """,
     ),
     Right(
@@ -8096,6 +8213,16 @@ def g_step(G, D, opt_g, z):
     opt_g.step()
     opt_g.zero_grad(set_to_none=True)
     return loss_g.item()
+""",
+    ),
+    Right(
+        "06",
+        "ex4_load_batch",
+        "a tuple batch unpacked, a list returned, as the prompt allows (held-back set)",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    return [inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)]
 """,
     ),
 ]

@@ -158,9 +158,10 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
             "requires_grad": bool(value.requires_grad),
             "grad_fn": value.grad_fn is not None,
         }
-        if relations:
+        if relations:  # which of the caller's tensors, or their gradients, it is or shares
             storage = value.untyped_storage().data_ptr()
             named = world.tensors()
+            named += [(f"{n}.grad", t.grad) for n, t in named if t.is_leaf and t.grad is not None]
             fields["is"] = ", ".join(n for n, t in named if t is value)
             fields["shares"] = ", ".join(
                 n for n, t in named if t.untyped_storage().data_ptr() == storage
@@ -654,8 +655,8 @@ class Spec(Check):
         if not outcome.ok:
             return {"call": rec["call"]}
 
-        def again():
-            w2, o2, _ = self._run(fn, case, device, seeded=False)
+        def again(other: dict | None = None):  # another call: of this case, or of ``other``
+            w2, o2, _ = self._run(fn, case if other is None else other, device, seeded=False)
             return w2, o2.value if o2.ok else None
 
         found = state(world, outcome.value, rec["rng"])

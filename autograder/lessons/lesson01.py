@@ -276,6 +276,7 @@ class OutputRequiresGrad(Spec):
         )
     }
     blame = (Rule("result", lambda e, f, ctx: _plain_input_decided(e, f, ctx), "RG-2"),)
+    differences_first = True  # an answer that fails on no inputs at all may also break RG-2
     between = Text(
         "turned requires_grad off on its inputs that required grad",
         "关闭了它那些需要梯度的输入的 requires_grad",
@@ -296,12 +297,18 @@ class OutputRequiresGrad(Spec):
         ]
         # The question is about grad mode on: a caller under no_grad does not change the answer.
         asked = [{"inputs": list(k)} for k in (*_FIXED, *drawn)]
-        return [*asked, {"inputs": ["float", "param"], "outer": "no_grad"}]
+        # "Any number of tensors": none at all too (an operation on no tensor, a factory, does
+        # not require grad).
+        return [*asked, {"inputs": []}, {"inputs": ["float", "param"], "outer": "no_grad"}]
 
     def describe(self, case: dict) -> Text:
         parts = [_KINDS[k][0] for k in case["inputs"]]
-        inputs = Text("inputs: {t}", "输入：{t}").format(
-            t=Text(", ".join(p.en for p in parts), "、".join(p.zh for p in parts))
+        inputs = (
+            Text("inputs: {t}", "输入：{t}").format(
+                t=Text(", ".join(p.en for p in parts), "、".join(p.zh for p in parts))
+            )
+            if parts
+            else Text("no inputs at all", "没有任何输入")
         )
         if not case.get("outer"):
             return inputs

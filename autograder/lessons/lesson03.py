@@ -572,7 +572,10 @@ class EvalGrads(_Lesson03):
 
     differences_first = True  # BatchNorm training on one sample raises: what else differed?
     names = {"result": "eval_grads(model, x, target)"}
-    allow = (Rule("model*.grad"),)  # what .grad holds afterwards is not part of the task
+    allow = (
+        Rule("model*.grad"),  # what .grad holds afterwards is not part of the task
+        Rule("result[*]", _differs_only_in("is", "shares")),  # so the dict may hold .grad itself
+    )
     blame = (
         Rule("result[*]", lambda e, f, ctx: f.get("kind") == "None", "EV-1"),
         Rule("*", lambda e, f, ctx: ctx.case["mode"] == "eval" and _trained(ctx), "EV-1"),
@@ -705,6 +708,7 @@ class FinetuneHead(_Lesson03):
 
     random = True
     names = {"result": "finetune_head(backbone, head, x, target, lr)"}
+    between = Text("passed a learning rate three times as large", "传入了三倍大的学习率")
     allow = (
         Rule("backbone*.grad"),  # what .grad holds afterwards is not part of the task
         Rule("head*.grad"),
@@ -754,6 +758,11 @@ class FinetuneHead(_Lesson03):
         target = uniform(self.seed + 2, rows, net.n_out, device=device, dtype=dtype)
         objects = {"backbone": backbone, "head": head, "x": x, "target": target}
         return World((backbone, head, x, target, case["lr"]), objects, device)
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """Another learning rate: an optimizer kept from the first call steps with the old one."""
+        *rest, lr = world.args
+        world.args = (*rest, lr * 3)
 
 
 def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, device=None) -> None:

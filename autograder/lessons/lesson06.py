@@ -268,6 +268,10 @@ class _ModelGPU(TorchFunctionMode):
             device, dtype, non_blocking = _target(name, args, kwargs, self.device_of)
             if device is not None and (where is not None or device.type == "cuda"):
                 return self._copy(first, where, device, dtype or first.dtype, non_blocking)
+            if where is None and kwargs.get("copy"):  # a copy on the host, as a pin is
+                self.host_us += _bytes(first) * _US_PER_BYTE
+        if first is not None and name == "clone" and where is None:
+            self.host_us += _bytes(first) * _US_PER_BYTE
         if name == "copy_" and first is not None and len(args) > 1 and _is_tensor(args[1]):
             source = self.device_of(args[1])
             non_blocking = bool(kwargs.get("non_blocking") or (len(args) > 2 and args[2] is True))
@@ -929,10 +933,10 @@ def _same_on(out, batch, device: torch.device) -> bool:
     return True
 
 
-def _list_for_list(e: dict, f: dict, ctx) -> bool:
-    """A list returned for a list batch (DataLoader's): the batch's own sequence type."""
-    list_in = ctx.case["container"] == "list" and f.get("kind") == "list"
-    return list_in and differs_only_in("kind")(e, f, ctx)
+def _tuple_or_list(e: dict, f: dict, ctx) -> bool:
+    """A list where the reference returns a tuple, or the other way round: the prompt lets
+    the learner return either, whatever sequence the batch came in."""
+    return f.get("kind") in ("list", "tuple") and differs_only_in("kind")(e, f, ctx)
 
 
 def _holds(batch, given: tuple) -> bool:
@@ -995,7 +999,7 @@ class LoadBatch(_Modelled):
         ),
     }
     allow = (
-        Rule("result", _list_for_list),
+        Rule("result", _tuple_or_list),
         Rule("result[*]", differs_only_in("is", "shares")),
         Rule("probe:host busy", _no_later),
         Rule("probe:on the device", _no_later),

@@ -208,6 +208,12 @@ _PROBES = {
         "the incoming gradient after backward (a backward must not change it in place)",
         "反向传播之后传入的梯度（backward 不能原地修改它）",
     ),
+    "interleaved": Text(
+        "the gradients of a first call whose backward runs after a second call on other"
+        " inputs (what backward needs belongs in that call's ctx, not on the Function class)",
+        "第一次调用的梯度，其反向传播在对另一组输入的第二次调用之后才运行"
+        "（backward 需要的东西应存进那次调用的 ctx，而不是 Function 类上）",
+    ),
 }
 
 _CHANGED = {"out": Text("the result", "结果")}
@@ -261,26 +267,41 @@ class _FunctionSpec(Spec):
 
     def build(self, case: dict, device) -> World:
         args, objects = [], {}
+        seed = self.seed + 1000 * case.get("other", 0)
         for k, name in enumerate(self.inputs):
             grad = case.get(f"{name}_grad", case.get("grad"))
-            t, made = _input(self.seed + 10 * k, name, case, grad, self._size(), device)
+            t, made = _input(seed + 10 * k, name, case, grad, self._size(), device)
             args.append(t)
             objects.update(made)
         world = World((*args, *self.arguments(case)), objects, device)
         dtype = getattr(torch, case["dtype"])
-        world.g = uniform(self.seed + 5, *args[0].shape, device=device, dtype=dtype)
+        world.g = uniform(seed + 5, *args[0].shape, device=device, dtype=dtype)
+        world.case = case
         return world
 
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in _TENSORS:
             return {}
         found: dict = {"custom": _custom(value)} if self.custom else {}
+        found["interleaved"] = self._interleaved(world.case, again)
         g_before = _copy(world.g)
         found["grads"] = _backward(value, [world.objects[k] for k in self.inputs], world.g)
         found["grad_out"] = bool(trusted.equal(_copy(world.g), g_before))
         for change in self.changes:
             found[change] = _raised_or_grads(again, change, list(self.inputs))
         return found
+
+    def _interleaved(self, case: dict, again):
+        """Two calls, then the first one's backward: the second call has other inputs (and
+        another setting), so state kept on the Function class instead of ctx shows."""
+        world, first = again()
+        if trusted.type_(first) not in _TENSORS:
+            return None
+        other = {**case, "other": 1}
+        if "arg" in case:
+            other["arg"] = case["arg"] * 2
+        again(other)
+        return _backward(first, [world.objects[k] for k in self.inputs], world.g)
 
     def describe(self, case: dict) -> Text:
         layout = _LAYOUTS[case["layout"]][0]

@@ -440,6 +440,13 @@ _LOSSES = {  # name: (description, loss_fn, whether the target holds class indic
     "cross_entropy_module": ("nn.CrossEntropyLoss()", torch.nn.CrossEntropyLoss(), True),
 }
 
+# What the caller passes on its second call, by whether the target holds class indices: a loss
+# of the same family whose gradients differ from every one above.
+_SECOND_LOSS = {
+    False: torch.nn.MSELoss(reduction="sum"),
+    True: torch.nn.CrossEntropyLoss(label_smoothing=0.2),
+}
+
 
 def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential:
     """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there."""
@@ -779,6 +786,7 @@ class PerSampleGrads(_Spec):
     device: str | None = None
 
     names = {"result": "per_sample_grads(model, loss_fn, x, y)"}
+    between = Text("passed another loss function", "传入了另一个损失函数")
     blame = (
         Rule("model*.grad", None, "SC-5"),
         Rule("result[*", _accumulated, "SC-5"),
@@ -835,6 +843,12 @@ class PerSampleGrads(_Spec):
             y = y.to(dtype)
         args = (model, _LOSSES[case["loss"]][1], x, y)
         return World(args, {"model": model, "x": x, "y": y}, device)
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """Another loss function of the same kind of target: a function transformed (or an
+        optimizer built) around the first call's loss is stale."""
+        model, _, x, y = world.args
+        world.args = (model, _SECOND_LOSS[_LOSSES[case["loss"]][2]], x, y)
 
     def calling(self, world: World, case: dict, fn):
         return _seeded_call(world, self.seed * 31 + 1, trusted.no_grad() if case["outer"] else None)

@@ -61,12 +61,19 @@ def prepare() -> None:
 
 
 def judge(
-    code: str, tests: str, timeout: float = 60.0, memory_mb: int = 2048, salt: int = 0
+    code: str,
+    tests: str,
+    timeout: float = 60.0,
+    memory_mb: int = 2048,
+    salt: int = 0,
+    split: bool = False,
 ) -> Verdict:
     """Run ``code``, then ``tests``, in a forked child: ``timeout`` s, ``memory_mb`` MiB more.
 
     ``salt`` moves the hidden tests' seeds as grading moves them for a submission: other
     salts draw other inputs, so a mutant that survives many is hard to tell from the answer.
+    ``split``: judge as grading does instead of as the learner's kernel does: observe the
+    test cell's checks, round-trip the record through the wire format, judge it.
     """
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -75,7 +82,7 @@ def judge(
     pid = os.fork()
     if pid == 0:  # the child never returns
         os.close(read_end)
-        _child(code, tests, memory_mb, write_end, salt)
+        _child(code, tests, memory_mb, write_end, salt, split)
     os.close(write_end)
     try:
         return _collect(pid, read_end, timeout, start)
@@ -83,11 +90,11 @@ def judge(
         os.close(read_end)
 
 
-def _child(code: str, tests: str, memory_mb: int, channel: int, salt: int) -> None:
+def _child(code: str, tests: str, memory_mb: int, channel: int, salt: int, split: bool) -> None:
     try:
         _quiet()
         _cap_memory(memory_mb)
-        outcome, detail = _run(code, tests, salt)
+        outcome, detail = (_run_split if split else _run)(code, tests, salt)
         os.write(channel, json.dumps([outcome, detail]).encode())
     finally:
         os._exit(0)
@@ -124,6 +131,24 @@ def _run(code: str, tests: str, salt: int) -> tuple[str, str]:
     except BaseException as error:  # noqa: BLE001 - any exception kills the mutant
         return FAILED, f"{type(error).__name__}: {_first_lines(str(error))}"
     return PASSED, ""
+
+
+def _run_split(code: str, tests: str, salt: int) -> tuple[str, str]:
+    import torch
+
+    from autograder.common import protocol
+    from autograder.grader.pipeline.judge import judge_cell
+    from autograder.kernel.observer import observe_cell
+
+    torch.set_num_threads(1)
+    try:
+        observations = observe_cell(["import torch", code], tests, salt=salt)
+        record = {"status": "ok", "observations": observations}
+        protocol.MODE.reset()
+        verdict = judge_cell(tests, protocol.from_bytes(protocol.to_bytes(record)), "en", salt=salt)
+    except BaseException as error:  # noqa: BLE001 - a record that cannot be judged earns nothing
+        return FAILED, f"{type(error).__name__}: {_first_lines(str(error))}"
+    return (PASSED, "") if verdict.passed else (FAILED, _first_lines(verdict.feedback))
 
 
 def _first_lines(text: str, count: int = 3) -> str:
