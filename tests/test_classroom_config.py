@@ -726,6 +726,23 @@ def test_every_server_is_bounded_by_the_classrooms_limits(tmp_path):
     assert config.JupyterHub.spawner_class == "autograder.classroom.spawner.BoundedSpawner"
     spawner = BoundedSpawner(config=config)
     assert spawner.mem_limit == 4 * 1024**3 and spawner.processes == 1024
+    # A learner's server gets one core's time; the instructor's grading uses every core.
+    hook = config.Spawner.pre_spawn_hook
+    for name, cpus in (("alice", 1.0), ("teacher", None), ("chen", 1.0)):
+        spawner = SimpleNamespace(user=SimpleNamespace(name=name), cmd=None, cpu_limit=None)
+        hook(spawner)
+        assert spawner.cpu_limit == cpus, name
+    text = hub_config.render(
+        tmp_path,
+        DEFAULTS,
+        Path(sys.executable).parent,
+        Path(sys.executable),
+        setup.CONFIG_ROOT,
+        "teacher",
+        ["alice"],
+        hub_config.Limits(cpus=0),
+    )
+    assert "LEARNER_CPU_LIMIT = None" in text  # 0: no limit
 
 
 # A learner's code in a bounded server: allocate and touch MiB, or start processes.
@@ -737,6 +754,15 @@ if what == "memory":
     for i in range(0, len(block), 4096):
         block[i] = 1
     print("allocated", flush=True)
+elif what == "cpu":  # two busy processes for ``amount`` tenths of a second: CPU seconds used
+    start, child = time.monotonic(), os.fork()
+    while time.monotonic() - start < amount / 10:
+        pass
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+    used = os.times()
+    print(round(used.user + used.system + used.children_user + used.children_system, 2))
 else:
     children = []
     try:
@@ -796,6 +822,34 @@ def test_a_bounded_server_cannot_take_more_memory_or_processes_than_its_limits(t
     assert run("processes", 5).stdout == "forked all\n"
     forks = run("processes", 100).stdout
     assert forks.startswith("refused BlockingIOError"), forks
+    if cgroups.find_parent().cpu is None:
+        pytest.skip("no cgroup cpu controller here: cpu_limit is not enforced")
+    # Two processes busy for 2 s get 0.1 s of CPU together under a twentieth of a core;
+    # without the quota they get 0.25 s or more even on a machine busy with 8 such.
+    spawner.cpu_limit = 0.05
+    used = float(run("cpu", 20).stdout)
+    assert used < 0.2, used  # the quota's accounting periods end a little late
+
+
+def test_a_cpu_quota_is_written_where_the_machine_has_the_controller(tmp_path):
+    from autograder.grader.sandbox import cgroups
+
+    for version in (1, 2):
+        folders = [tmp_path / f"v{version}-{n}" for n in ("memory", "pids", "cpu")]
+        for folder in folders:
+            folder.mkdir()
+        cpu = folders[2] if version == 1 else folders[0]
+        parent = cgroups.CgroupParent(version, tuple(map(str, folders[: 3 - version])), str(cpu))
+        group = parent.create(1024**3, 64, 1.5)
+        quota = Path(group.folders[-1])
+        if version == 1:
+            assert quota.parent == cpu and len(group.folders) == 3
+            assert (quota / "cpu.cfs_quota_us").read_text() == "150000"
+        else:
+            assert (quota / "cpu.max").read_text() == "150000 100000"
+        uncapped = parent.create(1024**3, 64)  # no cpus: no quota, no cpu hierarchy joined
+        assert len(uncapped.folders) == 3 - version
+        assert not (Path(uncapped.folders[0]) / "cpu.max").exists()
 
 
 def test_torch_compile_caches_stay_in_each_persons_home(tmp_path):

@@ -48,7 +48,9 @@ def _setup(args) -> int:
     listen = hub_config.Listen(args.ip, args.port, args.hub_port, args.proxy_api_port)
     try:
         names = {row.user: row for row in args.listed}
-        limits = hub_config.Limits(args.memory, args.processes, args.tmp_mb, args.home_mb)
+        limits = hub_config.Limits(
+            args.memory, args.processes, args.tmp_mb, args.home_mb, args.cpus
+        )
         classroom = setup.set_up(
             args.folder, args.instructor, learners, listen, args.python, names, limits
         )
@@ -167,6 +169,13 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=hub_config.Limits.processes,
         help="the most processes and threads one person's server runs at once (%(default)s)",
+    )
+    setup.add_argument(
+        "--cpus",
+        type=float,
+        default=hub_config.Limits.cpus,
+        help="the most cores' time one learner's server gets, all its processes together "
+        "(a cgroup cpu quota; the instructor's is not capped); 0: no limit (%(default)s)",
     )
     setup.add_argument("--ip", default="127.0.0.1", help="address the hub listens on (%(default)s)")
     setup.add_argument("--port", type=int, default=8000, help="the hub's port (%(default)s)")

@@ -52,6 +52,9 @@ if os.path.isfile({roster_token!r}):
 c.JupyterHub.spawner_class = "autograder.classroom.spawner.BoundedSpawner"
 c.Spawner.mem_limit = {mem_limit!r}
 c.BoundedSpawner.processes = {processes}
+# A learner's server gets at most this many cores' time (a cgroup cpu quota; None: no
+# limit); the instructor's is not capped, so that grading in their terminal uses every core.
+LEARNER_CPU_LIMIT = {cpus!r}
 # A learner whose home has a fixed size (setup --home-mb, autograder/classroom/disks.py)
 # gets it mounted again, if a reboot ended it, before their server starts.
 c.BoundedSpawner.classroom = {folder_text!r}
@@ -78,7 +81,9 @@ def own_processes_only(spawner):
     (autograder/classroom/own_pids.py; where the machine refuses them, the server runs as
     it is and says so in its log)."""
     wrapper = [{python!r}, "-m", "autograder.classroom.own_pids", "--tmp-mb", "{tmp_mb}", "--"]
-    spawner.cmd = SERVER if spawner.user.name in INSTRUCTORS else wrapper + SERVER
+    instructor = spawner.user.name in INSTRUCTORS
+    spawner.cmd = SERVER if instructor else wrapper + SERVER
+    spawner.cpu_limit = None if instructor else LEARNER_CPU_LIMIT
 
 
 c.Spawner.pre_spawn_hook = own_processes_only
@@ -115,6 +120,7 @@ class Limits:
     processes: int = 1024  # processes and threads (pids.max): torch starts a thread per core
     tmp_mb: int = 1024  # a learner's own /tmp (a tmpfs: counted in memory)
     home_mb: int = 0  # a learner's home of a fixed size (disks.py); 0: homes share the disk
+    cpus: float = 1.0  # cores' time per learner's server (a cpu quota); 0: no limit
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,7 @@ def render(
         mem_limit=limits.memory,
         processes=limits.processes,
         tmp_mb=limits.tmp_mb,
+        cpus=limits.cpus or None,
         config_root=str(config_root),
         env=str(bin_dir.parent),
         path=os.pathsep.join([str(python.parent), str(bin_dir), "/usr/local/bin:/usr/bin:/bin"]),

@@ -12,8 +12,10 @@ in it too), and removes it, ending what is left in it, when the server stops or 
   (the kernel's out-of-memory killer then ends the biggest process of that server, usually
   the kernel that allocated, nobody else's);
 - ``BoundedSpawner.processes``: the most processes and threads at once (``pids.max``);
-- ``Spawner.cpu_limit``: torch's threads in each kernel (``OMP_NUM_THREADS``), one where
-  it is not set. A class shares the cores, and an OpenMP thread waiting for a core another
+- ``Spawner.cpu_limit``: the most cores' time the server's processes get together (the
+  group's cpu quota, where the machine has the cpu controller; else the hub's log says it
+  is not enforced), and torch's threads in each kernel (``OMP_NUM_THREADS``), one where it
+  is not set. A class shares the cores, and an OpenMP thread waiting for a core another
   kernel holds spins: on a busy 2-core machine one small BatchNorm took 45 times as long
   with two threads per kernel as with one.
 
@@ -66,14 +68,21 @@ class BoundedSpawner(LocalProcessSpawner):
 
     def _limited(self) -> cgroups.Cgroup | None:
         """A new group with this server's limits, or None (and why, in the log)."""
-        if not self.mem_limit and not self.processes:
+        if not self.mem_limit and not self.processes and not self.cpu_limit:
             return None
         parent = cgroups.find_parent()
         if isinstance(parent, str):
             self.log.warning("%s's server starts without limits: %s", self.user.name, parent)
             return None
+        if self.cpu_limit and parent.cpu is None:
+            self.log.warning(
+                "%s's server: cpu_limit %s is not enforced: no cgroup cpu controller here",
+                self.user.name,
+                self.cpu_limit,
+            )
         try:
-            return parent.create(self.mem_limit or UNBOUNDED, self.processes or UNBOUNDED)
+            memory, processes = self.mem_limit or UNBOUNDED, self.processes or UNBOUNDED
+            return parent.create(memory, processes, self.cpu_limit or None)
         except OSError as error:
             self.log.warning("%s's server starts without limits: %s", self.user.name, error)
             return None
@@ -109,10 +118,11 @@ class BoundedSpawner(LocalProcessSpawner):
         self._group = self._limited()
         if self._group is not None:
             self.log.info(
-                "%s's server: at most %s bytes of memory and %s processes, in %s",
+                "%s's server: at most %s bytes of memory, %s processes and %s cores, in %s",
                 self.user.name,
                 self.mem_limit or "unlimited",
                 self.processes or "unlimited",
+                self.cpu_limit or "all",
                 self._group.folders[0],
             )
         try:

@@ -7,6 +7,10 @@ hierarchy has the ``memory`` and ``pids`` controllers (``memory.max``,
 hierarchy, ``pids.max`` in the pids hierarchy). Groups are made below the
 grader's own cgroup, or below the nearest ancestor it may write to, so that a
 delegated subtree (root, or a cgroup ``chown``-ed to the grading user) works.
+
+A group may also get a share of the cores (a classroom's ``cpu_limit``): ``cpu.max``
+(v2) or ``cpu.cfs_quota_us`` (v1, the cpu hierarchy), where the machine has the cpu
+controller; ``CgroupParent.cpu`` says whether it has.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONTROLLERS = ("memory", "pids")
+OPTIONAL = ("cpu",)  # used where the machine has it
 PREFIX = "course-grade-"
+PERIOD_US = 100_000  # the scheduler's accounting period for a cpu quota
 
 
 @dataclass(frozen=True)
@@ -85,26 +91,37 @@ class CgroupParent:
 
     version: int
     folders: tuple[str, ...]  # v2: (parent,); v1: (memory parent, pids parent)
+    cpu: str | None = None  # where a cpu quota is written: v2 the parent, v1 the cpu parent
 
-    def create(self, memory_bytes: int, processes: int) -> Cgroup:
-        """A new group with these limits; raises OSError where the machine refuses."""
+    def create(self, memory_bytes: int, processes: int, cpus: float | None = None) -> Cgroup:
+        """A new group with these limits, and at most ``cpus`` cores' time where given and
+        the parent has the cpu controller; raises OSError where the machine refuses."""
         name = PREFIX + uuid.uuid4().hex[:12]
+        parents = list(self.folders)
+        if cpus and self.cpu is not None and self.version == 1:
+            parents.append(self.cpu)  # v1: one more hierarchy to join
         made: list[str] = []
         try:
-            for parent in self.folders:
+            for parent in parents:
                 folder = Path(parent) / name
                 folder.mkdir()
                 made.append(str(folder))
+            quota = f"{max(1000, round(cpus * PERIOD_US))}" if cpus else ""
             if self.version == 2:
-                (folder,) = (Path(f) for f in made)
+                folder = Path(made[0])
                 _write(folder / "memory.max", str(memory_bytes), required=True)
                 _write(folder / "memory.swap.max", "0")
                 _write(folder / "pids.max", str(processes), required=True)
+                if quota and self.cpu is not None:
+                    _write(folder / "cpu.max", f"{quota} {PERIOD_US}", required=True)
             else:
-                memory, pids = (Path(f) for f in made)
+                memory, pids = Path(made[0]), Path(made[1])
                 _write(memory / "memory.limit_in_bytes", str(memory_bytes), required=True)
                 _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
                 _write(pids / "pids.max", str(processes), required=True)
+                if len(made) == 3:
+                    _write(Path(made[2]) / "cpu.cfs_period_us", str(PERIOD_US), required=True)
+                    _write(Path(made[2]) / "cpu.cfs_quota_us", quota, required=True)
         except OSError:
             for folder in made:
                 try:
@@ -123,7 +140,8 @@ def find_parent() -> CgroupParent | str:
     if unified and "0" in own:
         parent = _v2_parent(Path(unified), own["0"])
         if parent:
-            return _checked(CgroupParent(2, (str(parent),)))
+            cpu = str(parent) if "cpu" in _read(parent / "cgroup.subtree_control").split() else None
+            return _checked(CgroupParent(2, (str(parent),), cpu))
     memory, pids = mounts.get("memory"), mounts.get("pids")
     if memory and pids and "memory" in own and "pids" in own:
         folders = tuple(
@@ -131,7 +149,11 @@ def find_parent() -> CgroupParent | str:
             for mount, controller in ((memory, "memory"), (pids, "pids"))
         )
         if all(os.access(f, os.W_OK) for f in folders):
-            return _checked(CgroupParent(1, folders))
+            cpu = None
+            if "cpu" in mounts and "cpu" in own:
+                cpu = str(Path(mounts["cpu"]) / own["cpu"].lstrip("/"))
+                cpu = cpu if os.access(cpu, os.W_OK) else None
+            return _checked(CgroupParent(1, folders, cpu))
     uid = os.getuid()
     return (
         "no cgroup with the memory and pids controllers that this user "
@@ -161,7 +183,9 @@ def _v2_parent(mount: Path, own: str) -> Path | None:
         ):
             enabled = set(_read(folder / "cgroup.subtree_control").split())
             if folder == mount and not wanted <= enabled:  # the root may always enable them
+                extra = set(OPTIONAL) & set(_read(folder / "cgroup.controllers").split())
                 _write(folder / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
+                _write(folder / "cgroup.subtree_control", " ".join(f"+{c}" for c in extra))
                 enabled = set(_read(folder / "cgroup.subtree_control").split())
             if wanted <= enabled:
                 return folder
@@ -182,7 +206,7 @@ def _mounts() -> dict[str, str]:
             found.setdefault("cgroup2", fields[4])
         elif after[0] == "cgroup":
             for option in after[2].split(","):
-                if option in CONTROLLERS:
+                if option in CONTROLLERS + OPTIONAL:
                     found.setdefault(option, fields[4])
     return found
 
@@ -195,7 +219,7 @@ def _own_cgroups() -> dict[str, str]:
         if number == "0" and not controllers:
             own["0"] = path
         for controller in controllers.split(","):
-            if controller in CONTROLLERS:
+            if controller in CONTROLLERS + OPTIONAL:
                 own[controller] = path
     return own
 
