@@ -12,9 +12,13 @@ sees the scores in the formgrader and grades the written answer there by hand, w
 feedback and releases it (terminal);
 the learners fetch it in the panel, and the test reads it: scores, the named
 misconception, no hidden tests. Learners must not read each other's work or the
-instructor's course. The Chinese learner's JupyterLab runs with the Chinese language
-pack and fetches and submits the Chinese notebook. One run, kept lean: the suite must
-stay fast. On failure the pages' screenshots land in test-artifacts/classroom/.
+instructor's course. While bob validates, alice's terminal keeps allocating past her
+server's memory limit and filling her /tmp: her commands stop at the limits, his Validate
+completes. Alice then plants links in her own name to bob's submission and to the
+instructor's source/; the formgrader's Collect button refuses both and keeps her own work.
+The Chinese learner's JupyterLab runs with the Chinese language pack and fetches and
+submits the Chinese notebook. One run, kept lean: the suite must stay fast. On failure
+the pages' screenshots land in test-artifacts/classroom/.
 """
 
 from __future__ import annotations
@@ -58,6 +62,16 @@ SKIPPED_EXERCISE = "ex7_to_device"
 HIDDEN_TEST_MARKS = ("BEGIN HIDDEN TESTS", "seed=505")  # seed=505: only in a hidden test
 VALIDATE_TIMEOUT_S = 300
 PYTHON = Path(sys.executable)
+# Small limits, so that alice's commands reach them at once (setup's defaults: 4G, 1024 MiB).
+LIMITS = ("--memory", "2G", "--tmp-mb", "256")
+STOP = ".stop-hogging"  # in alice's home: her terminal's loop ends when root makes it
+# Alice's terminal, over and over until STOP exists: allocate past her memory limit (the
+# out-of-memory killer ends that command: status 137), fill her /tmp (no space left).
+HOG = (
+    f"while [ ! -e ~/{STOP} ]; do "
+    "python -c 'b = bytearray(3 * 1024**3); b[::4096] = bytes(len(b[::4096]))'; "
+    "echo __BOMB__$?; head -c 400M /dev/zero > /tmp/fill; rm -f /tmp/fill; sleep 1; done"
+)
 
 
 @pytest.fixture(scope="module")
@@ -210,15 +224,41 @@ class Person:
     def terminal(self, command: str, timeout_s: float = 300) -> str:
         """Run ``command`` in a new terminal of this person's JupyterLab, as typed there;
         return what the terminal showed. Fails unless the command exits 0."""
+        args = [f"/user/{self.name}/", self._xsrf(), command, timeout_s]
+        shown = self.page.evaluate(_TERMINAL_JS, args)
+        done = re.search(r"__DONE__(\d+)", shown)
+        assert done and done[1] == "0", shown[-3000:]
+        return shown
+
+    def _xsrf(self) -> str:
         (xsrf,) = [
             c["value"]
             for c in self.context.cookies()
             if c["name"] == "_xsrf" and c["path"].rstrip("/") == f"/user/{self.name}"
         ]
-        shown = self.page.evaluate(_TERMINAL_JS, [f"/user/{self.name}/", xsrf, command, timeout_s])
-        done = re.search(r"__DONE__(\d+)", shown)
-        assert done and done[1] == "0", shown[-3000:]
-        return shown
+        return xsrf
+
+    def start_terminal(self, command: str, timeout_s: float = 900) -> None:
+        """Start ``command`` in a new terminal of this person's JupyterLab and return at once;
+        ``finish_terminal`` waits for what it showed."""
+        self.page.evaluate(
+            "([run, args]) => { window.courseTerminal = eval(run)(args); }",
+            [_TERMINAL_JS, [f"/user/{self.name}/", self._xsrf(), command, timeout_s]],
+        )
+
+    def finish_terminal(self) -> str:
+        """What the terminal ``start_terminal`` opened showed, once its command exited."""
+        return self.page.evaluate("() => window.courseTerminal")
+
+    def collect(self, timeout_s: float = 300) -> tuple[str, str]:
+        """Manage Assignments → the lesson's Collect button; the answer's dialog: its id
+        (success-modal or error-modal) and its text, the collect log included."""
+        self.page.goto(self.url("formgrader/manage_assignments"))
+        row = self.page.locator("tr", has_text=LESSON).first
+        row.locator(".collect a").click()
+        modal = self.page.locator("#success-modal, #error-modal")
+        modal.wait_for(timeout=timeout_s * 1000)
+        return modal.get_attribute("id") or "", modal.text_content() or ""
 
     def autograde(self, student: str, timeout_s: float = 900) -> tuple[str, str]:
         """Manage Submissions → the learner's Autograde button; the answer's dialog: its id
@@ -313,12 +353,15 @@ def _hand_grade(instructor: Person, course: Path, student: str, grade_id: str, p
 
 
 def _exported(course: Path) -> dict[str, dict]:
-    """``course-grade export`` (as root); its rows by learner."""
+    """``course-grade export`` (as root); its rows by learner, without the rows of the
+    submissions collect refused (status "refused": alice's planted links)."""
     import csv
 
     _course_grade("export", str(course), LESSON)
     with open(course / "grading" / f"{LESSON}.csv", encoding="utf-8") as handle:
-        return {row["student"]: row for row in csv.DictReader(handle)}
+        rows = list(csv.DictReader(handle))
+    assert any(row["status"] == "refused" for row in rows), rows  # listed for the instructor
+    return {row["student"]: row for row in rows if row["status"] != "refused"}
 
 
 def _formgrader_course(instructor: Person, opened: str) -> str:
@@ -383,6 +426,19 @@ print(json.dumps(seen))
 """
 
 
+# Run as a learner: links in her own name, newer than her submission, to each target
+# (argv: inbound, lesson, timestamp, targets); print their names.
+_PLANT = """
+import json, os, sys
+inbound, lesson, stamp, *targets = sys.argv[1:]
+names = []
+for i, target in enumerate(targets):
+    names.append(f"{os.environ['USER']}+{lesson}+{stamp}+link{i}")
+    os.symlink(target, os.path.join(inbound, names[-1]))
+print(json.dumps(names))
+"""
+
+
 def _what_user_can_read(name: str, paths: list[Path], python: str) -> dict[str, str]:
     result = as_user(name, [python, "-c", _PROBE, *map(str, paths)], cwd=Path("/"))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -410,7 +466,7 @@ def test_a_term_in_the_classroom(browser, record_property):
     people: dict[str, Person] = {}
     try:
         with (
-            classroom("classroom", teacher, [alice, bob], [chen], ARTIFACTS) as made,
+            classroom("classroom", teacher, [alice, bob], [chen], ARTIFACTS, LIMITS) as made,
             _screenshots_on_failure(people),
         ):
             folder, room, python = made.folder, made.room, made.python
@@ -454,10 +510,19 @@ def test_a_term_in_the_classroom(browser, record_property):
                     learner.fetch()
                     learner.answer(answers)
                     validated[name] = learner.submit()
+                    if name == alice:  # she hogs her server while bob works and validates
+                        learner.start_terminal(HOG)
                 # Validate passes the complete answer and names the wrong answer's misconception.
                 assert "Check failed" not in validated[alice], validated[alice]
                 assert "You did not provide a response" not in validated[alice], validated[alice]
                 assert WRONG_ID in validated[bob] and "Check failed" in validated[bob]
+                # Alice's commands stopped at her limits, every time, and her server lives.
+                (made.home(alice) / STOP).touch()
+                hogged = people[alice].finish_terminal()
+                bombs = re.findall(r"__BOMB__(\d+)", hogged)
+                assert bombs and set(bombs) == {"137"}, hogged[-3000:]  # the OOM killer's SIGKILL
+                assert "No space left on device" in hogged and "__DONE__0" in hogged, hogged[-3000:]
+                assert people[alice].contents(NOTEBOOK)["cells"]
 
                 # The Chinese course: JupyterLab in Chinese, the Chinese notebook.
                 learner = people[chen] = Person(browser, base, chen, password[chen])
@@ -499,6 +564,32 @@ def test_a_term_in_the_classroom(browser, record_property):
                 assert (refused["username"], refused["owner"]) == (bob, alice)
                 instructor.terminal(f"cd ~/{zh.name} && nbgrader collect {LESSON}")
                 assert (zh / "submitted" / chen / LESSON / f"{LESSON}.ipynb").is_file()
+
+                # Alice files bob's submission and the instructor's source/ as her own newer
+                # work, as links in her name; the formgrader's Collect button (an update)
+                # refuses and lists both, and her collected notebook stays her own.
+                collected = en / "submitted" / alice / LESSON
+                hers = (collected / f"{LESSON}.ipynb").read_bytes()
+                inbound = room / "exchange" / en.name / "inbound"
+                (bobs,) = [
+                    path
+                    for path in inbound.glob(f"{bob}+*")
+                    if path.stat().st_uid == pwd.getpwnam(bob).pw_uid
+                ]
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime(time.time() + 60))
+                plant = [python, "-c", _PLANT, str(inbound), LESSON, stamp]
+                planted = as_user(
+                    alice, [*plant, str(bobs), str(en / "source" / LESSON)], cwd=Path("/")
+                )
+                assert planted.returncode == 0, planted.stderr[-2000:]
+                shown, said = instructor.collect()
+                assert shown == "success-modal", said[-3000:]
+                for link in json.loads(planted.stdout):
+                    assert f"Refused {link}" in said, said[-3000:]
+                assert (collected / f"{LESSON}.ipynb").read_bytes() == hers
+                assert not [path for path in collected.rglob("*") if path.is_symlink()]
+                listed = json.loads((en / "grading/refused" / f"{LESSON}.json").read_text())
+                assert set(json.loads(planted.stdout)) <= {item["filename"] for item in listed}
                 scheduler = free_port()
                 cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster", str(room)]
                 cluster += ["--workers", "1", "--port", str(scheduler)]
