@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from processes import free_port, skip_where_others_cannot_enter, stop_group, venv_env
+from processes import free_port, stop_group, venv_env
 
 from autograder.classroom.setup import INSTRUCTOR_ONLY
 
@@ -185,7 +185,8 @@ def skip_unless_a_classroom_can_run() -> None:
     if shutil.which("useradd") is None:
         pytest.skip("no useradd on this machine")
     pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (the classroom extra)")
-    skip_where_others_cannot_enter()
+    # A checkout only root may enter (a clone in /root) needs nothing more: setup shows it to
+    # the classroom's users through a read-only bind, as for an instructor (reach.py).
 
 
 def _remove(folder: Path) -> None:
@@ -226,6 +227,16 @@ class Classroom:
         run this one)."""
         bridged = self.room / "python" / "bin" / "python"
         return str(bridged if bridged.is_file() else PYTHON)
+
+    @property
+    def env(self) -> Path:
+        """The course environment as the classroom's users reach it: the hub's JUPYTER_PATH
+        names it (a bind inside the classroom where the checkout lies in a private folder)."""
+        import re
+
+        config = (self.room / "hub" / "jupyterhub_config.py").read_text(encoding="utf-8")
+        (found,) = re.findall(r"\"JUPYTER_PATH\": '([^']+)' \+ \"/share/jupyter\"", config)
+        return Path(found)
 
     def home(self, name: str) -> Path:
         return self.room / "home" / name

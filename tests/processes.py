@@ -53,15 +53,16 @@ def folder_others_cannot_enter() -> Path | None:
 
 
 def skip_where_others_cannot_enter() -> None:
-    """Skip a test that starts a real classroom where its users could not run the environment."""
+    """Skip a test that lets another user run the environment where it lies, without the
+    read-only bind of the checkout that `course-classroom setup` makes (reach.py)."""
     import pytest
 
     blocked = folder_others_cannot_enter()
     if blocked is not None:
         pytest.skip(
-            f"skipped: the classroom's users must run the course's Python environment, but other "
-            f"users may not enter {blocked}; clone the course where they can (course-classroom "
-            "refuses such a set-up with the same reason)"
+            f"skipped: other users may not enter {blocked}, and this test runs the course's "
+            "environment where it lies (course-classroom setup shows such a checkout through "
+            "a bind mount, tested in test_classroom_private_checkout)"
         )
 
 

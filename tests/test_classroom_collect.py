@@ -386,7 +386,7 @@ def test_classroom_collect_with_real_learners(tmp_path):
         shutil.rmtree(en / owned.REFUSED)
         port, token = free_port(), secrets.token_hex(16)
         account = pwd.getpwnam(teacher)
-        env_root = Path(sys.executable).parent.parent
+        env_root = made.env  # the environment as the instructor reaches it
         environment = {
             "PATH": f"{Path(python).parent}:{Path(sys.executable).parent}:/usr/bin:/bin",
             "HOME": account.pw_dir,
