@@ -14,8 +14,10 @@ the learners fetch it in the panel, and the test reads it: scores, the named
 misconception, no hidden tests. Learners must not read each other's work or the
 instructor's course. While bob validates, alice's terminal keeps allocating past her
 server's memory limit and filling her /tmp: her commands stop at the limits, his Validate
-completes. Alice then plants links in her own name to bob's submission and to the
-instructor's source/; the formgrader's Collect button refuses both and keeps her own work.
+completes. Alice then plants, in her own name, every form of another one's work that
+test_classroom_collect plants (links to bob's submission and to the instructor's source/, a
+hard link, bob's file in her folder…); the formgrader's Collect button refuses each and
+keeps her own work.
 The Chinese learner's JupyterLab runs with the Chinese language pack and fetches and
 submits the Chinese notebook. One run, kept lean: the suite must stay fast. On failure
 the pages' screenshots land in test-artifacts/classroom/.
@@ -354,7 +356,7 @@ def _hand_grade(instructor: Person, course: Path, student: str, grade_id: str, p
 
 def _exported(course: Path) -> dict[str, dict]:
     """``course-grade export`` (as root); its rows by learner, without the rows of the
-    submissions collect refused (status "refused": alice's planted links)."""
+    submissions collect refused (status "refused": what alice planted)."""
     import csv
 
     _course_grade("export", str(course), LESSON)
@@ -423,19 +425,6 @@ for path in sys.argv[1:]:
     except OSError as error:
         seen[path] = type(error).__name__
 print(json.dumps(seen))
-"""
-
-
-# Run as a learner: links in her own name, newer than her submission, to each target
-# (argv: inbound, lesson, timestamp, targets); print their names.
-_PLANT = """
-import json, os, sys
-inbound, lesson, stamp, *targets = sys.argv[1:]
-names = []
-for i, target in enumerate(targets):
-    names.append(f"{os.environ['USER']}+{lesson}+{stamp}+link{i}")
-    os.symlink(target, os.path.join(inbound, names[-1]))
-print(json.dumps(names))
 """
 
 
@@ -565,9 +554,13 @@ def test_a_term_in_the_classroom(browser, record_property):
                 instructor.terminal(f"cd ~/{zh.name} && nbgrader collect {LESSON}")
                 assert (zh / "submitted" / chen / LESSON / f"{LESSON}.ipynb").is_file()
 
-                # Alice files bob's submission and the instructor's source/ as her own newer
-                # work, as links in her name; the formgrader's Collect button (an update)
-                # refuses and lists both, and her collected notebook stays her own.
+                # Alice files what is not hers as her own newer work, in her name, in every
+                # form test_classroom_collect plants (links to bob's submission, to the
+                # instructor's source/, to a file, a link inside a folder, a hard link, bob's
+                # file in her folder, a FIFO, an unreadable folder): the formgrader's Collect
+                # button (an update) refuses and lists each, and her collected work stays hers.
+                from test_classroom_collect import _PLANT
+
                 collected = en / "submitted" / alice / LESSON
                 hers = (collected / f"{LESSON}.ipynb").read_bytes()
                 inbound = room / "exchange" / en.name / "inbound"
@@ -576,20 +569,28 @@ def test_a_term_in_the_classroom(browser, record_property):
                     for path in inbound.glob(f"{bob}+*")
                     if path.stat().st_uid == pwd.getpwnam(bob).pw_uid
                 ]
-                stamp = time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime(time.time() + 60))
+                stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() + 3600))
+                source, file = en / "source" / LESSON, bobs / f"{LESSON}.ipynb"
                 plant = [python, "-c", _PLANT, str(inbound), LESSON, stamp]
-                planted = as_user(
-                    alice, [*plant, str(bobs), str(en / "source" / LESSON)], cwd=Path("/")
+                made_links = as_user(alice, [*plant, str(bobs), str(source), str(file)], Path("/"))
+                assert made_links.returncode == 0, made_links.stderr[-2000:]
+                planted = json.loads(made_links.stdout)
+                # the hard link as only root can make it (protected_hardlinks), bob's file
+                os.link(made.home(bob) / NOTEBOOK, inbound / planted["hard link"] / file.name)
+                theirs = inbound / planted["other owner"] / file.name
+                wrote = as_user(
+                    bob, [python, "-c", f"open({str(theirs)!r}, 'w').write('b')"], Path("/")
                 )
-                assert planted.returncode == 0, planted.stderr[-2000:]
+                assert wrote.returncode == 0, wrote.stderr[-2000:]
                 shown, said = instructor.collect()
                 assert shown == "success-modal", said[-3000:]
-                for link in json.loads(planted.stdout):
-                    assert f"Refused {link}" in said, said[-3000:]
+                for form, name in planted.items():
+                    assert f"Refused {name}" in said, (form, said[-3000:])
                 assert (collected / f"{LESSON}.ipynb").read_bytes() == hers
-                assert not [path for path in collected.rglob("*") if path.is_symlink()]
+                for path in collected.rglob("*"):
+                    assert not path.is_symlink() and path.stat().st_nlink == 1, path
                 listed = json.loads((en / "grading/refused" / f"{LESSON}.json").read_text())
-                assert set(json.loads(planted.stdout)) <= {item["filename"] for item in listed}
+                assert set(planted.values()) <= {item["filename"] for item in listed}
                 scheduler = free_port()
                 cluster = [str(PYTHON), "-m", "autograder.classroom.cli", "cluster", str(room)]
                 cluster += ["--workers", "1", "--port", str(scheduler)]
