@@ -557,9 +557,9 @@ def test_a_term_in_the_classroom(browser, record_property):
                 # Alice files what is not hers as her own newer work, in her name, in every
                 # form test_classroom_collect plants (links to bob's submission, to the
                 # instructor's source/, to a file, a link inside a folder, a hard link, bob's
-                # file in her folder, a FIFO, an unreadable folder): the formgrader's Collect
-                # button (an update) refuses and lists each, and her collected work stays hers.
-                from test_classroom_collect import _PLANT
+                # file in her folder, an unreadable folder): the formgrader's Collect button
+                # (an update) refuses and lists each, and her collected work stays hers.
+                from test_classroom_collect import plant_every_form
 
                 collected = en / "submitted" / alice / LESSON
                 hers = (collected / f"{LESSON}.ipynb").read_bytes()
@@ -569,19 +569,7 @@ def test_a_term_in_the_classroom(browser, record_property):
                     for path in inbound.glob(f"{bob}+*")
                     if path.stat().st_uid == pwd.getpwnam(bob).pw_uid
                 ]
-                stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() + 3600))
-                source, file = en / "source" / LESSON, bobs / f"{LESSON}.ipynb"
-                plant = [python, "-c", _PLANT, str(inbound), LESSON, stamp]
-                made_links = as_user(alice, [*plant, str(bobs), str(source), str(file)], Path("/"))
-                assert made_links.returncode == 0, made_links.stderr[-2000:]
-                planted = json.loads(made_links.stdout)
-                # the hard link as only root can make it (protected_hardlinks), bob's file
-                os.link(made.home(bob) / NOTEBOOK, inbound / planted["hard link"] / file.name)
-                theirs = inbound / planted["other owner"] / file.name
-                wrote = as_user(
-                    bob, [python, "-c", f"open({str(theirs)!r}, 'w').write('b')"], Path("/")
-                )
-                assert wrote.returncode == 0, wrote.stderr[-2000:]
+                planted = plant_every_form(made, alice, bobs, en / "source" / LESSON, bob)
                 shown, said = instructor.collect()
                 assert shown == "success-modal", said[-3000:]
                 for form, name in planted.items():

@@ -269,6 +269,32 @@ print(json.dumps(names))
 """
 
 
+def plant_every_form(made, learner: str, others: Path, source: Path, other: str) -> dict[str, str]:
+    """In a real classroom ``made``, each form of _PLANT in ``learner``'s name, newer than
+    her work: ``others`` is another learner's submission in the inbound (its notebook the
+    file target), ``source`` the instructor's source/ of the lesson; the hard link made by
+    root (protected_hardlinks keeps a learner from it) to ``other``'s fetched notebook, and
+    ``other`` writes his file in the learner's open folder. The planted names, by form."""
+    import time
+
+    from classroom_hub import as_user
+
+    inbound, lesson = others.parent, source.name
+    notebook = f"{lesson}.ipynb"
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() + 3600))
+    targets = [str(others), str(source), str(others / notebook)]
+    argv = [made.python, "-c", _PLANT, str(inbound), lesson, stamp, *targets]
+    made_links = as_user(learner, argv, cwd=made.home(learner))
+    assert made_links.returncode == 0, made_links.stderr[-3000:]
+    planted = json.loads(made_links.stdout)
+    os.link(made.home(other) / lesson / notebook, inbound / planted["hard link"] / notebook)
+    theirs = inbound / planted["other owner"] / notebook
+    argv = [made.python, "-c", f"open({str(theirs)!r}, 'w').write('bob')"]
+    wrote = as_user(other, argv, cwd=made.home(other))
+    assert wrote.returncode == 0, wrote.stderr[-3000:]
+    return planted
+
+
 def _inbound_of(room: Path, course: str, who: str) -> Path:
     (found,) = (room / "exchange" / course / "inbound").glob(f"{who}+*")
     return found
@@ -338,27 +364,7 @@ def test_classroom_collect_with_real_learners(tmp_path):
             run(learner, "-m", "nbgrader", "submit", lesson, cwd=home)
         bobs = _inbound_of(room, course, bob)
         alices = _inbound_of(room, course, alice)
-        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() + 3600))
-        planted = json.loads(
-            run(
-                alice,
-                "-c",
-                _PLANT,
-                str(bobs.parent),
-                lesson,
-                stamp,
-                str(bobs),
-                str(en / "source" / lesson),
-                str(bobs / notebook),
-                cwd=made.home(alice),
-            )
-        )
-        inbound = bobs.parent
-        # A hard link to bob's file (protected_hardlinks keeps alice from making it: root does)
-        os.link(made.home(bob) / lesson / notebook, inbound / planted["hard link"] / notebook)
-        # bob writes his file in alice's open folder: a folder whose file another user owns
-        theirs = inbound / planted["other owner"] / notebook
-        run(bob, "-c", f"open({str(theirs)!r}, 'w').write('bob')", cwd=made.home(bob))
+        planted = plant_every_form(made, alice, bobs, en / "source" / lesson, bob)
         own = (alices / notebook).read_bytes()
         secret = (en / "source" / lesson / notebook).read_bytes()
 

@@ -18,9 +18,10 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.classroom import accounts, cluster, hub_config, passwords, setup
 
 DEFAULTS = hub_config.Listen()
+DEFAULT_LIMITS = hub_config.Limits()
 
 
-def _load(tmp_path: Path, listen=DEFAULTS):
+def _load(tmp_path: Path, listen=DEFAULTS, limits=DEFAULT_LIMITS):
     text = hub_config.render(
         tmp_path,
         listen,
@@ -29,6 +30,7 @@ def _load(tmp_path: Path, listen=DEFAULTS):
         setup.CONFIG_ROOT,
         "teacher",
         ["alice", "chen"],
+        limits,
     )
     (tmp_path / "jupyterhub_config.py").write_text(text, encoding="utf-8")
     return PyFileConfigLoader("jupyterhub_config.py", path=str(tmp_path)).load_config()
@@ -727,22 +729,16 @@ def test_every_server_is_bounded_by_the_classrooms_limits(tmp_path):
     spawner = BoundedSpawner(config=config)
     assert spawner.mem_limit == 4 * 1024**3 and spawner.processes == 1024
     # A learner's server gets one core's time; the instructor's grading uses every core.
-    hook = config.Spawner.pre_spawn_hook
-    for name, cpus in (("alice", 1.0), ("teacher", None), ("chen", 1.0)):
+    uncapped = _load(tmp_path, limits=hub_config.Limits(cpus=0))  # 0: no limit
+    for name, cpus, loaded in (
+        ("alice", 1.0, config),
+        ("teacher", None, config),
+        ("chen", 1.0, config),
+        ("alice", None, uncapped),
+    ):
         spawner = SimpleNamespace(user=SimpleNamespace(name=name), cmd=None, cpu_limit=None)
-        hook(spawner)
+        loaded.Spawner.pre_spawn_hook(spawner)
         assert spawner.cpu_limit == cpus, name
-    text = hub_config.render(
-        tmp_path,
-        DEFAULTS,
-        Path(sys.executable).parent,
-        Path(sys.executable),
-        setup.CONFIG_ROOT,
-        "teacher",
-        ["alice"],
-        hub_config.Limits(cpus=0),
-    )
-    assert "LEARNER_CPU_LIMIT = None" in text  # 0: no limit
 
 
 # A learner's code in a bounded server: allocate and touch MiB, or start processes.

@@ -97,8 +97,9 @@ class CgroupParent:
         """A new group with these limits, and at most ``cpus`` cores' time where given and
         the parent has the cpu controller; raises OSError where the machine refuses."""
         name = PREFIX + uuid.uuid4().hex[:12]
+        quota = f"{max(1000, round(cpus * PERIOD_US))}" if cpus and self.cpu is not None else ""
         parents = list(self.folders)
-        if cpus and self.cpu is not None and self.version == 1:
+        if quota and self.version == 1:
             parents.append(self.cpu)  # v1: one more hierarchy to join
         made: list[str] = []
         try:
@@ -106,20 +107,19 @@ class CgroupParent:
                 folder = Path(parent) / name
                 folder.mkdir()
                 made.append(str(folder))
-            quota = f"{max(1000, round(cpus * PERIOD_US))}" if cpus else ""
             if self.version == 2:
                 folder = Path(made[0])
                 _write(folder / "memory.max", str(memory_bytes), required=True)
                 _write(folder / "memory.swap.max", "0")
                 _write(folder / "pids.max", str(processes), required=True)
-                if quota and self.cpu is not None:
+                if quota:
                     _write(folder / "cpu.max", f"{quota} {PERIOD_US}", required=True)
             else:
                 memory, pids = Path(made[0]), Path(made[1])
                 _write(memory / "memory.limit_in_bytes", str(memory_bytes), required=True)
                 _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
                 _write(pids / "pids.max", str(processes), required=True)
-                if len(made) == 3:
+                if quota:
                     _write(Path(made[2]) / "cpu.cfs_period_us", str(PERIOD_US), required=True)
                     _write(Path(made[2]) / "cpu.cfs_quota_us", quota, required=True)
         except OSError:
