@@ -164,3 +164,16 @@ def test_self_check_report_prints_a_summary_in_the_chosen_language():
     assert "Self-check: 0/1" in repr(report)
     set_language("zh")
     assert "自测：0/1" in repr(report) and "无法运行" in repr(report)
+
+
+def test_while_grading_the_self_check_points_to_the_graded_cells_and_runs_nothing(monkeypatch):
+    """In a kernel course-grade runs, every test cell above has already run its checks and
+    the grade is the judge's: the self-check says so instead of running them all again."""
+    called = []
+    monkeypatch.setenv("COURSE_GRADING", "1")
+    report = run_self_check([EXAMPLE], {"double": lambda x: called.append(x)})
+    assert called == [] and list(report) == []
+    assert repr(report).startswith("Self-check: not run again while grading")
+    set_language("zh")
+    assert repr(report).startswith("自测：评分时不再重复运行")
+    assert "自测：评分时不再重复运行" in report._repr_html_()

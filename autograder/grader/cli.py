@@ -89,13 +89,6 @@ def _grade(args) -> int:
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
-    probe = None
-    if not args.scheduler:  # Dask workers confine with their own paths and cgroup
-        from autograder.grader.sandbox import probe as start_up
-
-        probe = start_up.start(
-            confinement, parent if isinstance(parent, cgroups.CgroupParent) else None
-        )
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [
@@ -124,7 +117,7 @@ def _grade(args) -> int:
     )
     try:
         results = runner.run(
-            tasks, args.workers, args.scheduler, args.tls, probe.result if probe else lambda: None
+            tasks, args.workers, args.scheduler, args.tls, probe=not args.scheduler
         )
     except runner.NotReady as refused:
         print(

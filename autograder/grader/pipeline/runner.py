@@ -6,6 +6,7 @@ the course package are imported once per worker, not once per submission.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import time
@@ -49,12 +50,6 @@ class NotReady(RuntimeError):
     """Grading cannot work here (the start-up probe says why); nothing was graded."""
 
 
-def _wait_until(ready: Callable[[], str | None]) -> None:
-    problem = ready()
-    if problem:
-        raise NotReady(problem)
-
-
 def _started() -> None:
     """Nothing: submitted once per worker so that every worker starts (and warms) now."""
 
@@ -63,27 +58,30 @@ def run_local(
     tasks: list[Task],
     workers: int,
     on_done: Callable[[list[GradeRecord]], None],
-    ready: Callable[[], str | None] = lambda: None,
+    probe: bool = True,
 ):
     """Grade tasks in a pool of long-lived worker processes.
 
-    The workers start, import and start their zygotes (``worker.warm``) while ``ready``
-    decides whether grading can work here; no task is handed out before it has said so.
+    The workers are forked from this process once it has imported what grading needs, and
+    start their zygotes (``worker.warm``); with ``probe``, one of them runs the start-up
+    probe with its zygote, and no task is handed out before the probe has said grading can
+    work here (else ``NotReady``, with its reason).
     """
-    from autograder.grader.pipeline.worker import grade, warm
+    from autograder.grader.pipeline.worker import grade, preload, warm
+    from autograder.grader.pipeline.worker import probe as start_up_probe
 
     if not tasks:
-        _wait_until(ready)
         return
+    preload()
     workers = max(1, min(workers, len(tasks)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=warm, initargs=tasks[:1]) as pool:
+    fork = multiprocessing.get_context("fork")  # the default from Python 3.14 re-imports
+    with ProcessPoolExecutor(workers, fork, initializer=warm, initargs=tasks[:1]) as pool:
         for _ in range(workers):
             pool.submit(_started)
-        try:
-            _wait_until(ready)
-        except NotReady:
+        problem = pool.submit(start_up_probe, tasks[0]).result() if probe else None
+        if problem:
             pool.shutdown(cancel_futures=True)
-            raise
+            raise NotReady(problem)
         futures = {pool.submit(grade, task): task for task in tasks}
         for future in as_completed(futures):
             on_done(_result(future.result, futures[future]))
@@ -142,10 +140,11 @@ def run(
     workers: int,
     scheduler: str | None = None,
     tls: Path | None = None,
-    ready: Callable[[], str | None] = lambda: None,
+    probe: bool = True,
 ) -> list[GradeRecord]:
-    """Grade every task, showing progress; return all records. Local workers get ready
-    while ``ready`` runs; it returns why grading cannot work here (``NotReady``), or None."""
+    """Grade every task, showing progress; return all records. Local workers run the
+    start-up probe first (``probe``); ``NotReady`` says why grading cannot work here.
+    Dask workers confine with their own paths and cgroup, and are not probed."""
     tasks = list(tasks)
     progress = Progress(len(tasks))
     collected: list[GradeRecord] = []
@@ -158,5 +157,5 @@ def run(
     if scheduler:
         run_dask(tasks, scheduler, on_done, tls)
     else:
-        run_local(tasks, workers, on_done, ready)
+        run_local(tasks, workers, on_done, probe)
     return collected

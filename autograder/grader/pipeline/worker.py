@@ -210,20 +210,40 @@ def grade(task: Task) -> list[GradeRecord]:
     return result
 
 
+def preload() -> None:
+    """Import what grading needs. The local runner calls it before it forks its workers, so
+    that they start with it imported (once per run, not once per worker)."""
+    from nbgrader.converters import Autograde  # noqa: F401
+
+    from autograder.grader.pipeline import execute, verdicts  # noqa: F401 - judge, references
+
+
 def warm(task: Task) -> None:
-    """A local worker's start (the pool's initializer): import what grading needs and start
-    this worker's zygote, while the start-up probe runs and before any submission arrives.
-    Only a head start: a zygote that fails here is started again by the first submission,
-    whose record then says why."""
+    """A local worker's start (the pool's initializer): start this worker's zygote before
+    any submission arrives. Only a head start: a zygote that fails here is started again by
+    the first submission (or the start-up probe), which then says why."""
     try:
         _judge_threads(task.threads)
-        from nbgrader.converters import Autograde  # noqa: F401
-
-        from autograder.grader.pipeline import execute, verdicts  # noqa: F401 - judge, references
-
-        forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
+        preload()
+        _zygote(task)
     except Exception:  # noqa: BLE001, S110 - see above: the submission reports it
         pass
+
+
+def _zygote(task: Task) -> forked.Zygote:
+    return forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
+
+
+def probe(task: Task) -> str | None:
+    """The start-up probe (``sandbox/probe.py``), run in this worker with its own zygote:
+    None when grading can work here, else why not."""
+    from autograder.grader.sandbox import probe as start_up
+
+    try:
+        zygote = _zygote(task)
+    except forked.ZygoteError as error:
+        return str(error)
+    return start_up.failure(task.confinement, task.cgroup_parent, zygote)
 
 
 def _record(task: Task, name: str, status: str, reason: Text | None) -> GradeRecord:
@@ -295,7 +315,7 @@ def _grade_staged(task: Task, root: Path, staged: Path, names: list[str]) -> lis
         return result
     limits = task.confinement.limits
     with stages.timed("zygote"):
-        zygote = forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
+        zygote = _zygote(task)
     # Connection file and sockets of this submission's kernels; outside the course.
     workdir = zygote.workdir()
     incident_dir = root / "grading" / "incidents" / task.student / task.assignment

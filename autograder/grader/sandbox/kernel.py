@@ -58,9 +58,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.connection_file = str(work / "kernel.json")
 
     def kernel_env(self) -> dict[str, str]:
-        """The kernel's whole environment, as a sandboxed process gets it."""
+        """The kernel's whole environment, as a sandboxed process gets it; the self-check
+        does not run the checks again in it (``kernel/selfcheck.py``)."""
         language = {"COURSE_GRADING_LANG": self.feedback_language} if self.feedback_language else {}
-        return learner_environment(self.confinement, self.workdir, self.threads, **language)
+        return learner_environment(
+            self.confinement, self.workdir, self.threads, **language, COURSE_GRADING="1"
+        )
 
     async def _async_pre_start_kernel(self, **kwargs):
         if self.provisioner is None:

@@ -2,16 +2,17 @@
 
 A machine can have every protection and still be unable to grade: the Python
 environment may not be visible inside the sandbox, a limit may be too small for
-a kernel to start. Then every submission would end in ``error``. The probe starts
-a zygote as a grading worker does, forks a kernel that runs one cell and an
-observer that observes one test cell, in a cgroup of their own with the run's
-limits, and says what went wrong, with the child's own last error line.
+a kernel to start. Then every submission would end in ``error``. The probe runs in
+a grading worker before any submission is handed out: that worker's own zygote
+forks a kernel that runs one cell and an observer that observes one test cell, in
+a cgroup of their own with the run's limits, and the probe says what went wrong,
+with the child's own last error line. It starts no zygote of its own (one more
+import of torch and the course per run, most of a small run's start-up).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import shutil
 
 from autograder.grader.sandbox import forked
@@ -22,52 +23,13 @@ CELL, PRINTED = "print(6 * 7)", "42"
 TIMEOUT_S = 120
 
 
-class Pending:
-    """The probe running in a process of its own while the grading workers get ready."""
+def failure(
+    confinement: Confinement, parent: CgroupParent | None, zygote: forked.Zygote
+) -> str | None:
+    """None when a confined kernel runs a cell and a confined observer reports; else why not.
 
-    def __init__(self, confinement: Confinement, parent: CgroupParent | None):
-        # fork, and before the grading pool exists: this process has no threads to copy yet,
-        # and the kernel client's ZeroMQ threads and event loop stay in the probe's process.
-        context = multiprocessing.get_context("fork")
-        self._answer, theirs = context.Pipe(duplex=False)
-        self._process = context.Process(target=_report, args=(theirs, confinement, parent))
-        self._process.start()
-        theirs.close()
-
-    def result(self) -> str | None:
-        """``failure``'s answer: None when grading can work here, else why not."""
-        try:
-            if not self._answer.poll(2 * TIMEOUT_S + 60):  # the kernel's and observer's limits
-                self._process.kill()
-                return "the start-up probe failed: it did not answer in time"
-            return self._answer.recv()
-        except (EOFError, OSError):
-            self._process.join()
-            code = self._process.exitcode
-            return f"the start-up probe failed: its process ended (exit code {code})"
-        finally:
-            self._process.join()
-            self._answer.close()
-
-
-def start(confinement: Confinement, parent: CgroupParent | None) -> Pending:
-    """Start the probe; ``result()`` waits for it (grading workers warm up meanwhile)."""
-    return Pending(confinement, parent)
-
-
-def _report(channel, confinement: Confinement, parent: CgroupParent | None) -> None:
-    try:
-        channel.send(failure(confinement, parent))
-    except Exception as error:  # the probe itself broke: say so instead of a bare exit code
-        channel.send(f"the start-up probe failed: {type(error).__name__}: {error}")
-
-
-def failure(confinement: Confinement, parent: CgroupParent | None) -> str | None:
-    """None when a confined kernel runs a cell and a confined observer reports; else why not."""
-    try:
-        zygote = forked.Zygote(confinement, threads=1, cgroups=parent is not None)
-    except forked.ZygoteError as error:
-        return str(error)
+    ``zygote``: the worker's, as its submissions will use it (left running).
+    """
     group = None
     try:
         if parent is not None:
@@ -77,10 +39,11 @@ def failure(confinement: Confinement, parent: CgroupParent | None) -> str | None
         problem = _kernel_problem(zygote, confined) or _observer_problem(zygote, confined)
         said = zygote.last_error(mark)
         return problem + (f"; {said}" if said else "") if problem else None
+    except Exception as error:  # the probe itself broke: say so instead of a bare traceback
+        return f"the start-up probe failed: {type(error).__name__}: {error}"
     finally:
         if group is not None:
             group.kill_and_remove()
-        zygote.stop()
 
 
 def _kernel_problem(zygote: forked.Zygote, confinement: Confinement) -> str | None:
