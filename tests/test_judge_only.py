@@ -12,11 +12,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import OrderedDict
 
 import pytest
 from processes import venv_env
 
-from autograder.common import expectations, oracle, protocol
+from autograder.common import expectations, oracle, protocol, reference_states
 from autograder.common.result import CheckFailed
 from autograder.grader.sandbox import bwrap
 from autograder.lessons import lesson01
@@ -112,6 +113,44 @@ def test_the_judge_computes_a_cases_reference_state_once_and_hands_out_copies(mo
     computed = len(calls)
     lesson01.ProductGrads(seed=424_243).expected(case)  # another seed: another check's state
     assert len(calls) > computed
+
+
+def test_the_judge_takes_a_shipped_state_only_from_files_written_from_this_code(
+    monkeypatch, tmp_path
+):
+    """A visible case's state is read from the shipped file instead of being computed again
+    in every grading worker; a case that is not shipped (a hidden test's salted seed) and
+    every case while the file does not name the code installed now are computed."""
+    computed = []
+    original = lesson01.ProductGrads._observe_case
+
+    def counted(self, fn, case, device):
+        computed.append(self.seed)
+        return original(self, fn, case, device)
+
+    monkeypatch.setattr(lesson01.ProductGrads, "_observe_case", counted)
+    monkeypatch.setattr(reference_states, "_kept", OrderedDict())
+    visible = lesson01.ProductGrads()  # the self-check's check, shipped
+    case = visible.cases()[0]
+    assert expectations.current(), "run `make build`"
+    state = visible.expected(case)
+    assert computed == []
+    assert protocol.to_bytes(state) == protocol.to_bytes(expectations.lookup(visible, case))
+    salted = lesson01.ProductGrads(seed=424_244)
+    salted.expected(salted.cases()[0])
+    assert computed == [424_244]
+
+    (tmp_path / "sources.sha256").write_text("0" * 64 + "\n", encoding="utf-8")
+    monkeypatch.setattr(expectations, "DIGEST", tmp_path / "sources.sha256")
+    monkeypatch.setattr(reference_states, "_kept", OrderedDict())
+    expectations.forget()
+    try:
+        assert not expectations.current()
+        assert protocol.to_bytes(visible.expected(case)) == protocol.to_bytes(state)
+        assert computed == [424_244, 0]
+    finally:
+        monkeypatch.undo()
+        expectations.forget()
 
 
 def test_an_observation_of_another_world_is_refused():

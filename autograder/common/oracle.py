@@ -511,19 +511,25 @@ class Spec(Check):
 
     def expected(self, case: dict, again: bool = False) -> dict:
         """The reference's state after the call in ``case`` (``again``: after its second
-        call, see ``_call_again``): computed where the judge's references are, else read
-        from the data shipped with the course."""
+        call, see ``_call_again``): computed where the judge's references are (or read from
+        the shipped data, where that was written from the same code), else read from the
+        data shipped with the course."""
         reference = reference_of(type(self))
         if reference is None:
             return expectations.lookup(self, case, again)
         key = (reference, expectations.key(self), expectations.case_key(case, again))
-        if again:
-            return reference_states.remembered(
-                key, lambda: self._call_again(None, case, "cpu")["state"]
-            )
-        return reference_states.remembered(
-            key, lambda: self._observe_case(None, case, "cpu")["state"]
-        )
+
+        def compute() -> dict:
+            # the package's own reference may use the state shipped from it (not a stand-in)
+            if reference.__module__.startswith("autograder.references."):
+                found = expectations.shipped(self, case, again)
+                if found is not None:
+                    return found
+            if again:
+                return self._call_again(None, case, "cpu")["state"]
+            return self._observe_case(None, case, "cpu")["state"]
+
+        return reference_states.remembered(key, compute)
 
     def again_case(self) -> dict | None:
         """The case called twice in one world: the first that must not raise."""

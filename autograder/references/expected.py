@@ -77,8 +77,9 @@ def one_thread() -> Iterator[None]:
 
 
 def states(checks: list[Spec]) -> dict[str, dict]:
-    """{lesson: {check key: {case key: the reference's state}}}, computed on one thread."""
-    with one_thread():
+    """{lesson: {check key: {case key: the reference's state}}}, computed on one thread
+    (none read from the files this writes or checks)."""
+    with one_thread(), expectations.afresh():
         return _states(checks)
 
 
@@ -115,13 +116,18 @@ def same(a: Any, b: Any) -> bool:
 
 
 def stale(solutions: Path = REPO / "solutions") -> list[str]:
-    """The lessons whose shipped states differ from what the references compute now."""
+    """The lessons whose shipped states differ from what the references compute now, and
+    the digest file when it does not name the code installed now (the judge then computes
+    every state itself: slower, never wrong)."""
     expectations.forget()
-    return [
+    found = [
         lesson
         for lesson, data in sorted(states(collected(solutions)).items())
         if not same(data, expectations.load(lesson))
     ]
+    if not expectations.current():
+        found.append(expectations.DIGEST.name)
+    return found
 
 
 def write(solutions: Path = REPO / "solutions") -> list[Path]:
@@ -131,6 +137,8 @@ def write(solutions: Path = REPO / "solutions") -> list[Path]:
         target = expectations.path(lesson)
         target.write_bytes(encoded(data))
         written.append(target)
+    expectations.DIGEST.write_text(expectations.sources_digest() + "\n", encoding="utf-8")
+    written.append(expectations.DIGEST)
     expectations.forget()
     return written
 
