@@ -23,6 +23,7 @@ changes the module attribute, not what is read here.
 
 from __future__ import annotations
 
+import array
 import hashlib
 import random as _python_random
 import sys
@@ -176,6 +177,7 @@ _initial_seed = _cpu_generator.initial_seed
 _python_getstate = _python_random.getstate
 _python_setstate = _python_random.setstate
 _python_repr = repr
+_words, _WORD = array.array, "Q"  # the state's words as bytes: repr took twice as long
 _DTYPES = {str(v): v for v in vars(torch).values() if _isinstance(v, torch.dtype)}
 _LINALG = _c("_LinalgBackend")
 _BLAS = _c("_BlasBackend")
@@ -747,7 +749,8 @@ def _restore_numpy_rng(state) -> None:
 
 
 def _python_rng() -> str:
-    return _digest(_python_repr(_python_getstate()).encode())
+    version, words, gauss = _python_getstate()  # 624 32-bit words and the index
+    return _digest(_words(_WORD, words).tobytes(), _python_repr((version, gauss)).encode())
 
 
 def _quiet_read_only(_value: Any) -> None:

@@ -45,6 +45,7 @@ DTYPES: dict[str, torch.dtype] = {
     )
 }
 _uint8 = torch.uint8
+_PLAIN = frozenset((str, int, float, bool, type(None), tuple, list, dict))  # never a tensor
 
 
 class WireError(ValueError):
@@ -75,8 +76,8 @@ def dumps(value: Any) -> bytes:
 
     class _Pickler(pickle.Pickler):
         def persistent_id(self, obj):
-            if not trusted.isinstance_(obj, trusted.tensor_type):
-                return None
+            if trusted.type_(obj) in _PLAIN or not trusted.isinstance_(obj, trusted.tensor_type):
+                return None  # most of a record: plain values, told apart by their exact type
             t = obj.detach()
             name = str(t.dtype).removeprefix("torch.")
             if name in DTYPES and t.layout is torch.strided and t.device.type == "cpu":

@@ -78,13 +78,21 @@ def run_local(
     with ProcessPoolExecutor(workers, fork, initializer=warm, initargs=tasks[:1]) as pool:
         for _ in range(workers):
             pool.submit(_started)
-        problem = pool.submit(start_up_probe, tasks[0]).result() if probe else None
+        problem = _probed(pool, start_up_probe, tasks[0]) if probe else None
         if problem:
             pool.shutdown(cancel_futures=True)
             raise NotReady(problem)
         futures = {pool.submit(grade, task): task for task in tasks}
         for future in as_completed(futures):
             on_done(_result(future.result, futures[future]))
+
+
+def _probed(pool: ProcessPoolExecutor, start_up_probe, task: Task) -> str | None:
+    """The probe's answer; a worker that died running it is an answer too."""
+    try:
+        return pool.submit(start_up_probe, task).result()
+    except Exception as error:  # BrokenProcessPool: the worker ended (a signal, the OOM killer)
+        return f"the start-up probe failed: its worker ended ({type(error).__name__}: {error})"
 
 
 def run_dask(

@@ -243,6 +243,8 @@ def probe(task: Task) -> str | None:
         zygote = _zygote(task)
     except forked.ZygoteError as error:
         return str(error)
+    except Exception as error:  # the zygote could not even be asked: say why
+        return f"the start-up probe failed: {type(error).__name__}: {error}"
     return start_up.failure(task.confinement, task.cgroup_parent, zygote)
 
 
