@@ -46,6 +46,7 @@ DTYPES: dict[str, torch.dtype] = {
 }
 _uint8 = torch.uint8
 _PLAIN = frozenset((str, int, float, bool, type(None), tuple, list, dict))  # never a tensor
+_LEAVES = frozenset((str, int, float, bool, type(None), bytes))  # hold no placeholder
 
 
 class WireError(ValueError):
@@ -223,10 +224,14 @@ class _Placed:
             raise WireError("a container that contains itself")
         self.open.add(key)
         try:
+            put, leaf, type_ = self.put, _LEAVES, trusted.type_  # most items are leaves
             if kind is dict:
-                placed = {self.put(k): self.put(v) for k, v in value.items()}
+                placed = {
+                    (k if type_(k) in leaf else put(k)): (v if type_(v) in leaf else put(v))
+                    for k, v in value.items()
+                }
             else:
-                placed = kind(self.put(v) for v in value)
+                placed = kind(v if type_(v) in leaf else put(v) for v in value)
         except RecursionError:
             raise WireError("an observation record nested too deeply") from None
         self.open.discard(key)
