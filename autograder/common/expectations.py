@@ -124,9 +124,10 @@ def afresh() -> Iterator[None]:
         _afresh = False
 
 
-def shipped(spec: Any, case: dict, again: bool = False) -> dict | None:
-    """The judge's shortcut: the shipped state of ``case``, or None where it must compute it
-    (a case not shipped, e.g. a hidden test's salted one; files older than the code)."""
+def shipped(lesson: str, check: str, case: str) -> dict | None:
+    """The judge's shortcut: the shipped state of one case (by its keys, ``key`` and
+    ``case_key``), or None where it must compute it (a case not shipped, e.g. a hidden
+    test's salted one; files older than the code; ``afresh``)."""
     if _afresh or not current():
         return None
-    return load(lesson_of(spec)).get(key(spec), {}).get(case_key(case, again))
+    return load(lesson).get(check, {}).get(case)
