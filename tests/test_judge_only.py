@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 
 import pytest
+import torch
 from processes import venv_env
 
 from autograder.common import expectations, oracle, protocol, reference_states
@@ -72,6 +73,20 @@ def test_a_learner_kernel_checks_against_shipped_states_without_any_reference():
 
 def test_the_shipped_states_are_what_the_references_compute_now():
     assert expected.stale() == [], "run `make build` (python -m autograder.references.expected)"
+
+
+def test_rounding_of_a_cases_large_values_is_not_staleness():
+    """A gradient that nearly cancels, in a case whose values reach 1e5 (lesson 05 scales
+    the loss by 10,000), came out 0.023 apart on an AVX-512 CPU and on the one that built
+    the shipped states; a state that really changed is still stale."""
+    large = torch.tensor([1.2e5, -3.0e4])
+    built = {"check": {"case": {"grads": [large, torch.tensor([0.0078, -0.0017])]}}}
+    elsewhere = {"check": {"case": {"grads": [large.clone(), torch.tensor([-0.0156, -0.0032])]}}}
+    changed = {"check": {"case": {"grads": [large.clone(), torch.tensor([2.5, -0.0017])]}}}
+    assert expected._same_lesson(elsewhere, built)
+    assert not expected._same_lesson(changed, built)
+    scaled = {"check": {"case": {"grads": [large * 1.01, torch.tensor([0.0078, -0.0017])]}}}
+    assert not expected._same_lesson(scaled, built)
 
 
 def test_a_changed_reference_makes_its_lesson_stale(monkeypatch):

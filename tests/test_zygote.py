@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -147,3 +148,43 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
         assert probe["seen"] == [], (student, probe["seen"])
     first, second = probes["first"]["random"], probes["second"]["random"]
     assert all(a != b for a, b in zip(first, second, strict=True)), (first, second)
+
+
+def _take_early(answers) -> None:
+    """In a worker forked after ``start_early``: which zygote it took over, once it is ready."""
+    forked.take_early()
+    taken = list(forked._ZYGOTES.values())
+    for zygote in taken:
+        zygote.wait_ready()
+    answers.put([(zygote.process.pid, zygote.alive()) for zygote in taken])
+
+
+def test_workers_forked_after_an_early_start_take_one_zygote_each(tmp_path):
+    """`course-grade` starts its workers' zygotes before it imports torch and nbgrader
+    (``forked.start_early``); each worker forked after that takes one over, none is shared,
+    a worker more takes none (it starts its own), and each ends with its worker."""
+    from autograder.grader.sandbox import bwrap
+
+    if bwrap.missing_protections(tmp_path):
+        pytest.skip(f"skipped: this machine lacks {', '.join(bwrap.missing_protections(tmp_path))}")
+    fork = multiprocessing.get_context("fork")
+    answers = fork.Queue()
+    forked.start_early(bwrap.Confinement(), 1, False, 2)
+    early = list(forked._EARLY)
+    try:
+        workers = [fork.Process(target=_take_early, args=(answers,)) for _ in range(3)]
+        for worker in workers:
+            worker.start()
+        taken = sorted((answers.get(timeout=120) for _ in workers), key=len)
+        for worker in workers:
+            worker.join(timeout=60)
+        assert taken[0] == [], taken
+        assert sorted(pid for [(pid, _)] in taken[1:]) == sorted(z.process.pid for z in early)
+        assert all(alive for [(_, alive)] in taken[1:]), taken
+        assert not any(zygote.alive() for zygote in early), "a zygote outlived its worker"
+    finally:
+        for zygote in early:
+            zygote.stop()
+        forked._EARLY.clear()
+        while forked._CLAIMS:
+            os.close(forked._CLAIMS.pop())

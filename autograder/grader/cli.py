@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder import course
 from autograder.grader.pipeline import ownership, runner, submission
 from autograder.grader.reports import export
-from autograder.grader.sandbox import bwrap, cgroups
+from autograder.grader.sandbox import bwrap, cgroups, forked
 from autograder.grader.sandbox.limits import Limits
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,6 +89,15 @@ def _grade(args) -> int:
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
+    threads = 0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1))
+    graded_here = isinstance(parent, cgroups.CgroupParent)
+    pairs = [
+        (assignment, student)
+        for assignment in args.assignments
+        for student in args.student or submission.students(root, assignment)
+    ]
+    if pairs and not args.scheduler:  # the workers' zygotes import while this process does
+        forked.start_early(confinement, threads, graded_here, min(max(args.workers, 1), len(pairs)))
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [
@@ -97,16 +106,15 @@ def _grade(args) -> int:
             assignment,
             student,
             confinement,
-            parent if isinstance(parent, cgroups.CgroupParent) else None,
+            parent if graded_here else None,
             bounds,
-            0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1)),
+            threads,
             worker_cgroup=bool(args.scheduler) and not args.unsafe,
         )
-        for assignment in args.assignments
-        for student in args.student or submission.students(root, assignment)
+        for assignment, student in pairs
     ]
     where = f"Dask at {args.scheduler}" if args.scheduler else f"{args.workers} workers"
-    if isinstance(parent, cgroups.CgroupParent):
+    if graded_here:
         cgroup = f"v{parent.version}"
     else:
         cgroup = "the workers'" if args.scheduler and not args.unsafe else "none"

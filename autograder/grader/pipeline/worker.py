@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,6 +183,7 @@ def _read_json(path: Path) -> dict:
 def grade(task: Task) -> list[GradeRecord]:
     """Grade one submission; never raises for a learner's fault, always returns records."""
     started = time.monotonic()
+    _quiet_gradebook()
     stages.reset()
     _judge_threads(task.threads)
     root = Path(task.course_root)
@@ -210,6 +212,13 @@ def grade(task: Task) -> list[GradeRecord]:
     return result
 
 
+def _quiet_gradebook() -> None:
+    """nbgrader 0.9 builds a new submission's rows in a way SQLAlchemy 2 warns about ("Object
+    of type <SubmittedNotebook> not in session, add operation along ... will not proceed"),
+    in the instructor's terminal, now and then; the rows are written all the same."""
+    warnings.filterwarnings("ignore", r"Object of type <Submitted\w+> not in session")
+
+
 def preload() -> None:
     """Import what grading needs. The local runner calls it before it forks its workers, so
     that they start with it imported (once per run, not once per worker)."""
@@ -219,10 +228,12 @@ def preload() -> None:
 
 
 def warm(task: Task) -> None:
-    """A local worker's start (the pool's initializer): start this worker's zygote before
-    any submission arrives. Only a head start: a zygote that fails here is started again by
-    the first submission (or the start-up probe), which then says why."""
+    """A local worker's start (the pool's initializer): take over the zygote the runner
+    started for it (``forked.start_early``), or start one, before any submission arrives.
+    Only a head start: a zygote that fails here is started again by the first submission
+    (or the start-up probe), which then says why."""
     try:
+        forked.take_early()
         _judge_threads(task.threads)
         preload()
         _zygote(task)

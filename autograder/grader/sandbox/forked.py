@@ -88,8 +88,11 @@ def signal_pidfd(pidfd: int, signum: int) -> None:
 class Zygote:
     """One worker's zygote: a sandboxed process that has imported torch and the course."""
 
-    def __init__(self, confinement: Confinement, threads: int = 0, cgroups: bool = True):
+    def __init__(
+        self, confinement: Confinement, threads: int = 0, cgroups: bool = True, wait: bool = True
+    ):
         self.confinement = confinement
+        self.key = (confinement, threads, cgroups)
         folder, lock = _zygote_folder()
         self.spool, self.log = folder / "spool", folder / "zygote.log"
         self.spool.mkdir()
@@ -108,23 +111,38 @@ class Zygote:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.PIPE, stderr=log)
         theirs.close()
-        # A finalizer, not atexit: pool workers leave through multiprocessing, which skips
-        # atexit but runs these. (A worker ended by a signal leaves its folder to the next
-        # zygote's sweep.)
-        self.stop = multiprocessing.util.Finalize(
-            self, _stop, (self.control, self.process, folder, lock), exitpriority=0
-        )
+        # Its liveness and its end go through a pidfd: they work in a worker forked after
+        # the zygote started too (``take_early``), where it is not a child to wait for.
+        self.pidfd = os.pidfd_open(self.process.pid)
+        self._ends = (self.control, self.process, self.pidfd, folder, lock)
+        self._ready = False
+        self._own_end()
+        if wait:
+            self.wait_ready()
+
+    def _own_end(self) -> None:
+        """End it when this process ends. A finalizer, not atexit: pool workers leave through
+        multiprocessing, which skips atexit but runs these (and forgets the finalizers of
+        the process they were forked from). A worker ended by a signal leaves its folder to
+        the next zygote's sweep."""
+        self.stop = multiprocessing.util.Finalize(self, _stop, self._ends, exitpriority=0)
+
+    def wait_ready(self) -> None:
+        """Until it has imported what its children need (at once after the first time)."""
+        if self._ready:
+            return
         if not _line_within(self.process.stdout, START_TIMEOUT_S).startswith(b"ready"):
             said = self.log.read_text(errors="replace").strip().splitlines()[-3:]
             self.stop()
             raise ZygoteError(f"the grading zygote did not start: {' / '.join(said)}")
+        self._ready = True
 
     def __deepcopy__(self, memo) -> Zygote:
         """A handle on one running process: traitlets' config copies share it."""
         return self
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return not select.select([self.pidfd], [], [], 0)[0]
 
     def log_mark(self) -> int:
         """Where the zygote's log ends now; what its children write after it is read with
@@ -196,12 +214,16 @@ class Zygote:
         return child
 
 
-def _stop(control: socket.socket, process: subprocess.Popen, folder: Path, lock: int) -> None:
-    """End a zygote (its children die with it) and remove its folder; runs once."""
+def _stop(
+    control: socket.socket, process: subprocess.Popen, pidfd: int, folder: Path, lock: int
+) -> None:
+    """End a zygote (its children die with it) and remove its folder; runs once. Where it
+    is not this process's child, ``wait`` returns at once: the process that started it
+    reaps it."""
     control.close()
-    if process.poll() is None:
-        process.kill()
+    signal_pidfd(pidfd, signal.SIGKILL)
     process.wait()
+    os.close(pidfd)
     shutil.rmtree(folder, ignore_errors=True)
     os.close(lock)
 
@@ -296,12 +318,56 @@ def zygote_env(threads: int) -> dict[str, str]:
 _ZYGOTES: dict[tuple[Confinement, int, bool], Zygote] = {}
 
 
+def _key(confinement: Confinement, threads: int, cgroups: bool) -> tuple[Confinement, int, bool]:
+    return dataclasses.replace(confinement, cgroup=None), threads, cgroups
+
+
 def zygote_for(confinement: Confinement, threads: int, cgroups: bool) -> Zygote:
     """This worker's zygote for these limits, started on first use and after it died."""
-    key = (dataclasses.replace(confinement, cgroup=None), threads, cgroups)
+    key = _key(confinement, threads, cgroups)
     found = _ZYGOTES.get(key)
-    if found is None or not found.alive():
-        if found is not None:
-            found.stop()
-        found = _ZYGOTES[key] = Zygote(*key)
+    if found is not None and found.alive():
+        try:
+            found.wait_ready()
+        except ZygoteError:  # it stopped itself: the next call starts another
+            del _ZYGOTES[key]
+            raise
+        return found
+    if found is not None:
+        found.stop()
+    found = _ZYGOTES[key] = Zygote(*key)
     return found
+
+
+_EARLY: list[Zygote] = []  # started by start_early, for the workers about to be forked
+_CLAIMS: list[int] = []  # read end of a pipe that holds one byte (an index) per early zygote
+
+
+def start_early(confinement: Confinement, threads: int, cgroups: bool, count: int) -> None:
+    """Start ``count`` zygotes now, without waiting for them, for as many worker processes
+    forked from this one later to take over, one each (``take_early``). Their imports of
+    torch and the course then run while this process still imports nbgrader and the judge,
+    instead of after it."""
+    _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False) for _ in range(count)]
+    claims, offered = os.pipe()
+    os.write(offered, bytes(range(count)))
+    os.close(offered)
+    _CLAIMS[:] = [claims]
+
+
+def take_early() -> None:
+    """In a worker forked after ``start_early``: make one of those zygotes this worker's
+    own (none when every one is taken), and close this worker's copies of the others."""
+    if not _CLAIMS:
+        return
+    claimed = os.read(_CLAIMS[0], 1)
+    os.close(_CLAIMS.pop())
+    for index, zygote in enumerate(_EARLY):
+        if claimed and index == claimed[0]:
+            zygote._own_end()
+            _ZYGOTES[zygote.key] = zygote
+        else:
+            zygote.control.close()
+            zygote.process.stdout.close()
+            os.close(zygote.pidfd)
+    _EARLY.clear()

@@ -9,13 +9,18 @@ needs no network at all, and may write only to its scratch.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
+import time
 import uuid
 from pathlib import Path
+from queue import Empty
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
-from traitlets import Any, Integer, Unicode
+from traitlets import Any, Integer, Type, Unicode
 
 from autograder.grader.sandbox.bwrap import learner_environment, learner_scratch
 
@@ -40,8 +45,67 @@ class ForkedProvisioner(LocalProvisioner):
         return self.connection_info
 
 
+# How long a kernel that answered on the shell channel has to say "idle" on iopub before the
+# question is asked again: iopub drops what it published before this client subscribed.
+IOPUB_S = 0.2
+ASK_AGAIN_S = 1.0  # a kernel_info request unanswered this long is sent again
+
+
+class ReadyOnReply(AsyncKernelClient):
+    """A client that knows its kernel is ready when the kernel has answered ``kernel_info``
+    on the shell channel and then said "idle" for that request on iopub.
+
+    jupyter_client's own wait ends with iopub silent for 0.2 s: a fixed fifth of a second
+    per graded notebook, waited on a timer. Here the kernel's own message ends the wait.
+    """
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (math.inf if timeout is None else timeout)
+        while True:
+            asked = self.kernel_info()
+            until = min(deadline, time.monotonic() + ASK_AGAIN_S)
+            reply = await _answer(self.shell_channel, asked, until)
+            if reply is not None and await _answer(
+                self.iopub_channel, asked, time.monotonic() + IOPUB_S, idle=True
+            ):
+                self._handle_kernel_info_reply(reply)
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+
+
+async def _answer(channel, asked: str, until: float, idle: bool = False) -> dict | None:
+    """The channel's next message for the request ``asked`` (with ``idle``: its "idle" status)
+    before ``until``; others are passed over (nbclient reads only its own requests' too)."""
+    while (left := until - time.monotonic()) > 0:
+        try:
+            msg = await channel.get_msg(timeout=left)
+        except Empty:
+            return None
+        if msg["parent_header"].get("msg_id") != asked:
+            continue
+        if not idle or msg["content"].get("execution_state") == "idle":
+            return msg
+    return None
+
+
+async def _exited(process) -> None:
+    """Until the zygote's child has exited: its pidfd becomes readable then."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    loop.add_reader(process.pidfd, lambda: done.done() or done.set_result(None))
+    try:
+        await done
+    finally:
+        loop.remove_reader(process.pidfd)
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """Kernels forked from the zygote into the submission's cgroup, then confined."""
+
+    client_factory = Type(ReadyOnReply)
 
     workdir = Unicode(help="Folder for the connection file and sockets, in the zygote's spool.")
     confinement = Any(help="The autograder.grader.sandbox.bwrap.Confinement of this submission.")
@@ -64,6 +128,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         return learner_environment(
             self.confinement, self.workdir, self.threads, **language, COURSE_GRADING="1"
         )
+
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        """Until the kernel has exited, woken by its exit (jupyter_client polls every 0.1 s)."""
+        process = getattr(self.provisioner, "process", None)
+        if process is not None and process.poll() is None:
+            await _exited(process)
 
     async def _async_pre_start_kernel(self, **kwargs):
         if self.provisioner is None:
