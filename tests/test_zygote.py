@@ -183,8 +183,4 @@ def test_workers_forked_after_an_early_start_take_one_zygote_each(tmp_path):
         assert all(alive for [(_, alive)] in taken[1:]), taken
         assert not any(zygote.alive() for zygote in early), "a zygote outlived its worker"
     finally:
-        for zygote in early:
-            zygote.stop()
-        forked._EARLY.clear()
-        while forked._CLAIMS:
-            os.close(forked._CLAIMS.pop())
+        forked.end_early()

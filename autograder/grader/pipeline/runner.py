@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.grader.pipeline.records import GradeRecord
+from autograder.grader.sandbox import forked
 
 if TYPE_CHECKING:
     from autograder.grader.pipeline.worker import Task
@@ -63,7 +64,8 @@ def run_local(
     """Grade tasks in a pool of long-lived worker processes.
 
     The workers are forked from this process once it has imported what grading needs, and
-    start their zygotes (``worker.warm``); with ``probe``, one of them runs the start-up
+    take over the zygotes started for them (``forked.start_early``) or start their own
+    (``worker.warm``); with ``probe``, one of them runs the start-up
     probe with its zygote, and no task is handed out before the probe has said grading can
     work here (else ``NotReady``, with its reason).
     """
@@ -75,16 +77,19 @@ def run_local(
     preload()
     workers = max(1, min(workers, len(tasks)))
     fork = multiprocessing.get_context("fork")  # the default from Python 3.14 re-imports
-    with ProcessPoolExecutor(workers, fork, initializer=warm, initargs=tasks[:1]) as pool:
-        for _ in range(workers):
-            pool.submit(_started)
-        problem = _probed(pool, start_up_probe, tasks[0]) if probe else None
-        if problem:
-            pool.shutdown(cancel_futures=True)
-            raise NotReady(problem)
-        futures = {pool.submit(grade, task): task for task in tasks}
-        for future in as_completed(futures):
-            on_done(_result(future.result, futures[future]))
+    try:
+        with ProcessPoolExecutor(workers, fork, initializer=warm, initargs=tasks[:1]) as pool:
+            for _ in range(workers):
+                pool.submit(_started)
+            problem = _probed(pool, start_up_probe, tasks[0]) if probe else None
+            if problem:
+                pool.shutdown(cancel_futures=True)
+                raise NotReady(problem)
+            futures = {pool.submit(grade, task): task for task in tasks}
+            for future in as_completed(futures):
+                on_done(_result(future.result, futures[future]))
+    finally:
+        forked.end_early()
 
 
 def _probed(pool: ProcessPoolExecutor, start_up_probe, task: Task) -> str | None:

@@ -348,6 +348,7 @@ def start_early(confinement: Confinement, threads: int, cgroups: bool, count: in
     forked from this one later to take over, one each (``take_early``). Their imports of
     torch and the course then run while this process still imports nbgrader and the judge,
     instead of after it."""
+    end_early()
     _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False) for _ in range(count)]
     claims, offered = os.pipe()
     os.write(offered, bytes(range(count)))
@@ -371,3 +372,13 @@ def take_early() -> None:
             zygote.process.stdout.close()
             os.close(zygote.pidfd)
     _EARLY.clear()
+
+
+def end_early() -> None:
+    """In the process that called ``start_early``, once its workers are done: end the early
+    zygotes (their workers ended theirs already; one no worker took is ended here)."""
+    for zygote in _EARLY:
+        zygote.stop()
+    _EARLY.clear()
+    while _CLAIMS:
+        os.close(_CLAIMS.pop())
