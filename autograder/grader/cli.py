@@ -97,7 +97,9 @@ def _grade(args) -> int:
         for student in args.student or submission.students(root, assignment)
     ]
     if pairs and not args.scheduler:  # the workers' zygotes import while this process does
-        forked.start_early(confinement, threads, graded_here, min(max(args.workers, 1), len(pairs)))
+        forked.start_early(
+            confinement, threads, graded_here, runner.pool_size(args.workers, len(pairs))
+        )
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [

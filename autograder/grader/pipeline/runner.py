@@ -42,6 +42,11 @@ class Progress:
         print(line.ljust(100), end=end, file=self.stream, flush=True)
 
 
+def pool_size(workers: int, tasks: int) -> int:
+    """How many local worker processes grade ``tasks`` submissions: never more than tasks."""
+    return max(1, min(workers, tasks))
+
+
 def default_workers() -> int:
     """One worker per core."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -75,7 +80,7 @@ def run_local(
     if not tasks:
         return
     preload()
-    workers = max(1, min(workers, len(tasks)))
+    workers = pool_size(workers, len(tasks))
     fork = multiprocessing.get_context("fork")  # the default from Python 3.14 re-imports
     try:
         with ProcessPoolExecutor(workers, fork, initializer=warm, initargs=tasks[:1]) as pool:

@@ -142,7 +142,8 @@ class Zygote:
         return self
 
     def alive(self) -> bool:
-        return not select.select([self.pidfd], [], [], 0)[0]
+        """Running, and not yet ended by this process (whose ``stop`` closed the pidfd)."""
+        return self.stop.still_active() and not select.select([self.pidfd], [], [], 0)[0]
 
     def log_mark(self) -> int:
         """Where the zygote's log ends now; what its children write after it is read with
