@@ -562,17 +562,22 @@ def _notebook(cells: int):
     return nb
 
 
-def _seconds_to_read(nb) -> float:
-    started = time.process_time()
-    verdicts.read_notebook(nb, set())
-    return time.process_time() - started
+def _seconds_to_read(nb, repeats: int = 3) -> float:
+    """CPU seconds to read ``nb``, the fastest of ``repeats``: a busy machine (CI runs
+    other tests beside this one) only ever adds time, so the minimum is the cost."""
+    times = []
+    for _ in range(repeats):
+        started = time.process_time()
+        verdicts.read_notebook(nb, set())
+        times.append(time.process_time() - started)
+    return min(times)
 
 
 def test_reading_a_notebook_is_linear_in_its_cells(monkeypatch):
     monkeypatch.setattr(verdicts, "MAX_CELLS", 10_000)
-    _seconds_to_read(_notebook(50))  # imports and caches
+    _seconds_to_read(_notebook(50), repeats=1)  # imports and caches
     small, large = _seconds_to_read(_notebook(500)), _seconds_to_read(_notebook(2000))
-    assert large < 4 * small * 2, (small, large)  # 4x the cells: linear, with slack for noise
+    assert large < 4 * small * 2, (small, large)  # 4x the cells: linear 4x, quadratic 16x
 
 
 def test_a_notebook_past_the_limits_is_rejected_unread(tmp_path):

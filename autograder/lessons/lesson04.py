@@ -348,6 +348,11 @@ def make_gan(
 ):
     """G (Linear → BatchNorm1d → ReLU blocks, Sigmoid) and D (Linear → LeakyReLU), seeded.
 
+    G's Linear layers before a BatchNorm have no bias, as DCGAN builds them: in training
+    mode the BatchNorm subtracts the batch mean, so such a bias would get a gradient that
+    is zero but for rounding noise, which Adam turns into a step of up to lr whose sign the
+    order of a sum picks, and which the next call's running mean would then carry.
+
     With ``d_norm``, D starts with a BatchNorm1d over its input samples: in training mode it
     normalises each batch by that batch's statistics, so real and fake sent through D as one
     batch share statistics that two calls D(real), D(fake) keep apart. With ``images``, G
@@ -356,11 +361,12 @@ def make_gan(
     """
     g = trusted.generator().manual_seed(seed)
 
-    def mlp(sizes: list[int], block, last, first=()) -> torch.nn.Sequential:
+    def mlp(sizes: list[int], block, last, first=(), normed=False) -> torch.nn.Sequential:
         layers: list[torch.nn.Module] = list(first)
         for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-            layers.append(torch.nn.Linear(n_in, n_out, dtype=dtype))
-            layers += block(n_out) if k < len(sizes) - 2 else [last()]
+            hidden = k < len(sizes) - 2
+            layers.append(torch.nn.Linear(n_in, n_out, bias=not (normed and hidden), dtype=dtype))
+            layers += block(n_out) if hidden else [last()]
         model = torch.nn.Sequential(*layers)
         with trusted.no_grad():
             for p in model.parameters():
@@ -377,6 +383,7 @@ def make_gan(
         [3, *inner, 6],
         lambda n: [_BN(n, dtype=dtype), torch.nn.ReLU()],
         torch.nn.Sigmoid,
+        normed=True,
     )
     first = [torch.nn.Flatten()] if images else []
     first += [_BN(6, dtype=dtype)] if d_norm else []
@@ -574,11 +581,11 @@ def _adam_noise(e: dict, f: dict, ctx) -> bool:
     """A parameter after one Adam step, equal but where its gradient was float noise.
 
     Adam divides a gradient by its own size, so an entry whose gradient is rounding noise
-    (within the tolerance the step-time gradients are compared with: a bias before a
-    BatchNorm in training mode, or behind a saturated logit) moves by up to lr in a
-    direction the noise picks, which the order of a sum (another formula, another thread
-    count) changes. Such entries may differ by up to 2·lr; every other entry by the dtype's
-    tolerance. The step-time gradients themselves are compared as usual.
+    (within the tolerance the step-time gradients are compared with: behind a saturated
+    logit) moves by up to lr in a direction the noise picks, which the order of a sum
+    (another formula, another thread count) changes. Such entries may differ by up to
+    2·lr; every other entry by the dtype's tolerance. The step-time gradients themselves
+    are compared as usual.
     """
     if ctx.case["optimizer"] != "adam" or not differs_only_in("value")(e, f, ctx):
         return False
