@@ -14,11 +14,18 @@ runs the whole notebook in a new kernel before it answers) and, while they wait,
 the server the way JupyterLab does (kernels and sessions every 10 s); JupyterLab shows
 "server unavailable" when such a poll fails, so a failed poll is a failure too.
 
+Before the class presses Validate, the first learner presses it alone, and the machine's
+busy CPU seconds over that Validate (``/proc/stat``, every process: kernel, server, hub)
+are one Validate's cost. The class can finish no sooner than the CPU bound, learners ×
+that cost ÷ the machine's cores; the summary gives the last result as a multiple of it.
+Measure on an otherwise idle machine: every busy CPU second counts as the Validate's.
+
 Per learner it records the time to Validate's result, the HTTP status and every failure;
-it prints a table and a summary (min / median / max time to result, failures) and exits
-1 when any learner failed. At the end it stops the servers it started, revokes its tokens
-and removes the folder it made. Bounded: at most --learners learners (no more than the
-list holds), one --deadline for the whole run, the hub only on 127.0.0.1.
+it prints a table and a summary (min / median / max time to result, the CPU bound,
+failures) and exits 1 when any learner failed. At the end it stops the servers it
+started, revokes its tokens and removes the folder it made. Bounded: at most --learners
+learners (no more than the list holds), one --deadline for the whole run, the hub only
+on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import copy
 import csv
 import io
 import json
+import os
 import statistics
 import sys
 import threading
@@ -200,13 +208,37 @@ def _validate(learner: Learner, path: str, outcome: Outcome) -> None:
         outcome.failures.append(f"validate: the kernel did not finish: {text[-200:]}")
 
 
-def _one(learner: Learner, notebook: dict, ready: threading.Barrier, deadline: float) -> Outcome:
+def busy_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (all cores, every process)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Solo:
+    """One Validate on its own, before the class: its wall time and the machine's CPU."""
+
+    outcome: Outcome
+    cpu_s: float | None = None
+
+    def measure(self, learner: Learner, path: str, deadline: float) -> None:
+        learner.timeout_s = max(1.0, deadline - time.monotonic())
+        before = busy_cpu_s()
+        _validate(learner, path, self.outcome)
+        self.cpu_s = round(busy_cpu_s() - before, 1)
+
+
+def _one(
+    learner: Learner, notebook: dict, ready: threading.Barrier, deadline: float, paths: dict
+) -> Outcome:
     outcome = Outcome(learner.name)
     began = time.monotonic()
     try:
         learner.log_in()
         learner.start_server(deadline)
-        path = learner.put_notebook(notebook)
+        path = paths[learner.name] = learner.put_notebook(notebook)
         outcome.ready_s = round(time.monotonic() - began, 1)
     except (RuntimeError, requests.RequestException, KeyError) as error:
         outcome.failures.append(f"start: {error}")
@@ -229,19 +261,25 @@ def learners_listed(classroom: Path) -> dict[str, str]:
     return {row["user"]: row["password"] for row in rows if row["course"] != "instructor"}
 
 
-def run(classroom: Path, base: str, count: int, deadline_s: float) -> list[Outcome]:
-    """``count`` learners of ``classroom`` validate lesson 01 at once; their outcomes."""
+def run(classroom: Path, base: str, count: int, deadline_s: float) -> tuple[list[Outcome], Solo]:
+    """``count`` learners of ``classroom`` validate lesson 01 at once, after the first alone;
+    their outcomes and the one alone's."""
     listed = learners_listed(classroom)
     if len(listed) < count:
         raise SystemExit(f"load_validate: {classroom} lists {len(listed)} learners, not {count}")
     deadline = time.monotonic() + deadline_s
     notebook = answered_notebook()
     learners = [Learner(base, name, listed[name], timeout_s=60) for name in sorted(listed)[:count]]
-    ready = threading.Barrier(count)
+    paths: dict[str, str] = {}
+    solo = Solo(Outcome(learners[0].name))
+    # The barrier's action runs once every server is up, before any learner goes on.
+    ready = threading.Barrier(
+        count, action=lambda: solo.measure(learners[0], paths[learners[0].name], deadline)
+    )
     try:
         with ThreadPoolExecutor(max_workers=count) as pool:
-            futures = [pool.submit(_one, one, notebook, ready, deadline) for one in learners]
-            return [future.result() for future in futures]
+            futures = [pool.submit(_one, one, notebook, ready, deadline, paths) for one in learners]
+            return [future.result() for future in futures], solo
     finally:
         for learner in learners:
             learner.timeout_s = 60
@@ -249,15 +287,22 @@ def run(classroom: Path, base: str, count: int, deadline_s: float) -> list[Outco
             list(pool.map(Learner.clean_up, learners))
 
 
-def summary(outcomes: list[Outcome]) -> dict:
+def summary(outcomes: list[Outcome], solo: Solo) -> dict:
     times = [o.result_s for o in outcomes if o.result_s is not None and not o.failures]
+    cores = os.cpu_count() or 1
+    bound = solo.cpu_s * len(outcomes) / cores if solo.cpu_s and not solo.outcome.failures else None
     return {
         "learners": len(outcomes),
         "results": len(times),
-        "failed": sum(1 for o in outcomes if o.failures),
+        "failed": sum(1 for o in outcomes if o.failures) + bool(solo.outcome.failures),
         "min_s": min(times, default=None),
-        "median_s": statistics.median(times) if times else None,
+        "median_s": round(statistics.median(times), 1) if times else None,
         "max_s": max(times, default=None),
+        "alone_s": solo.outcome.result_s,
+        "alone_cpu_s": solo.cpu_s,
+        "cores": cores,
+        "cpu_bound_s": round(bound, 1) if bound else None,
+        "max_over_bound": round(max(times) / bound, 2) if bound and times else None,
     }
 
 
@@ -284,18 +329,22 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.learners <= MAX_LEARNERS:
         parser.error(f"--learners between 1 and {MAX_LEARNERS}")
     began = time.monotonic()
-    outcomes = run(args.classroom, args.url.rstrip("/"), args.learners, args.deadline)
-    print(table(outcomes))
-    about = summary(outcomes) | {"wall_s": round(time.monotonic() - began, 1)}
+    outcomes, solo = run(args.classroom, args.url.rstrip("/"), args.learners, args.deadline)
+    print(table([solo.outcome, *outcomes]))
+    about = summary(outcomes, solo) | {"wall_s": round(time.monotonic() - began, 1)}
     print(
+        f"alone (first row): {about['alone_s']} s, {about['alone_cpu_s']} busy CPU s; "
+        f"CPU bound for {about['learners']} on {about['cores']} cores: "
+        f"{about['cpu_bound_s']} s\n"
         f"{about['learners']} learners, {about['results']} results, {about['failed']} failed; "
         f"time to result min {about['min_s']} s, median {about['median_s']} s, "
-        f"max {about['max_s']} s; whole run {about['wall_s']} s"
+        f"max {about['max_s']} s = {about['max_over_bound']} x the CPU bound; "
+        f"whole run {about['wall_s']} s"
     )
     if args.json:
-        args.json.write_text(
-            json.dumps({"summary": about, "learners": [asdict(o) for o in outcomes]}, indent=1)
-        )
+        learners = [asdict(o) for o in outcomes]
+        body = {"summary": about, "alone": asdict(solo.outcome), "learners": learners}
+        args.json.write_text(json.dumps(body, indent=1))
     return 1 if about["failed"] else 0
 
 

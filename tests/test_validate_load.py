@@ -72,6 +72,9 @@ def test_learners_validating_at_once_all_get_their_result():
             assert load.returncode == 0, seen + (made.folder / "hub.log").read_text()[-4000:]
         outcomes = json.loads(report.read_text())
         assert outcomes["summary"]["results"] == LEARNERS, seen
+        alone = outcomes["alone"]  # the Validate the CPU bound is measured by
+        assert alone["status"] == 200 and not alone["failures"], alone
+        assert outcomes["summary"]["cpu_bound_s"] > 0, outcomes["summary"]
         for learner in outcomes["learners"]:
             assert learner["status"] == 200 and not learner["failures"], learner
 
