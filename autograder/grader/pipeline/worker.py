@@ -24,6 +24,7 @@ from autograder.grader import reasons
 from autograder.grader.pipeline import (
     hidden_inputs,
     integrity,
+    nbgrader_schema,
     records,
     stages,
     submission,
@@ -184,6 +185,7 @@ def grade(task: Task) -> list[GradeRecord]:
     """Grade one submission; never raises for a learner's fault, always returns records."""
     started = time.monotonic()
     _quiet_gradebook()
+    nbgrader_schema.install()
     stages.reset()
     _judge_threads(task.threads)
     root = Path(task.course_root)
