@@ -12,8 +12,11 @@ To make that affordable, answers are packed: learner ``packedNN`` submits the NN
 (wrong ones first, then right ones) of every exercise of a lesson in one notebook, since
 exercises are judged independently, and the whole class is graded in one run. An answer
 that changes state for the exercises after it is graded alone instead (``GRADED_ALONE``).
-Measured on a 2-core machine: about 160 notebooks, 12 CPU-minutes in all (self-study
-and building the course included), one third of it in lessons 03 and 05.
+The packed notebooks keep the setup cell and every nbgrader cell but leave out the lesson's
+other code cells (its demonstrations, which a learner may delete too): self-study judges an
+answer without them, and they are the same in every notebook, so running them ~160 times
+adds time and no verdict. Whole lessons are graded by test_grading, test_course_grade's
+demo class and the demo term.
 """
 
 from __future__ import annotations
@@ -106,6 +109,18 @@ def _cells(lesson: str) -> dict:
     return graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
 
 
+def _exercises_only(nb):
+    """The notebook without the demonstration code cells: its first code cell (the setup)
+    and the nbgrader cells stay, with every markdown cell."""
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    nb.cells = [
+        cell
+        for cell in nb.cells
+        if cell.cell_type != "code" or cell is code[0] or "nbgrader" in cell.metadata
+    ]
+    return nb
+
+
 @dataclass
 class Graded:
     """What grading and self-study concluded, per learner of each lesson."""
@@ -142,7 +157,7 @@ def graded(tmp_path_factory, make_course, self_study) -> Graded:
     for lesson in LESSONS:
         learner = NOTEBOOKS / "en" / f"{lesson}.ipynb"
         for student, answers in CLASSES[lesson].items():
-            nb = submission(learner, {a.grade_id: a.code for a in answers})
+            nb = _exercises_only(submission(learner, {a.grade_id: a.code for a in answers}))
             submit(root, student, lesson, nb)
     log = base / "course-grade.log"
     with log.open("w") as output:
