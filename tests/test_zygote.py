@@ -150,37 +150,47 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
     assert all(a != b for a, b in zip(first, second, strict=True)), (first, second)
 
 
-def _take_early(answers) -> None:
-    """In a worker forked after ``start_early``: which zygote it took over, once it is ready."""
+def _take_early(answers, payload: bytes, both) -> None:
+    """In a worker forked after ``start_early``: which zygote it took, whether it was ready,
+    and the error its own child of that zygote left, the child started with ``payload``
+    (not JSON: the child fails) while the other worker's child fails too."""
     forked.take_early()
-    taken = list(forked._ZYGOTES.values())
-    for zygote in taken:
-        zygote.wait_ready()
-    answers.put([(zygote.process.pid, zygote.alive()) for zygote in taken])
+    (zygote,) = forked._ZYGOTES.values()
+    ready = zygote._ready
+    mark = zygote.log_mark()
+    both.wait(timeout=60)
+    child = zygote.fork("observer", None, {}, payload=payload, cwd="/")
+    child.wait(timeout=60)
+    both.wait(timeout=60)
+    answers.put((payload, zygote.process.pid, ready, zygote.alive(), zygote.last_error(mark)))
 
 
-def test_workers_forked_after_an_early_start_take_one_zygote_each(tmp_path):
-    """`course-grade` starts its workers' zygotes before it imports torch and nbgrader
-    (``forked.start_early``); each worker forked after that takes one over, none is shared,
-    a worker more takes none (it starts its own), and each ends with its worker."""
+def test_workers_forked_after_an_early_start_share_its_zygote(tmp_path):
+    """`course-grade` starts the run's zygote before it imports torch and nbgrader
+    (``forked.start_early``) and has it ready before it forks its workers
+    (``forked.wait_early``): every worker uses that one, each reads only the errors of its
+    own children (two failing at once), and the zygote ends with the workers."""
     from autograder.grader.sandbox import bwrap
 
     if bwrap.missing_protections(tmp_path):
         pytest.skip(f"skipped: this machine lacks {', '.join(bwrap.missing_protections(tmp_path))}")
     fork = multiprocessing.get_context("fork")
-    answers = fork.Queue()
-    forked.start_early(bwrap.Confinement(), 1, False, 2)
-    early = list(forked._EARLY)
+    answers, both = fork.Queue(), fork.Barrier(2)
+    forked.start_early(bwrap.Confinement(), 1, False)
+    forked.wait_early()
+    (early,) = forked._EARLY
     try:
-        workers = [fork.Process(target=_take_early, args=(answers,)) for _ in range(3)]
+        payloads = (b"not json", b"[")
+        workers = [fork.Process(target=_take_early, args=(answers, p, both)) for p in payloads]
         for worker in workers:
             worker.start()
-        taken = sorted((answers.get(timeout=120) for _ in workers), key=len)
+        taken = sorted(answers.get(timeout=120) for _ in workers)
         for worker in workers:
             worker.join(timeout=60)
-        assert taken[0] == [], taken
-        assert sorted(pid for [(pid, _)] in taken[1:]) == sorted(z.process.pid for z in early)
-        assert all(alive for [(_, alive)] in taken[1:]), taken
-        assert not any(zygote.alive() for zygote in early), "a zygote outlived its worker"
+        assert [pid for _, pid, _, _, _ in taken] == [early.process.pid] * 2
+        assert all(ready and alive for _, _, ready, alive, _ in taken), taken
+        errors = {payload: said for payload, _, _, _, said in taken}
+        assert "char 1" in errors[b"["] and "char 0" in errors[b"not json"], errors
+        assert not early.alive(), "the zygote outlived its workers"
     finally:
         forked.end_early()

@@ -96,10 +96,8 @@ def _grade(args) -> int:
         for assignment in args.assignments
         for student in args.student or submission.students(root, assignment)
     ]
-    if pairs and not args.scheduler:  # the workers' zygotes import while this process does
-        forked.start_early(
-            confinement, threads, graded_here, runner.pool_size(args.workers, len(pairs))
-        )
+    if pairs and not args.scheduler:  # the run's zygote imports while this process does
+        forked.start_early(confinement, threads, graded_here)
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [

@@ -68,9 +68,9 @@ def run_local(
 ):
     """Grade tasks in a pool of long-lived worker processes.
 
-    The workers are forked from this process once it has imported what grading needs, and
-    take over the zygotes started for them (``forked.start_early``) or start their own
-    (``worker.warm``); with ``probe``, one of them runs the start-up
+    The workers are forked from this process once it has imported what grading needs and
+    the run's zygote (``forked.start_early``) is ready; they share it, or start their own
+    where there is none (``worker.warm``). With ``probe``, one of them runs the start-up
     probe with its zygote, and no task is handed out before the probe has said grading can
     work here (else ``NotReady``, with its reason).
     """
@@ -80,6 +80,7 @@ def run_local(
     if not tasks:
         return
     preload()
+    forked.wait_early()
     workers = pool_size(workers, len(tasks))
     fork = multiprocessing.get_context("fork")  # the default from Python 3.14 re-imports
     try:

@@ -230,8 +230,8 @@ def preload() -> None:
 
 
 def warm(task: Task) -> None:
-    """A local worker's start (the pool's initializer): take over the zygote the runner
-    started for it (``forked.start_early``), or start one, before any submission arrives.
+    """A local worker's start (the pool's initializer): use the zygote the run started
+    (``forked.start_early``), or start one, before any submission arrives.
     Only a head start: a zygote that fails here is started again by the first submission
     (or the start-up probe), which then says why."""
     try:
@@ -248,7 +248,7 @@ def _zygote(task: Task) -> forked.Zygote:
 
 
 def probe(task: Task) -> str | None:
-    """The start-up probe (``sandbox/probe.py``), run in this worker with its own zygote:
+    """The start-up probe (``sandbox/probe.py``), run in this worker with its zygote:
     None when grading can work here, else why not."""
     from autograder.grader.sandbox import probe as start_up
 

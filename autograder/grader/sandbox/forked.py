@@ -1,10 +1,15 @@
-"""The grader's side of the zygote: start it once per worker, ask it for confined children.
+"""The grader's side of the zygote: start it once per run, ask it for confined children.
 
 A child is placed in the submission's cgroup before it runs anything of the
 learner's: it reports on its channel, the grader reads its PID (the kernel
 translates it into the grader's PID namespace, ``SO_PASSCRED``), writes that
 PID into the cgroup and only then sends the go-ahead. The grader holds a pidfd
 of each child to poll, wait for and signal it without races.
+
+A local run starts one zygote before it forks its workers (``start_early``), and
+every worker asks that one: a zygote imports torch and the course (some 3 CPU
+seconds), and a second one per run only repeated it. Each child writes its errors
+to the log of the worker that asked for it, so a worker reads only its own.
 """
 
 from __future__ import annotations
@@ -86,7 +91,8 @@ def signal_pidfd(pidfd: int, signum: int) -> None:
 
 
 class Zygote:
-    """One worker's zygote: a sandboxed process that has imported torch and the course."""
+    """A run's (or a Dask worker's) zygote: a sandboxed process that has imported torch and
+    the course."""
 
     def __init__(
         self, confinement: Confinement, threads: int = 0, cgroups: bool = True, wait: bool = True
@@ -94,6 +100,7 @@ class Zygote:
         self.confinement = confinement
         self.key = (confinement, threads, cgroups)
         folder, lock = _zygote_folder()
+        self.folder = folder
         self.spool, self.log = folder / "spool", folder / "zygote.log"
         self.spool.mkdir()
         if confinement.bubblewrap and confinement.uid is not None:
@@ -145,19 +152,24 @@ class Zygote:
         """Running, and not yet ended by this process (whose ``stop`` closed the pidfd)."""
         return self.stop.still_active() and not select.select([self.pidfd], [], [], 0)[0]
 
+    def children_log(self) -> Path:
+        """Where the children this process asks for write their errors: one file per worker
+        process (a worker grades one submission at a time)."""
+        return self.folder / f"children-{os.getpid()}.log"
+
     def log_mark(self) -> int:
-        """Where the zygote's log ends now; what its children write after it is read with
-        ``last_error``. (One worker grades one submission at a time.)"""
+        """Where this worker's children's log ends now; what they write after it is read
+        with ``last_error``."""
         try:
-            return self.log.stat().st_size
+            return self.children_log().stat().st_size
         except OSError:
             return 0
 
     def last_error(self, since: int = 0) -> str:
-        """The last error a child wrote to the log after ``since`` ("" if none): which child
-        (kernel, observer) and its exception's line."""
+        """The last error a child of this worker wrote after ``since`` ("" if none): which
+        child (kernel, observer) and its exception's line."""
         try:
-            with self.log.open("rb") as log:
+            with self.children_log().open("rb") as log:
                 log.seek(max(since, self.log_mark() - LOG_TAIL))
                 text = log.read(LOG_TAIL).decode(errors="replace")
         except OSError:
@@ -195,12 +207,17 @@ class Zygote:
         request = {"kind": kind, "isolation": dataclasses.asdict(isolation), "env": env, **extra}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        log = os.open(
+            self.children_log(), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
         try:
-            socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
+            message = [json.dumps(request).encode()]
+            socket.send_fds(self.control, message, [theirs.fileno(), log])
         except OSError as error:
             raise ZygoteError(f"the grading zygote is gone: {error}") from None
         finally:
             theirs.close()
+            os.close(log)
         pid = _ready_pid(ours)
         child = Forked(pid, ours)
         try:
@@ -341,45 +358,41 @@ def zygote_for(confinement: Confinement, threads: int, cgroups: bool) -> Zygote:
 
 
 _EARLY: list[Zygote] = []  # started by start_early, for the workers about to be forked
-_CLAIMS: list[int] = []  # read end of a pipe that holds one byte (an index) per early zygote
 
 
-def start_early(confinement: Confinement, threads: int, cgroups: bool, count: int) -> None:
-    """Start ``count`` zygotes now, without waiting for them, for as many worker processes
-    forked from this one later to take over, one each (``take_early``). Their imports of
-    torch and the course then run while this process still imports nbgrader and the judge,
-    instead of after it."""
+def start_early(confinement: Confinement, threads: int, cgroups: bool) -> None:
+    """Start the run's zygote now, without waiting for it, for the worker processes forked
+    from this one later to share (``take_early``). Its imports of torch and the course
+    then run while this process still imports nbgrader and the judge, instead of after it."""
     end_early()
-    _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False) for _ in range(count)]
-    claims, offered = os.pipe()
-    os.write(offered, bytes(range(count)))
-    os.close(offered)
-    _CLAIMS[:] = [claims]
+    _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False)]
+
+
+def wait_early() -> None:
+    """Before forking the workers: wait until the early zygote is ready, so that each of them
+    starts with it ready (only one process can read its "ready"). One that failed is ended:
+    the workers then start their own, and the first submission or the start-up probe says
+    why."""
+    for zygote in list(_EARLY):
+        try:
+            zygote.wait_ready()
+        except ZygoteError:
+            _EARLY.remove(zygote)
 
 
 def take_early() -> None:
-    """In a worker forked after ``start_early``: make one of those zygotes this worker's
-    own (none when every one is taken), and close this worker's copies of the others."""
-    if not _CLAIMS:
-        return
-    claimed = os.read(_CLAIMS[0], 1)
-    os.close(_CLAIMS.pop())
-    for index, zygote in enumerate(_EARLY):
-        if claimed and index == claimed[0]:
-            zygote._own_end()
-            _ZYGOTES[zygote.key] = zygote
-        else:
-            zygote.control.close()
-            zygote.process.stdout.close()
-            os.close(zygote.pidfd)
+    """In a worker forked after ``start_early``: use the run's zygote as this worker's.
+    Each worker ends it when it ends (at the end of the run), and so does the process that
+    started it (``end_early``)."""
+    for zygote in _EARLY:
+        zygote._own_end()
+        _ZYGOTES[zygote.key] = zygote
     _EARLY.clear()
 
 
 def end_early() -> None:
     """In the process that called ``start_early``, once its workers are done: end the early
-    zygotes (their workers ended theirs already; one no worker took is ended here)."""
+    zygote."""
     for zygote in _EARLY:
         zygote.stop()
     _EARLY.clear()
-    while _CLAIMS:
-        os.close(_CLAIMS.pop())

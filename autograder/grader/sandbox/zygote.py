@@ -1,11 +1,11 @@
-"""The zygote: one process per grading worker that imports everything once and forks kernels.
+"""The zygote: one process per grading run that imports everything once and forks kernels.
 
 Starting Python, importing torch, IPython and the course for every kernel and
 every observer was most of what grading a submission cost. The zygote runs in
 a bubblewrap sandbox (started by ``forked.Zygote``), imports all of that before
 any learner code exists, and then only forks: for each request the grader
-sends on the control socket (standard input: a JSON request and the child's
-own channel socket), a child
+sends on the control socket (standard input: a JSON request, the child's own
+channel socket and the log of the worker that asks), a child
 
 1. says "ready" on its channel, so the grader learns its PID and moves it into
    the submission's cgroup, and waits for the go-ahead;
@@ -78,20 +78,27 @@ def serve(control: socket.socket, syscalls: Filter) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, 1)
+            message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, 2)
         except InterruptedError:
             continue
         if not message:
             return
         if os.fork() == 0:
-            _child(json.loads(message), fds[0], control, syscalls)
+            _child(json.loads(message), fds, control, syscalls)
         for fd in fds:
             os.close(fd)
 
 
-def _child(request: dict, channel_fd: int, control: socket.socket, syscalls: Filter) -> None:
-    """In the forked child: report, wait to be placed, confine, then run; never returns."""
+def _child(request: dict, fds: list[int], control: socket.socket, syscalls: Filter) -> None:
+    """In the forked child: report, wait to be placed, confine, then run; never returns.
+
+    ``fds``: its channel, then the log of the worker that asked for it, which becomes its
+    fd 2 (the zygote serves every worker of a run; each reads only its own children's
+    errors)."""
+    channel_fd, log_fd = fds
     try:
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
         # A session (and process group) of its own: learner code that kills its group
         # (os.killpg(0, 9)) ends only this child, not the zygote and its other children.
         os.setsid()
@@ -156,7 +163,7 @@ def _run_kernel(connection_file: str, threads: int) -> None:
         torch.set_num_threads(threads)
     sys.argv = ["ipykernel_launcher", "-f", connection_file]
     app = IPKernelApp.instance()
-    # Until learner code can run, fd 2 is the zygote's log, where a kernel that cannot start
+    # Until learner code can run, fd 2 is its worker's log, where a kernel that cannot start
     # says why; ipykernel keeps a copy of fd 2, so from here on it is /dev/null.
     log = os.dup(2)
     os.dup2(0, 2)
@@ -172,7 +179,7 @@ def _run_kernel(connection_file: str, threads: int) -> None:
 def _run_observer(job: dict, channel: socket.socket) -> None:
     from autograder.kernel import observer
 
-    # fd 2 stays the zygote's log, for the observer's own failures: it runs no learner code,
+    # fd 2 stays its worker's log, for the observer's own failures: it runs no learner code,
     # and its children point fd 1 and 2 at their own log before they do.
     os.dup2(channel.fileno(), 1)  # the one way out; the observer's children cannot use it
     channel.close()
