@@ -150,10 +150,11 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
     assert all(a != b for a, b in zip(first, second, strict=True)), (first, second)
 
 
-def _take_early(answers, payload: bytes, both) -> None:
+def _take_early(answers, payload: bytes, both, first_gone) -> None:
     """In a worker forked after ``start_early``: which zygote it took, whether it was ready,
     and the error its own child of that zygote left, the child started with ``payload``
-    (not JSON: the child fails) while the other worker's child fails too."""
+    (not JSON: the child fails) while the other worker's child fails too. With
+    ``first_gone``, it reads that error once the other worker has ended."""
     forked.take_early()
     (zygote,) = forked._ZYGOTES.values()
     ready = zygote._ready
@@ -162,6 +163,8 @@ def _take_early(answers, payload: bytes, both) -> None:
     child = zygote.fork("observer", None, {}, payload=payload, cwd="/")
     child.wait(timeout=60)
     both.wait(timeout=60)
+    if first_gone is not None:
+        first_gone.wait(timeout=60)
     answers.put((payload, zygote.process.pid, ready, zygote.alive(), zygote.last_error(mark)))
 
 
@@ -169,28 +172,34 @@ def test_workers_forked_after_an_early_start_share_its_zygote(tmp_path):
     """`course-grade` starts the run's zygote before it imports torch and nbgrader
     (``forked.start_early``) and has it ready before it forks its workers
     (``forked.wait_early``): every worker uses that one, each reads only the errors of its
-    own children (two failing at once), and the zygote ends with the workers."""
+    own children (two failing at once), a worker that ends leaves it to the others, and the
+    process that started it ends it."""
     from autograder.grader.sandbox import bwrap
 
     if bwrap.missing_protections(tmp_path):
         pytest.skip(f"skipped: this machine lacks {', '.join(bwrap.missing_protections(tmp_path))}")
     fork = multiprocessing.get_context("fork")
-    answers, both = fork.Queue(), fork.Barrier(2)
+    answers, both, first_gone = fork.Queue(), fork.Barrier(2), fork.Event()
     forked.start_early(bwrap.Confinement(), 1, False)
     forked.wait_early()
     (early,) = forked._EARLY
     try:
-        payloads = (b"not json", b"[")
-        workers = [fork.Process(target=_take_early, args=(answers, p, both)) for p in payloads]
-        for worker in workers:
-            worker.start()
-        taken = sorted(answers.get(timeout=120) for _ in workers)
-        for worker in workers:
-            worker.join(timeout=60)
+        first, second = (
+            fork.Process(target=_take_early, args=(answers, b"[", both, None)),
+            fork.Process(target=_take_early, args=(answers, b"not json", both, first_gone)),
+        )
+        first.start()
+        second.start()
+        taken = [answers.get(timeout=120)]
+        first.join(timeout=60)
+        first_gone.set()
+        taken.append(answers.get(timeout=120))
+        second.join(timeout=60)
         assert [pid for _, pid, _, _, _ in taken] == [early.process.pid] * 2
         assert all(ready and alive for _, _, ready, alive, _ in taken), taken
         errors = {payload: said for payload, _, _, _, said in taken}
         assert "char 1" in errors[b"["] and "char 0" in errors[b"not json"], errors
-        assert not early.alive(), "the zygote outlived its workers"
+        assert early.alive(), "a worker that ended took the run's zygote with it"
     finally:
         forked.end_early()
+    assert not early.alive(), "the zygote outlived the run"

@@ -381,13 +381,20 @@ def wait_early() -> None:
 
 
 def take_early() -> None:
-    """In a worker forked after ``start_early``: use the run's zygote as this worker's.
-    Each worker ends it when it ends (at the end of the run), and so does the process that
-    started it (``end_early``)."""
+    """In a worker forked after ``start_early``: use the run's zygote as this worker's. Only
+    the process that started it ends it (``end_early``): a worker that ends lets go of its
+    copies of the zygote's handles, and the others keep using it."""
     for zygote in _EARLY:
-        zygote._own_end()
+        handles = (zygote.control, zygote.pidfd)
+        zygote.stop = multiprocessing.util.Finalize(zygote, _let_go, handles, exitpriority=0)
         _ZYGOTES[zygote.key] = zygote
     _EARLY.clear()
+
+
+def _let_go(control: socket.socket, pidfd: int) -> None:
+    """A worker's end of a zygote it shares: close its copies, leave the zygote running."""
+    control.close()
+    os.close(pidfd)
 
 
 def end_early() -> None:
