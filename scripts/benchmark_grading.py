@@ -6,10 +6,13 @@ the setup cell, as timed by the kernel in plain nbgrader's run), and where a
 submission's time goes, stage by stage (autograder/grader/pipeline/stages.py). With
 ``--scaling`` it also grades the class with 1 and 2 local workers and with 1 and 2
 worker processes of a local Dask cluster (``--scheduler``) and prints submissions
-per minute for each. Run it on an otherwise idle machine:
+per minute for each. With ``--per-lesson`` it grades instead every lesson's class with
+`course-grade` alone and prints a row per lesson: where a submission's time goes
+differs most by lesson (its demonstrations run in the learner's kernel, its checks in
+the observer and the judge). Run it on an otherwise idle machine:
 
     .venv/bin/python scripts/benchmark_grading.py [--lesson 01_requires_grad] [--workers N]
-        [--scaling]
+        [--scaling | --per-lesson]
 
 The class is the demo class without its red-team part, because plain nbgrader
 cannot be relied on to finish that part (a loop that swallows KeyboardInterrupt
@@ -58,24 +61,31 @@ def learner_seconds(course: Path, lesson: str) -> float:
     return total
 
 
-def breakdown(course: Path, lesson: str, learner: float) -> None:
-    """Mean wall seconds per submission in each stage of `course-grade` (its records)."""
+def stage_means(course: Path, lesson: str) -> tuple[int, dict[str, float], float]:
+    """From `course-grade`'s records: how many, mean wall seconds per submission in each
+    stage, and per whole submission."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from autograder.grader.pipeline import records
 
     found = records.load(course, lesson)
-    if not found:
-        return
     totals: dict[str, float] = {}
     for record in found:
         for stage, seconds in record.stages.items():
             totals[stage] = totals.get(stage, 0.0) + seconds
-    n = len(found)
+    n = max(len(found), 1)
     whole = sum(record.seconds for record in found) / n
+    return len(found), {stage: seconds / n for stage, seconds in totals.items()}, whole
+
+
+def breakdown(course: Path, lesson: str, learner: float) -> None:
+    """Mean wall seconds per submission in each stage of `course-grade` (its records)."""
+    n, means, whole = stage_means(course, lesson)
+    if not n:
+        return
     print(f"where a submission's time goes (mean of {n}, worker-s):")
-    for stage, seconds in sorted(totals.items(), key=lambda item: -item[1]):
-        print(f"  {stage:24s}: {seconds / n:6.3f}")
-    print(f"  {'(not in a stage)':24s}: {whole - sum(totals.values()) / n:6.3f}")
+    for stage, seconds in sorted(means.items(), key=lambda item: -item[1]):
+        print(f"  {stage:24s}: {seconds:6.3f}")
+    print(f"  {'(not in a stage)':24s}: {whole - sum(means.values()):6.3f}")
     print(f"  {'whole submission':24s}: {whole:6.3f}")
     print(f"  {'of which learner cells':24s}: {learner / n:6.3f} (plain nbgrader's kernel timing)")
 
@@ -143,14 +153,43 @@ def scaling(course: Path, lesson: str, n: int) -> None:
         )
 
 
+PER_LESSON_STAGES = ("learner run", "observer wait", "judge", "nbgrader")
+
+
+def per_lesson(work: Path, workers: int) -> None:
+    """Each lesson's class (the demo class without its red-team part) graded on its own:
+    submissions, wall seconds, and the mean worker-seconds of a submission by stage."""
+    course = work / "course-grade"
+    run(str(BIN / "course-grade"), "create", str(course))
+    lessons = sorted(p.name for p in (course / "source").iterdir() if p.is_dir())
+    head = "".join(f"{stage:>14s}" for stage in PER_LESSON_STAGES)
+    print(f"{'lesson':20s}{'n':>4s}{'wall s':>8s}{'per sub.':>10s}{head}{'other':>8s}")
+    for lesson in lessons:
+        run(str(BIN / "course-grade"), "demo-class", str(course), lesson)
+        for student in (course / "submitted").iterdir():
+            if student.name.startswith("red_"):
+                shutil.rmtree(student / lesson, ignore_errors=True)
+        seconds = grade_once(course, lesson, "--workers", str(workers), "--cell-timeout", TIMEOUT)
+        n, means, whole = stage_means(course, lesson)
+        shown = "".join(f"{means.get(stage, 0.0):14.3f}" for stage in PER_LESSON_STAGES)
+        other = whole - sum(means.get(stage, 0.0) for stage in PER_LESSON_STAGES)
+        print(f"{lesson:20s}{n:4d}{seconds:8.1f}{whole:10.3f}{shown}{other:8.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lesson", default="01_requires_grad")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--scaling", action="store_true", help="also 1 and 2 workers, both kinds")
+    parser.add_argument(
+        "--per-lesson", action="store_true", help="only course-grade, every lesson's class"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="grading-benchmark-"))
     try:
+        if args.per_lesson:
+            per_lesson(work, args.workers)
+            return
         ours, plain = work / "course-grade", work / "nbgrader"
         run(str(BIN / "course-grade"), "create", str(ours))
         run(str(BIN / "course-grade"), "demo-class", str(ours), args.lesson)
