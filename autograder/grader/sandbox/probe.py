@@ -3,9 +3,9 @@
 A machine can have every protection and still be unable to grade: the Python
 environment may not be visible inside the sandbox, a limit may be too small for
 a kernel to start. Then every submission would end in ``error``. The probe runs in
-a grading worker before any submission is handed out: the zygote that worker
-uses (the run's) forks a kernel that runs one cell and an observer that observes one test cell, in
-a cgroup of their own with the run's limits, and the probe says what went wrong,
+a grading worker before any submission is handed out: the zygote that worker uses
+(the run's) forks a kernel that runs one cell and an observer that observes one
+test cell, in a cgroup of their own with the run's limits, and the probe says what went wrong,
 with the child's own last error line. It starts no zygote of its own (one more
 import of torch and the course per run, most of a small run's start-up).
 """
