@@ -142,7 +142,6 @@ SLOW: dict[str, tuple[str, ...] | None] = {
         "test_wrong_answer_fails_and_names_its_misconception",
         "test_correct_alternative_earns_the_points",
         "test_correct_alternative_passes_the_hidden_checks_of_any_learner",
-        "test_feedback_is_in_chinese_when_the_learner_chose_chinese",
         "test_reference_solution_passes_the_hidden_checks_of_any_learner",
     ),
     "test_unseen_kinds.py": None,

@@ -1,9 +1,10 @@
 """Feedback a learner reads is clean in both languages (issue 22, item 6).
 
-Every catalogued wrong answer's feedback, in Chinese: each misconception ID once,
-floats rounded, no untranslated descriptions of values, no English word the course wrote
-(issue 36: code names, PyTorch's own messages and the names the glossary keeps in English
-may stay), the lesson named where it says what to re-read. An unanswered exercise does
+Every catalogued wrong answer's feedback, in Chinese: what was expected and found, its
+misconception named where it has one, each misconception ID once, floats rounded, no
+untranslated descriptions of values, no English word the course wrote (issue 36: code
+names, PyTorch's own messages and the names the glossary keeps in English may stay), the
+lesson named where it says what to re-read. An unanswered exercise does
 not show an empty "expected", and a test cell run before its exercise's cell says which
 cell to run.
 """
@@ -109,6 +110,9 @@ def test_chinese_feedback_is_clean(lesson, grade_id, wrong, chinese, monkeypatch
         run(cells[f"{grade_id}_tests"].source, namespace)
     feedback = failure.value.feedback("zh")
     ids = failure.value.misconceptions
+    assert "期望" in feedback and "实际" in feedback, feedback
+    if wrong.misconception:  # named in Chinese, with the section to re-read
+        assert wrong.misconception in ids and "常见误区" in feedback, feedback
     assert len(ids) == len(set(ids)), ids
     assert not _unrounded(feedback), feedback
     assert not ENGLISH_DESCRIPTIONS.findall(feedback), feedback

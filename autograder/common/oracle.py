@@ -265,9 +265,9 @@ def _settings_watched(world: World):
     """Read every global setting right before and right after the call, inside the caller's
     context: a context the check enters (``calling``: grad mode, autocast…) puts its own
     setting back on exit and would hide a function that leaves it changed."""
-    before = global_settings.read()
+    before = global_settings.read_compared()
     yield
-    after = global_settings.read()
+    after = global_settings.read_compared()
     world.settings_left = [_setting_name(s) for s in global_settings.changes(before, after)]
 
 
@@ -399,6 +399,8 @@ def close(a: Any, b: Any, tolerance: tuple[float, float] = (1e-7, 1e-9)) -> bool
             return False
         if not a.dtype.is_floating_point:
             return bool(trusted.equal(a, b))
+        if a.dtype == b.dtype and trusted.equal(a, b):  # most often: the reference's bits
+            return True
         rtol, atol = tolerance
         a64, b64 = a.to(torch.float64), b.to(torch.float64)
         return bool(trusted.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=True).all())

@@ -69,6 +69,18 @@ def _length(n: int) -> bytes:
     return n.to_bytes(_SIZE, "little")
 
 
+def _raw_bytes(t: torch.Tensor) -> bytes:
+    """A strided CPU tensor's values, in row-major order, as bytes."""
+    if not t.numel():
+        return b""
+    flat = t.reshape(-1)  # a view where t's strides allow one, else a copy
+    if flat.stride(0) != 1 or t.is_conj() or t.is_neg():
+        dense = trusted.empty(t.shape, dtype=t.dtype)  # fresh strides, whatever t's were
+        dense.copy_(t.resolve_conj().resolve_neg())
+        flat = dense.view(-1)
+    return flat.view(_uint8).numpy().tobytes()
+
+
 def dumps(value: Any) -> bytes:
     """``value`` (plain Python data and tensors) as bytes."""
     header: list[tuple[str, tuple[int, ...], int] | None] = []
@@ -76,15 +88,14 @@ def dumps(value: Any) -> bytes:
     saved: list[torch.Tensor] = []
 
     class _Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            if trusted.type_(obj) in _PLAIN or not trusted.isinstance_(obj, trusted.tensor_type):
+        # called for every object of the record (some 100,000): names bound once
+        def persistent_id(self, obj, type_=trusted.type_, plain=_PLAIN, tensor=trusted.tensor_type):
+            if type_(obj) in plain or not trusted.isinstance_(obj, tensor):
                 return None  # most of a record: plain values, told apart by their exact type
             t = obj.detach()
             name = str(t.dtype).removeprefix("torch.")
             if name in DTYPES and t.layout is torch.strided and t.device.type == "cpu":
-                dense = trusted.empty(t.shape, dtype=t.dtype)  # fresh strides, whatever t's were
-                dense.copy_(t.resolve_conj().resolve_neg())
-                data = dense.view(-1).view(_uint8).numpy().tobytes() if t.numel() else b""
+                data = _raw_bytes(t)
                 header.append((name, tuple(int(n) for n in t.shape), len(data)))
                 raw.append(data)
             else:
