@@ -8,9 +8,10 @@ learner in with their own password and has them all validate lesson 01 at the sa
 while polling like JupyterLab. Every learner must get Validate's result, with no failed poll.
 
 Two light tests hold what makes it so: the classroom's proxy, as the hub's configuration
-starts it, forwards more slow requests at once than the stock pure-Python proxy (10 in
-flight, the others failed with 503 "Timeout in request queue" after 20 s); and Validate
-waits for one of the machine's slots (autograder/classroom/validate_queue.py).
+starts it, forwards more requests at once than the stock pure-Python proxy (10 in flight,
+the others failed with 503 "Timeout in request queue" after 20 s): its target answers none
+before all are in flight; and Validate waits for one of the machine's slots
+(autograder/classroom/validate_queue.py).
 """
 
 from __future__ import annotations
@@ -80,10 +81,18 @@ def test_learners_validating_at_once_all_get_their_result():
 
 
 class _Slow(BaseHTTPRequestHandler):
-    """A server that takes SLOW_S to answer, as a learner's server running Validate."""
+    """A server that answers no request before AT_ONCE of them are in flight, as learners'
+    servers running Validate: a proxy that forwards fewer at once leaves the ones it
+    forwarded waiting SLOW_S (then 500) and the ones it queued to its own timeout (503)."""
+
+    all_in: threading.Barrier  # set per test: AT_ONCE parties, SLOW_S to arrive
 
     def do_GET(self):
-        time.sleep(SLOW_S)
+        try:
+            self.all_in.wait()
+        except threading.BrokenBarrierError:
+            self.send_error(500, "fewer requests in flight at once than the class sent")
+            return
         self.send_response(200)
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -120,6 +129,7 @@ def _status(url: str) -> int | str:
 
 def test_the_classroom_proxy_forwards_a_class_of_slow_requests_at_once(tmp_path):
     pytest.importorskip("configurable_http_proxy", reason="the classroom extra is not installed")
+    _Slow.all_in = threading.Barrier(AT_ONCE, timeout=SLOW_S)
     target = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
     threading.Thread(target=target.serve_forever, daemon=True).start()
     port, api_port = free_port(), free_port()
