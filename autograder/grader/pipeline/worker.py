@@ -224,7 +224,6 @@ def _quiet_gradebook() -> None:
 def preload() -> None:
     """Import what grading needs. The local runner calls it before it forks its workers, so
     that they start with it imported (once per run, not once per worker)."""
-    import torch._dynamo  # noqa: F401 - an optimizer's first construction imports it (~1 s)
     from nbgrader.converters import Autograde  # noqa: F401
 
     from autograder.grader.pipeline import execute, verdicts  # noqa: F401 - judge, references
