@@ -1731,41 +1731,19 @@ class Snapshot:
         self.values, self.saved = values, saved
 
 
-def _reader(settings: tuple[Setting, ...]) -> Callable[[], dict[str, Any]]:
-    """``{s.name: s.value() for s in settings}``, in one loop: a check reads the settings
-    around every call it makes, so this is the course's most frequent code."""
-    entries = tuple((s.name, s.read, s.kind) for s in settings)
-
-    def read_all() -> dict[str, Any]:
-        values = {}
-        for name, getter, kind in entries:
-            try:
-                found = getter()
-            except Exception:  # as Setting.value: a getter that refuses in this state
-                found = None
-            else:
-                if _type(found) is not kind or (kind is tuple and not plain(found, tuple)):
-                    found = None
-            values[name] = found
-        return values
-
-    return read_all
-
-
-_read_all = _reader(SETTINGS)
-_read_compared = _reader(tuple(s for s in SETTINGS if s.compared))
+_COMPARED = tuple(s for s in SETTINGS if s.compared)
 
 
 def read() -> dict[str, Any]:
     """Every setting's value now, as plain data (None where not known here)."""
-    return _read_all()
+    return {s.name: s.value() for s in SETTINGS}
 
 
 def read_compared() -> dict[str, Any]:
     """The values ``changes`` compares: ``read`` without the random states, which are
     recorded but never compared, and whose reading is most of a full read (numpy's alone
-    copies 2.5 KB)."""
-    return _read_compared()
+    copies 2.5 KB). Checks read it around every call they make."""
+    return {s.name: s.value() for s in _COMPARED}
 
 
 def capture() -> Snapshot:

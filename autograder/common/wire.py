@@ -88,9 +88,8 @@ def dumps(value: Any) -> bytes:
     saved: list[torch.Tensor] = []
 
     class _Pickler(pickle.Pickler):
-        # called for every object of the record (some 100,000): names bound once
-        def persistent_id(self, obj, type_=trusted.type_, plain=_PLAIN, tensor=trusted.tensor_type):
-            if type_(obj) in plain or not trusted.isinstance_(obj, tensor):
+        def persistent_id(self, obj):
+            if trusted.type_(obj) in _PLAIN or not trusted.isinstance_(obj, trusted.tensor_type):
                 return None  # most of a record: plain values, told apart by their exact type
             t = obj.detach()
             name = str(t.dtype).removeprefix("torch.")
