@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -224,9 +226,29 @@ def _quiet_gradebook() -> None:
 def preload() -> None:
     """Import what grading needs. The local runner calls it before it forks its workers, so
     that they start with it imported (once per run, not once per worker)."""
+    _import_dynamo()
     from nbgrader.converters import Autograde  # noqa: F401
 
     from autograder.grader.pipeline import execute, verdicts  # noqa: F401 - judge, references
+
+
+def _import_dynamo() -> None:
+    """Import torch._dynamo, which an optimizer's first construction imports (~1 s a worker).
+
+    Importing it makes torch.compile's cache folder, by default ``$TMPDIR/torchinductor_USER``
+    on the grader's host, and names it in ``$TORCHINDUCTOR_CACHE_DIR``. Grading compiles
+    nothing, so unless that variable names a folder already, the folder is a temporary one,
+    removed at once, and the variable is left unset as it was."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:
+        import torch._dynamo  # noqa: F401
+
+        return
+    with tempfile.TemporaryDirectory(prefix="course-grade-inductor-") as folder:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+        try:
+            import torch._dynamo  # noqa: F401
+        finally:
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
 def warm(task: Task) -> None:
