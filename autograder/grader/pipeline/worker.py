@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -238,8 +239,9 @@ def _import_dynamo() -> None:
     Importing it makes torch.compile's cache folder, by default ``$TMPDIR/torchinductor_USER``
     on the grader's host, and names it in ``$TORCHINDUCTOR_CACHE_DIR``. Grading compiles
     nothing, so unless that variable names a folder already, the folder is a temporary one,
-    removed at once, and the variable is left unset as it was."""
-    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:
+    removed at once, and the variable is left unset as it was. Each worker's start calls
+    ``preload`` again; by then it is imported, and no folder is made."""
+    if "torch._dynamo" in sys.modules or "TORCHINDUCTOR_CACHE_DIR" in os.environ:
         import torch._dynamo  # noqa: F401
 
         return
