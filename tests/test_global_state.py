@@ -378,6 +378,19 @@ def test_a_setting_left_changed_fails_the_check_and_is_put_back(setting):
     assert {k: v for k, v in now.items() if now[k] != before[k]} == {}, "not put back"
 
 
+def test_the_default_device_set_to_the_cpu_is_a_change_too():
+    """set_default_device("cpu") leaves its context entered although get_default_device()
+    reads "cpu" as before: without a GPU that is the only trace of it, and it is named."""
+    before = global_state.read()
+    obs, failed = _run(lambda: torch.set_default_device("cpu"))
+    state = obs["_state"]
+    assert state["before"]["default_device"] == "cpu"
+    assert state["after"]["default_device"] == "cpu (torch.set_default_device)"
+    assert failed is not None and "torch.get_default_device()" in failed.feedback("en")
+    assert global_state.read() == before
+    assert getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None) is None
+
+
 @pytest.mark.parametrize("setting", RECORDED, ids=lambda s: s.name)
 def test_a_random_state_is_recorded_but_fails_nothing_and_is_put_back(setting):
     _skip_unless_changeable(setting)

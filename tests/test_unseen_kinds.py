@@ -9,8 +9,8 @@ judged in self-study and split into observe/judge, as tests/test_lesson_checks.p
 
 Kinds that do not apply: lesson 06, caller state: its functions take the caller's clock,
 synchronize and work objects; the only caller state is work still queued, which the
-catalogue covers. A wrong answer the checks miss (or catch only by chance) stays here as an
-xfail naming why.
+catalogue covers. Every wrong answer here is caught on every machine: none is marked as a
+known miss.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ class Wrong(NamedTuple):
     kind: str
     name: str
     code: str
-    xfail: str | None = None
 
 
 class Right(NamedTuple):
@@ -4409,11 +4408,6 @@ def make_trainable(values, device):
     torch.set_default_device(device)
     return torch.tensor(values, dtype=torch.float32, requires_grad=True)
 """,
-        xfail=(
-            "on a CPU-only machine set_default_device('cpu') reads as 'cpu' before and after "
-            "(autograder/common/global_state.py compares the default device, not whether "
-            "set_default_device's context was installed); only a GPU shows it"
-        ),
     ),
     Wrong(
         "01",
@@ -8229,16 +8223,7 @@ def load_batch(batch, device):
 
 
 def _params(answers):
-    return [
-        pytest.param(
-            a,
-            id=f"{a.lesson}-{a.grade_id}-{a.name}",
-            marks=[pytest.mark.xfail(strict=False, reason=a.xfail)]
-            if getattr(a, "xfail", None)
-            else [],
-        )
-        for a in answers
-    ]
+    return [pytest.param(a, id=f"{a.lesson}-{a.grade_id}-{a.name}") for a in answers]
 
 
 def _tests_of(answer) -> str:

@@ -350,9 +350,16 @@ def _global_device_context():
 
 def _default_device() -> str:
     """torch.get_default_device() without allocating (it makes a tensor for the index):
-    the device context entered last (``with torch.device(...)``), else set_default_device's."""
+    the device context entered last (``with torch.device(...)``), else set_default_device's.
+
+    set_default_device("cpu") leaves a context entered on every later torch call although
+    get_default_device() reads "cpu" as before, so its device is shown with where it came
+    from: on a machine without a GPU that is the only trace of a default left set.
+    """
     for mode in reversed(_function_modes()):
         if _isinstance(mode, DeviceContext):
+            if mode is _global_device_context():
+                return f"{mode.device} (torch.set_default_device)"
             return str(mode.device)
     return "cpu"
 
