@@ -356,7 +356,15 @@ COMPARED = [s for s in global_state.SETTINGS if s.compared and CHANGES[s.name] i
 RECORDED = [s for s in global_state.SETTINGS if not s.compared]
 
 
-@pytest.mark.parametrize("setting", COMPARED, ids=lambda s: s.name)
+def _params(settings: list) -> list:
+    """One case per setting; CUDA's own are marked ``cuda``, so `make gpu-check` runs them."""
+    return [
+        pytest.param(s, id=s.name, marks=[pytest.mark.cuda] if s.name in _NEEDS_CUDA else [])
+        for s in settings
+    ]
+
+
+@pytest.mark.parametrize("setting", _params(COMPARED))
 def test_a_setting_left_changed_fails_the_check_and_is_put_back(setting):
     _skip_unless_changeable(setting)
     before = global_state.read()
@@ -391,7 +399,7 @@ def test_the_default_device_set_to_the_cpu_is_a_change_too():
     assert getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None) is None
 
 
-@pytest.mark.parametrize("setting", RECORDED, ids=lambda s: s.name)
+@pytest.mark.parametrize("setting", _params(RECORDED))
 def test_a_random_state_is_recorded_but_fails_nothing_and_is_put_back(setting):
     _skip_unless_changeable(setting)
     before = global_state.read()
