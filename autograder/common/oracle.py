@@ -43,6 +43,7 @@ from autograder.common.result import CheckResult, require
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _SCALARS = (bool, int, float, str)
 _rng_state = torch.random.get_rng_state  # taken before any learner code runs
+_cuda_rng_state = torch.cuda.get_rng_state
 _seed_cpu = torch.default_generator.manual_seed
 _seed_cuda = torch.cuda.manual_seed_all
 _cuda_here = functools.cache(torch.cuda.is_available)  # asked once, when first seeding
@@ -117,7 +118,10 @@ class World:
     def __init__(self, args: tuple, objects: dict[str, Any], device) -> None:
         self.args, self.objects, self.device = args, objects, concrete(device)
         self.logged: dict[str, dict] = {}
-        self.versions = {name: _version(t) for name, t in self.tensors()}
+        # each caller tensor as built, with its version: "changed in place" means that very
+        # tensor (a module's .to() may put a new one in its place, or keep it: on the CPU
+        # .to("cpu") keeps it, on a GPU it is a copy)
+        self.versions = {name: (t, _version(t)) for name, t in self.tensors()}
         self.settings_left: list[str] = []  # global settings the last call left changed
 
     def tensors(self) -> list[tuple[str, torch.Tensor]]:
@@ -216,7 +220,10 @@ def _optimizer_fields(optimizer, world: World, base: str, out: dict) -> None:
     for p, entries in list(state.items())[:MAX_ITEMS]:
         label = names.get(id(p), "a parameter the caller does not hold")
         for key, value in sorted(entries.items(), key=lambda kv: str(kv[0])):
-            _fields(value, world, f"{base}.state[{label}][{key!r}]", out, relations=False)
+            entry = f"{base}.state[{label}][{key!r}]"
+            _fields(value, world, entry, out, relations=False)
+            if key == "step":  # torch keeps the step count on the CPU unless the optimizer
+                out[entry].pop("device", None)  # is capturable or fused: not the caller's
 
 
 def _hooks(obj: Any) -> int:
@@ -224,13 +231,14 @@ def _hooks(obj: Any) -> int:
     return sum(trusted.len_(getattr(obj, n, None) or {}) for n in names)
 
 
-def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> dict:
+def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None) -> dict:
     """Everything a caller can see after the call, as {base: {field: plain value}}."""
     out: dict[str, dict] = {}
     _fields(value, world, "result", out)
     for name, t in world.tensors():
         _fields(t, world, name, out, relations=False)
-        out[name]["changed_in_place"] = _version(t) != world.versions[name]
+        built, version = world.versions.get(name, (None, None))
+        out[name]["changed_in_place"] = t is built and _version(t) != version
         out[name]["hooks"] = trusted.len_(t._backward_hooks or {}) + trusted.len_(
             getattr(t, "_post_accumulate_grad_hooks", None) or {}
         )
@@ -253,7 +261,7 @@ def state(world: World, value: Any, rng_before: torch.Tensor | None = None) -> d
             trusted.len_(getattr(_global_hooks, n, {}))
             for n in ("_global_forward_hooks", "_global_forward_pre_hooks")
         ),
-        "rng_consumed": rng_before is not None and not trusted.equal(rng_before, _rng_state()),
+        "rng_consumed": rng_before is not None and rng_before != _rng_states(world),
         "rng_after": _rng_digest(world) if rng_before is not None else None,
         "settings_left": list(world.settings_left),
     }
@@ -273,6 +281,15 @@ def _settings_watched(world: World):
 
 def _setting_name(setting: global_settings.Setting) -> str:
     return setting.covers[0] if setting.covers else setting.name
+
+
+def _rng_states(world: World) -> tuple[bytes, ...]:
+    """The CPU generator's state and, where the world is on a GPU, that GPU's: a dropout on
+    the GPU draws from the second, its reference on the CPU from the first."""
+    states = [_rng_state()]
+    if world.device.type == "cuda":
+        states.append(_cuda_rng_state(world.device))
+    return tuple(t.numpy().tobytes() for t in states)
 
 
 def _rng_digest(world: World) -> str | None:
@@ -574,7 +591,7 @@ class Spec(Check):
         before = _inputs(world)  # what "as before" means for the second call
         kept: dict[str, dict] = {}
         _fields(first.value, world, "kept", kept, relations=False)
-        rng = _rng_state()
+        rng = _rng_states(world)
         with self.calling(world, case, fn), _settings_watched(world):
             second = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
         found = state(world, second.value, rng)
@@ -656,7 +673,7 @@ class Spec(Check):
         inputs = _inputs(world) if fn is not None else None
         if seeded:
             _manual_seed(RNG_SEED)
-        rng = _rng_state()
+        rng = _rng_states(world)
         with self.calling(world, case, fn), _settings_watched(world):
             if fn is not None:
                 outcome = call(fn, *world.args)

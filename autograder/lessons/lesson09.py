@@ -475,10 +475,18 @@ _KINDS = {  # a case's "layers", as feedback says them
 }
 
 
-def _watch_layers(world: World, model: torch.nn.Module) -> None:
-    """Log the dtype each Linear computed in, and BatchNorm/Dropout calls in training mode."""
+_DEVICE_DEFAULT = {"cpu": torch.bfloat16, "cuda": torch.float16}  # autocast's own choice
+
+
+def _watch_layers(world: World, model: torch.nn.Module, per_device: bool) -> None:
+    """Log the dtype each Linear computed in, and BatchNorm/Dropout calls in training mode.
+
+    ``per_device``: the task asks for the device's autocast dtype, so that dtype is logged by
+    name, the same for a reference on the CPU (bfloat16) and an answer on a GPU (float16);
+    else each dtype is logged as it is (bfloat16 autocast is bfloat16 on every device).
+    """
     world.logged["BatchNorm/Dropout calls in training mode"] = {"kind": "int", "value": 0}
-    reduced = {"cpu": torch.bfloat16, "cuda": torch.float16}.get(world.device.type)
+    reduced = _DEVICE_DEFAULT.get(world.device.type) if per_device else None
 
     def linear(m, args, out, name):
         if trusted.type_(out) in _TENSORS:
@@ -614,7 +622,7 @@ class Bf16TrainStep(_Spec):
         loss_fn = _LOSSES[case["loss"]][1]
         objects = {"model": model, "x": x, "target": target}
         world = World((model, loss_fn, x, target, optimizer), objects, device)
-        _watch_layers(world, model)
+        _watch_layers(world, model, per_device=False)
         names = {id(p): f"model{_dotted(k)}" for k, p in model.named_parameters()}
         label = "optimizer.step()"
         world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
@@ -745,7 +753,7 @@ class AutocastPredict(_Spec):
         dtype = getattr(torch, case["x dtype"])
         x = _input(self.seed + 1, case["batch"], self.width, case["layout"], dtype, device)
         world = World((model, x), {"model": model, "x": x}, device)
-        _watch_layers(world, model)
+        _watch_layers(world, model, per_device=True)
         return world
 
     def calling(self, world: World, case: dict, fn):
