@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograder.common import trusted
+from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -181,10 +182,15 @@ class Watched:
 
     Saved-tensor hooks the call left installed are logged and taken off, so that they
     neither count nor break (torch.func refuses them) what the caller runs next.
+    ``dropout_seed``: dropout that trains takes its masks from this seed on the CPU, so that
+    an answer on a GPU meets the reference's masks (:mod:`autograder.common.dropout`).
     """
 
-    def __init__(self, world: World, outer: str, saved: bool = True) -> None:
+    def __init__(
+        self, world: World, outer: str, saved: bool = True, dropout_seed: int | None = None
+    ) -> None:
         self.world, self.outer, self.saved = world, outer, saved
+        self.dropout_seed = dropout_seed
         self.stack = contextlib.ExitStack()
 
     def __enter__(self) -> Watched:
@@ -196,6 +202,8 @@ class Watched:
             params = [t for _, t in self.world.tensors()]
             self.world.kept = self.stack.enter_context(AliveSavedBytes(exclude=params))
         self.hooks_before = _top_saved_hooks(False)
+        if self.dropout_seed is not None:
+            self.stack.enter_context(SeededDropout(self.dropout_seed))
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -770,7 +778,7 @@ class FrozenFeatures(_Lesson02):
         return world
 
     def calling(self, world: World, case: dict, fn):
-        return Watched(world, case["outer"])
+        return Watched(world, case["outer"], dropout_seed=self.seed)
 
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in _TENSORS:

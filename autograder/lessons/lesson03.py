@@ -27,7 +27,7 @@ from typing import ClassVar
 import torch
 from torch.overrides import TorchFunctionMode
 
-from autograder.common import trusted
+from autograder.common import dropout, trusted
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
@@ -38,14 +38,13 @@ from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
 _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
-_DROPOUT = torch.nn.modules.dropout._DropoutNd
+_DROPOUT = dropout.DROPOUT
 _on_every_call_before = torch.nn.modules.module.register_module_forward_pre_hook
 _on_every_call_after = torch.nn.modules.module.register_module_forward_hook
 _fork_rng = torch.random.fork_rng
 _get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
 _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
 _where = torch.where
-_FUNCTIONAL_DROPOUT = (torch.nn.functional.dropout, torch.dropout)
 _KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
 _ONE_SAMPLE = "more than 1 value per channel when training"
 
@@ -182,17 +181,6 @@ _BLAME_ONLY = ("Dropout eval", "BatchNorm eval", "outer eval")
 _BLAME_ONLY += ("Dropout train grad-mode", "BatchNorm train grad-mode")
 
 
-def _dropout_call(func, args: tuple, kwargs: dict) -> tuple | None:
-    """(input, p) of a functional dropout that trains (``F.dropout(x, p, training=True)``,
-    ``torch.dropout(x, p, True)``), else None."""
-    names = ("input", "p", "training" if func is _FUNCTIONAL_DROPOUT[0] else "train")
-    given = dict(zip(names, args, strict=False)) | {k: v for k, v in kwargs.items() if k in names}
-    x, p, train = given.get("input"), given.get("p", 0.5), given.get(names[2], True)
-    if trusted.type_(x) is not trusted.tensor_type or kwargs.get("inplace") or not train:
-        return None
-    return x, float(p)
-
-
 class _Functional(TorchFunctionMode):
     """A functional dropout outside any Dropout module (``F.dropout(h, p, training=True)``,
     the documented equivalent of the module) counts and is masked as a module's call is."""
@@ -204,15 +192,15 @@ class _Functional(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)  # drawn as the module draws: the random state agrees
-        if func not in _FUNCTIONAL_DROPOUT or self.layers.inside:
+        if func not in dropout.FUNCTIONAL or self.layers.inside:
             return out
-        call = _dropout_call(func, args, kwargs)
+        call = dropout.dropout_call(func, args, kwargs)
         if call is None or trusted.type_(out) is not trusted.tensor_type:
             return out
         self.layers.counts["Dropout train"] += 1
         if trusted.is_grad_enabled():
             self.layers.counts["Dropout train grad-mode"] += 1
-        out = self.layers._mask(call[1], call[0])
+        out = self.layers.masks.apply(call[1], call[0])
         if out.grad_fn is not None:
             self.layers.counts["Dropout graph"] += 1
         return out
@@ -228,7 +216,7 @@ class _Layers:
     """
 
     def __init__(self, seed: int):
-        self.seed, self.depth, self.masks, self.inside = seed, 0, 0, 0
+        self.masks, self.depth, self.inside = dropout.Masks(seed), 0, 0
         self.counts = dict.fromkeys([*_COUNTS, *_BLAME_ONLY], 0)
         self._handles: list = []
         self._functional: _Functional | None = None
@@ -251,16 +239,10 @@ class _Layers:
             self.counts[f"{kind} train grad-mode"] += 1
         tensor = trusted.type_(output) is trusted.tensor_type
         if kind == "Dropout" and training and tensor and args:
-            output = self._mask(module.p, args[0])
+            output = self.masks.apply(module.p, args[0])
         if tensor and output.grad_fn is not None:
             self.counts[f"{kind} graph"] += 1
         return output
-
-    def _mask(self, p: float, x: torch.Tensor) -> torch.Tensor:
-        g = trusted.generator().manual_seed(self.seed * 7919 + self.masks)
-        self.masks += 1
-        keep = (trusted.rand(x.shape, generator=g) >= p).to(x.device)
-        return _where(keep, x / (1 - p), trusted.zeros((), dtype=x.dtype, device=x.device))
 
     def __enter__(self) -> _Layers:
         self._handles = [_on_every_call_before(self._before), _on_every_call_after(self._after)]
