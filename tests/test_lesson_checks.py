@@ -157,9 +157,10 @@ def test_wrong_answer_fails_and_names_its_misconception(
     assert not failure.passed, "the check passed this wrong answer (no CheckFailed)"
     feedback = failure.feedback
     assert "expected" in feedback and "found" in feedback
-    if wrong.misconception:
-        assert wrong.misconception in failure.misconceptions
-        assert lookup(wrong.misconception).section.en in feedback
+    misconception = wrong.misconception_on(torch.device(device).type)
+    if misconception:
+        assert misconception in failure.misconceptions
+        assert lookup(misconception).section.en in feedback
     else:
         assert not failure.misconceptions, failure.misconceptions
 

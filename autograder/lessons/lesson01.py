@@ -750,19 +750,30 @@ _CONVERSIONS = frozenset("to cuda cpu double float half bfloat16 type".split())
 
 
 class _Conversions(TorchFunctionMode):
-    """Keeps every tensor a conversion method (``.to``, ``.double``...) made from one tensor."""
+    """Keeps every tensor a conversion method (``.to``, ``.double``...) made from one tensor,
+    and which of them a later conversion took as its input (``batch.double().to(device)``:
+    the float64 copy is used, not dropped, although a GPU moves it into a new tensor)."""
 
     def __init__(self, watched: torch.Tensor):
         super().__init__()
         self.watched = watched
         self.results: list[torch.Tensor] = []
+        self.chained: list[torch.Tensor] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if getattr(func, "__name__", "") in _CONVERSIONS and args and args[0] is self.watched:
-            if trusted.isinstance_(out, trusted.tensor_type):
-                self.results.append(out)
+        if getattr(func, "__name__", "") not in _CONVERSIONS or not args:
+            return out
+        if args[0] is self.watched and trusted.isinstance_(out, trusted.tensor_type):
+            self.results.append(out)
+        elif any(args[0] is r for r in self.results):
+            self.chained.append(args[0])
         return out
+
+    def dropped(self, *kept) -> bool:
+        """A copy of the watched tensor made, then neither kept nor converted further."""
+        used = [*kept, self.watched, *self.chained]
+        return any(not any(r is u for u in used) for r in self.results)
 
 
 def _dropped(e: dict, f: dict, ctx) -> bool:
@@ -874,10 +885,9 @@ class ToDevice(Spec):
         def where(t: torch.Tensor) -> str:
             return "device" if t.device == world.target else "batch.device"  # asked for / before
 
-        batch = world.args[0]
         pair = trusted.type_(value) is tuple and trusted.len_(value) == 2
         moved = value[0] if pair else None
-        found = {"dropped_copy": any(r is not batch and r is not moved for r in world.spy.results)}
+        found = {"dropped_copy": world.spy.dropped(moved)}
         if trusted.type_(moved) in _TENSORS:
             found["batch_device"] = where(moved)
         model = value[1] if pair else None

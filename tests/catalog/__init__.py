@@ -24,13 +24,20 @@ class Wrong:
 
     ``devices`` lists the device types on which the answer is wrong. Most answers are
     wrong everywhere; a few are wrong for a reason only one device shows (on CUDA,
-    ``.cpu()`` copies, so ``output.detach().cpu()`` is a right answer there).
+    ``.cpu()`` copies, so ``output.detach().cpu()`` is a right answer there). ``named_on``:
+    (device type, ID) where that device shows another belief's symptom and the feedback
+    names it instead (probing by allocating on CUDA names a GPU where none is usable).
     """
 
     name: str
     misconception: str | None
     code: str
     devices: tuple[str, ...] = ("cpu", "cuda")
+    named_on: tuple[tuple[str, str], ...] = ()
+
+    def misconception_on(self, device: str) -> str | None:
+        """The ID the feedback names on this device type."""
+        return dict(self.named_on).get(device, self.misconception)
 
 
 @dataclass(frozen=True)

@@ -436,6 +436,9 @@ def pick_device():
     except RuntimeError:
         return torch.device("cpu")
 """,
+            # where the allocation succeeds, it names CUDA on a simulated machine with none
+            # usable: the symptom of CS-5, and the feedback says so
+            named_on=(("cuda", "CS-5"),),
         ),
         Wrong(
             "makes the device torch's default as well",
