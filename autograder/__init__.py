@@ -14,6 +14,16 @@ _SETUP_DONE = Text(
     "课程设置：反馈使用中文，设备：{device}",
 )
 
+_OTHER_TORCH = Text(
+    "Note: this kernel runs torch {here}, and the results the checks compare with were "
+    "computed with torch {shipped}, the course's version. Some values differ between versions "
+    "(random inputs in bfloat16 above all), so a right answer can fail a check here: install "
+    "the course's environment (`make lab`) before you trust such a failure.",
+    "注意：这个内核运行的是 torch {here}，而检查用来比较的预期结果是用课程指定的 torch "
+    "{shipped} 计算的。不同版本之间有些数值不同（尤其是 bfloat16 的随机输入），所以正确的答案"
+    "在这里也可能无法通过检查：请先安装课程的环境（`make lab`），再相信这样的失败。",
+)
+
 __all__ = ["CheckFailed", "CheckResult", "course_device", "get_language", "set_language", "setup"]
 
 
@@ -29,7 +39,10 @@ def __getattr__(name: str):
 def setup(lang: str) -> "torch.device":  # noqa: F821
     """Take the trusted references, choose the feedback language, make figures render
     Chinese, return the course device."""
+    import torch
+
     from autograder.common import trusted  # noqa: F401  (taken before any learner code runs)
+    from autograder.common.expectations import other_torch
     from autograder.kernel.device import course_device
     from autograder.kernel.fonts import use_cjk_font
     from autograder.kernel.run_first import install as explain_cells_run_too_early
@@ -39,4 +52,7 @@ def setup(lang: str) -> "torch.device":  # noqa: F821
     explain_cells_run_too_early()
     device = course_device()
     print(_SETUP_DONE().format(device=device))
+    shipped = other_torch()
+    if shipped is not None:
+        print(_OTHER_TORCH().format(here=torch.__version__, shipped=shipped))
     return device

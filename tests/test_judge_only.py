@@ -8,6 +8,7 @@ and that an observation made in another world than the case's is refused.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from collections import OrderedDict
 
 import pytest
 import torch
+from conftest import REPO
 from processes import venv_env
 
 from autograder.common import expectations, oracle, protocol, reference_states
@@ -73,6 +75,28 @@ def test_a_learner_kernel_checks_against_shipped_states_without_any_reference():
 
 def test_the_shipped_states_are_what_the_references_compute_now():
     assert expected.stale() == [], "run `make build` (python -m autograder.references.expected)"
+
+
+def test_the_states_were_computed_with_the_torch_the_course_pins():
+    pinned = re.search(r'"torch==([^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+    shipped = expectations.TORCH_VERSION.read_text(encoding="utf-8").strip()
+    assert shipped.split("+")[0] == pinned
+
+
+def test_another_torch_is_named_where_the_learner_runs_one(tmp_path, monkeypatch):
+    """A learner's kernel on another torch is told, in the set-up cell's output, that a
+    failure may come from the version (bfloat16 draws differ): ``autograder.setup``."""
+    version = tmp_path / "torch.version"
+    monkeypatch.setattr(expectations, "TORCH_VERSION", version)
+    version.write_text(torch.__version__ + "\n", encoding="utf-8")
+    assert expectations.other_torch() is None
+    version.write_text("2.0.0\n", encoding="utf-8")
+    assert expectations.other_torch() == "2.0.0"
+    from autograder import _OTHER_TORCH
+
+    for lang in ("en", "zh"):
+        shown = _OTHER_TORCH(lang).format(here=torch.__version__, shipped="2.0.0")
+        assert "2.0.0" in shown and torch.__version__ in shown and "make lab" in shown
 
 
 def test_rounding_of_a_cases_large_values_is_not_staleness():

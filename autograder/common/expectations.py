@@ -29,6 +29,7 @@ from autograder.common.result import CheckFailed, CheckResult
 PACKAGE = Path(__file__).resolve().parent.parent
 FOLDER = PACKAGE / "lessons" / "expected"
 DIGEST = FOLDER / "sources.sha256"
+TORCH_VERSION = FOLDER / "torch.version"  # the torch the states were computed with
 # The code a reference's state follows from: the checks, the references and what they use.
 SOURCES = ("common", "kernel", "lessons", "references")
 NOT_SHIPPED = Text(
@@ -99,6 +100,18 @@ def sources_digest() -> str:
             digest.update(f"{folder}/{source.name}\0".encode())
             digest.update(source.read_bytes())
     return digest.hexdigest()
+
+
+def other_torch() -> str | None:
+    """The torch version the shipped states were computed with, where this process runs
+    another one (random inputs in bfloat16, for one, differ between versions)."""
+    import torch
+
+    try:
+        shipped = TORCH_VERSION.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return shipped if shipped != torch.__version__ else None
 
 
 @functools.cache

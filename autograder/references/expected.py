@@ -159,6 +159,8 @@ def stale(solutions: Path = REPO / "solutions") -> list[str]:
     ]
     if not expectations.current():
         found.append(expectations.DIGEST.name)
+    if expectations.other_torch() is not None or not expectations.TORCH_VERSION.is_file():
+        found.append(expectations.TORCH_VERSION.name)
     return found
 
 
@@ -170,7 +172,8 @@ def write(solutions: Path = REPO / "solutions") -> list[Path]:
         target.write_bytes(encoded(data))
         written.append(target)
     expectations.DIGEST.write_text(expectations.sources_digest() + "\n", encoding="utf-8")
-    written.append(expectations.DIGEST)
+    expectations.TORCH_VERSION.write_text(torch.__version__ + "\n", encoding="utf-8")
+    written += [expectations.DIGEST, expectations.TORCH_VERSION]
     expectations.forget()
     return written
 
