@@ -866,6 +866,9 @@ class ToDevice(Spec):
         _arrive(model, case["mode"], case["frozen"])
         if case.get("mixed"):
             model[0].to(target, getattr(torch, case["to_dtype"]))
+            # the device as a tensor reports it (cuda:0, not cuda): a comparison with the
+            # first parameter's device then says "already there" on a GPU too
+            target = concrete(target)
         world = World(
             (batch, model, target, getattr(torch, case["to_dtype"])),
             {"batch": batch, "model": model},

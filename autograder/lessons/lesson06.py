@@ -551,10 +551,13 @@ class Benchmark(_Modelled):
         number = found.kind == "float"
         shown = f"{found.value * 1000:.3f} ms" if number else found.describe()
         what = Text(
-            "on the GPU: your median against the check's CUDA events before and after it (±30 %)",
-            "在 GPU 上：你的中位数与检查在其前后用 CUDA 事件测得的值相比（±30 %）",
+            "on the GPU: your median against the check's CUDA events before and after it "
+            "(from 0.7 to 3 times: a host clock also counts launching the work, and a busy "
+            "machine slows that)",
+            "在 GPU 上：你的中位数与检查在其前后用 CUDA 事件测得的值相比（0.7 到 3 倍之间："
+            "主机时钟还计入了启动这些工作的时间，机器繁忙时这部分会变慢）",
         )
-        ok = number and 0.7 * low - 2e-4 <= found.value <= 1.3 * high + 2e-4
+        ok = number and 0.7 * low - 2e-4 <= found.value <= 3 * high + 1e-3
         slow = "CS-2" if number and found.value < 0.2 * low else None
         band = f"{low * 1000:.3f} ms" if high == low else f"{low * 1000:.3f}–{high * 1000:.3f} ms"
         return CheckResult(what, ok, band, shown, slow)
@@ -1485,9 +1488,11 @@ class OverlapCopy(_Modelled):
             end.synchronize()
             return begin.elapsed_time(end), out
 
+        def copy():
+            return batch.to(target, non_blocking=True)
+
         timed(compute)
-        timed(lambda: batch.to(target, non_blocking=True))
-        alone = [timed(compute)[0], timed(lambda: batch.to(target, non_blocking=True))[0]]
+        timed(copy)
         side = torch.cuda.Stream(target)
         first = call(fn, compute, batch, side, torch.cuda, target)  # a warm-up, checked too
         _CUDA_SYNCHRONIZE()
@@ -1495,7 +1500,6 @@ class OverlapCopy(_Modelled):
             return {"call": first.record()}
         value = first.value
         moved = value[1:2] if trusted.type_(value) in (list, tuple) else None
-        found = {"right": _same_on(moved, (batch,), target), "alone_ms": alone}
 
         def both():
             out = call(fn, compute, batch, side, torch.cuda, target)
@@ -1503,8 +1507,12 @@ class OverlapCopy(_Modelled):
                 call(lambda: out.value[1].sum())  # the check's own read, on the current stream
             return out
 
-        found["both_ms"], _ = timed(both)
-        return found
+        # three rounds, each timing all three in turn, and the median of each: other work on
+        # the GPU (a second kernel, a test run beside it) then weighs on all three alike
+        rounds = [[timed(run)[0] for run in (compute, copy, both)] for _ in range(3)]
+        compute_ms, copy_ms, both_ms = (float(_median(list(t))) for t in zip(*rounds, strict=True))
+        right = _same_on(moved, (batch,), target)
+        return {"right": right, "alone_ms": [compute_ms, copy_ms], "both_ms": both_ms}
 
     def judge_gpu(self, gpu: dict) -> CheckResult:
         if "call" in gpu:

@@ -24,6 +24,7 @@ holds no answer. The references, with the torch functions they use, are in
 from __future__ import annotations
 
 import contextlib
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -35,13 +36,14 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw
+from autograder.common.oracle import FACT, FLOAT_TOLERANCE, Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _fork_rng = torch.random.fork_rng
+_torch_autocast = torch.autocast
 _seed_cpu = torch.random.default_generator.manual_seed
 _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
 _DROPOUT = torch.nn.modules.dropout._DropoutNd
@@ -125,9 +127,15 @@ def _on_gpu(ctx) -> bool:
 
 
 def _loosely_close(e: dict, f: dict, ctx) -> bool:
-    """On a GPU: the same but for values within reduced precision's tolerance."""
+    """On a GPU: the same but for values within reduced precision's tolerance; a returned
+    loss the check's own step there gave (``_Here``) must match that one closely instead."""
     if not _on_gpu(ctx):
         return False
+    here = ctx.found.get(f"{FACT}here {ctx.base}")
+    if here is not None:
+        a, b = f.get("value"), here["value"]
+        kinds = trusted.type_(a) is float and trusted.type_(b) is float
+        return kinds and abs(a - b) <= FLOAT_TOLERANCE[1] + FLOAT_TOLERANCE[0] * abs(b)
     for k in set(e) | set(f):
         a, b = f.get(k), e.get(k)
         if trusted.type_(a) is float and trusted.type_(b) is float:
@@ -547,6 +555,42 @@ def _stale_added(e: dict, f: dict, ctx) -> bool:
     return close(fv.double(), ev.double() + stale.double(), (1e-3, 1e-5))
 
 
+_deepcopy = copy.deepcopy  # taken at import, before any learner code runs
+
+
+class _Here:
+    """Around the learner's call on a GPU: the forward pass and loss the task asks for, run
+    by the check there under bfloat16 autocast on copies of the caller's model, loss, input
+    and target taken right before the call (the CPU generator seeded as for the call, so
+    its ``SeededDropout`` masks are the call's), the loss logged as a fact. The reference's
+    loss on the CPU differs in bfloat16's last bits, so the answer's is compared with this
+    one (``_loosely_close``): a loss rounded to bfloat16 before ``.item()`` shows on a GPU
+    too."""
+
+    def __init__(self, world: World, call_seed: int) -> None:
+        self.world, self.call_seed, self.copies = world, call_seed, None
+
+    def __enter__(self) -> _Here:
+        if self.world.device.type != "cpu":
+            model, loss_fn, x, target, _ = self.world.args
+            twin = _deepcopy(model)
+            for m in twin.modules():  # the check's own instruments log the caller's run only
+                m._forward_hooks.clear()
+                m._forward_pre_hooks.clear()
+            self.copies = (twin, loss_fn, x.detach().clone(), target.detach().clone())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.copies is None:
+            return
+        model, loss_fn, x, target = self.copies
+        with _fork_rng(devices=[]), trusted.set_grad_enabled(True):
+            _seed_cpu(self.call_seed)
+            with _torch_autocast(self.world.device.type, dtype=torch.bfloat16):
+                loss = loss_fn(model(x), target)
+        self.world.fact("here result", float(loss.item()))
+
+
 @dataclass(frozen=True)
 class Bf16TrainStep(_Spec):
     """bf16_train_step: forward and loss under bfloat16 autocast, backward and step outside."""
@@ -641,7 +685,11 @@ class Bf16TrainStep(_Spec):
         return world
 
     def calling(self, world: World, case: dict, fn):
-        return _seeded_call(world, self.seed * 31 + 5)
+        stack = contextlib.ExitStack()
+        if fn is not None:  # the check's own step on a GPU, after everything else is logged
+            stack.enter_context(_Here(world, self.seed * 31 + 5))
+        stack.enter_context(_seeded_call(world, self.seed * 31 + 5))
+        return stack
 
     def classify(self, message: str) -> str | None:
         return "SC-2" if _REDUCED_GRAD in message else None
