@@ -71,7 +71,13 @@ class _Functional(TorchFunctionMode):
 
 
 class SeededDropout:
-    """Around one call: each dropout that trains applies the next mask drawn from ``seed``."""
+    """Around one call: each dropout that trains applies the next mask drawn from ``seed``.
+
+    A check that also counts the calls (lesson 03) subclasses it, with hooks and a
+    functional mode of its own (``_before``, ``_after``, ``functional``).
+    """
+
+    functional: type[TorchFunctionMode] = _Functional
 
     def __init__(self, seed: int) -> None:
         self.masks, self.inside = Masks(seed), 0
@@ -91,7 +97,7 @@ class SeededDropout:
 
     def __enter__(self) -> SeededDropout:
         self._handles = [_on_every_call_before(self._before), _on_every_call_after(self._after)]
-        self._functional = _Functional(self)
+        self._functional = self.functional(self)
         self._functional.__enter__()
         return self
 

@@ -39,8 +39,6 @@ from autograder.kernel.selfcheck import run_self_check
 # Taken at import, before any learner code runs (see trusted.py).
 _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
 _DROPOUT = dropout.DROPOUT
-_on_every_call_before = torch.nn.modules.module.register_module_forward_pre_hook
-_on_every_call_after = torch.nn.modules.module.register_module_forward_hook
 _fork_rng = torch.random.fork_rng
 _get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
 _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
@@ -206,7 +204,7 @@ class _Functional(TorchFunctionMode):
         return out
 
 
-class _Layers:
+class _Layers(dropout.SeededDropout):
     """Count Dropout and BatchNorm calls of any module, and the outermost calls in eval mode.
 
     Global hooks see copies of the caller's model too (``copy.deepcopy``,
@@ -215,11 +213,12 @@ class _Layers:
     functional dropout called outside a Dropout module (:class:`_Functional`).
     """
 
+    functional = _Functional
+
     def __init__(self, seed: int):
-        self.masks, self.depth, self.inside = dropout.Masks(seed), 0, 0
+        super().__init__(seed)
+        self.depth = 0
         self.counts = dict.fromkeys([*_COUNTS, *_BLAME_ONLY], 0)
-        self._handles: list = []
-        self._functional: _Functional | None = None
 
     def _before(self, module, args) -> None:
         self.depth += 1
@@ -243,19 +242,6 @@ class _Layers:
         if tensor and output.grad_fn is not None:
             self.counts[f"{kind} graph"] += 1
         return output
-
-    def __enter__(self) -> _Layers:
-        self._handles = [_on_every_call_before(self._before), _on_every_call_after(self._after)]
-        self._functional = _Functional(self)
-        self._functional.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._functional is not None:
-            self._functional.__exit__(*exc)
-            self._functional = None
-        for handle in self._handles:
-            handle.remove()
 
 
 def _count(ctx, *names: str) -> int:
