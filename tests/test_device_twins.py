@@ -13,20 +13,13 @@ import pytest
 import torch
 
 from autograder.common.oracle import FACT, Context, state
+from autograder.kernel.measure import saved_bytes
 from autograder.lessons import lesson05, lesson09
 
 
 def _counting(model, x):
-    n_bytes = 0
-
-    def pack(t):
-        nonlocal n_bytes
-        n_bytes += t.numel() * t.element_size()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(x)
-    return out, n_bytes
+    """A right answer: the output and the bytes autograd saved while it was computed."""
+    return saved_bytes(model, x)
 
 
 def _forward_counting_saved():
@@ -58,12 +51,12 @@ def test_an_answer_may_agree_with_its_device_but_not_differ_from_it():
         value = _counting(*world.args)
     found = state(world, value, None)
     ctx = Context(spec, case, {}, found, base="result[1]")
-    assert lesson05._as_here({}, found["result[1]"], ctx)
-    assert not lesson05._as_here({}, {**found["result[1]"], "value": value[1] + 4}, ctx)
+    assert lesson05._as_there({}, found["result[1]"], ctx)
+    assert not lesson05._as_there({}, {**found["result[1]"], "value": value[1] + 4}, ctx)
     ctx.base = "result[0]"
-    assert lesson05._as_here({}, found["result[0]"], ctx)
+    assert lesson05._as_there({}, found["result[0]"], ctx)
     other = {**found["result[0]"], "dtype": "torch.float16"}  # the answer's own dtype
-    assert not lesson05._as_here({}, other, ctx)
+    assert not lesson05._as_there({}, other, ctx)
 
 
 def test_on_the_cpu_nothing_is_copied_and_nothing_is_allowed_by_it():
@@ -75,7 +68,7 @@ def test_on_the_cpu_nothing_is_copied_and_nothing_is_allowed_by_it():
     found = state(world, value, None)
     assert not any(k.startswith(FACT) for k in found)
     ctx = Context(spec, case, {}, found, base="result[1]")
-    assert not lesson05._as_here({}, found["result[1]"], ctx)
+    assert not lesson05._as_there({}, found["result[1]"], ctx)
 
 
 def _loss_ctx(loss: float, here: float | None) -> tuple[dict, Context]:

@@ -8,6 +8,7 @@ checks module.
 """
 
 import builtins
+import copy
 
 import torch
 import torch.autograd
@@ -43,6 +44,7 @@ parameter_type = torch.nn.Parameter
 module_type = torch.nn.Module
 function_node_type = torch.autograd.function.BackwardCFunction  # a custom Function's node
 
+deepcopy = copy.deepcopy
 isinstance_ = builtins.isinstance
 type_ = builtins.type
 len_ = builtins.len

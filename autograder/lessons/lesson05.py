@@ -19,7 +19,6 @@ kernel compares with their states shipped in ``autograder/lessons/expected/lesso
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -30,9 +29,10 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import FACT, TOLERANCE, Rule, Spec, World, close, draw, state
+from autograder.common.on_device import OnTheDevice, there
+from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, state
 from autograder.common.protocol import call, verdict
-from autograder.kernel.measure import AliveSavedBytes
+from autograder.kernel.measure import AliveSavedBytes, saved_bytes
 from autograder.kernel.selfcheck import run_self_check
 
 LIVE_SHIFT = 1000.0  # what the caller adds in place to a layer's live output after the call
@@ -810,58 +810,32 @@ def check_train_and_log(
 
 # Exercise 5 --------------------------------------------------------------------------------
 
-_deepcopy = copy.deepcopy  # taken at import, before any learner code runs
+
+def _copies(world: World) -> tuple:
+    """The caller's model and input as they are right before the call."""
+    model, x = world.objects["model"], world.objects["x"]
+    with trusted.no_grad():
+        return trusted.deepcopy(model), x.detach().clone().requires_grad_(x.requires_grad)
 
 
-class _Here:
-    """Around the learner's call on a GPU: the same forward pass run by the check there,
-    on copies of the caller's model and input taken right before the call, its saved
-    bytes, output and gradients logged as facts (never compared by themselves).
-
-    The reference runs on the CPU, and a GPU's backend saves other tensors (cuDNN's batch
-    norm keeps float32 statistics of a bfloat16 input) and rounds bfloat16 its own way:
-    where the answer differs from the reference, ``_as_here`` lets it agree with this.
-    """
-
-    def __init__(self, world: World) -> None:
-        self.world, self.copies = world, None
-
-    def __enter__(self) -> _Here:
-        model, x = self.world.objects["model"], self.world.objects["x"]
-        if self.world.device.type != "cpu":
-            with trusted.no_grad():
-                twin = x.detach().clone().requires_grad_(x.requires_grad)
-                self.copies = (_deepcopy(model), twin)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.copies is None:
-            return
-        model, x = self.copies
-        n_bytes = 0
-
-        def pack(t: torch.Tensor) -> torch.Tensor:
-            nonlocal n_bytes
-            n_bytes += t.numel() * t.element_size()
-            return t
-
-        with trusted.set_grad_enabled(True), trusted.saved_tensors_hooks(pack, lambda t: t):
-            out = model(x)
-        found: dict = {}
-        _backprop(found, "raises", out, model, x)
-        self.world.fact("here result[0]", _copy(out))
-        self.world.fact("here result[1]", n_bytes)
-        for key, grad in found.items():
-            if key.startswith("grad|"):
-                self.world.fact(f"here probe:{key}", grad)
+def _forward_there(model: nn.Module, x: torch.Tensor) -> dict:
+    """The task's forward pass on the device: its output, the bytes it saved, and the
+    caller's backward from it. A GPU's backend saves other tensors than the CPU's (cuDNN's
+    batch norm keeps float32 statistics of a bfloat16 input) and rounds bfloat16 its own
+    way, so ``_as_there`` lets the answer agree with these where the reference differs."""
+    with trusted.set_grad_enabled(True):
+        out, n_bytes = saved_bytes(model, x)
+    found: dict = {}
+    _backprop(found, "raises", out, model, x)
+    grads = {f"probe:{k}": g for k, g in found.items() if k.startswith("grad|")}
+    return {"result[0]": _copy(out), "result[1]": n_bytes, **grads}
 
 
-def _as_here(e: dict, f: dict, ctx) -> bool:
-    """On a GPU: what the check's own forward pass there gave (``_Here``)."""
-    here = ctx.found.get(f"{FACT}here {ctx.base}")
-    if here is None:
+def _as_there(e: dict, f: dict, ctx) -> bool:
+    """On a GPU: what the check's own forward pass there gave (``_forward_there``)."""
+    value, found = there(ctx), f.get("value")
+    if value is None:
         return False
-    value, found = here["value"], f.get("value")
     if trusted.type_(value) is int:
         return trusted.type_(found) is int and found == value
     dtype = f.get("dtype", str(found.dtype) if trusted.type_(found) in _TENSORS else None)
@@ -890,9 +864,9 @@ class ForwardCountingSaved(_HookSpec):
     }
     allow = (
         Rule("probe:grad|*", _backward_raised),
-        Rule("result[0]", _as_here),
-        Rule("result[1]", _as_here),
-        Rule("probe:grad|*", _as_here),
+        Rule("result[0]", _as_there),
+        Rule("result[1]", _as_there),
+        Rule("probe:grad|*", _as_there),
     )
 
     def cases(self) -> list[dict]:
@@ -930,7 +904,9 @@ class ForwardCountingSaved(_HookSpec):
         return World((model, x), {"model": model, "x": x}, device)
 
     def calling(self, world: World, case: dict, fn):
-        return _Here(world) if fn is not None else contextlib.nullcontext()
+        if fn is None:
+            return contextlib.nullcontext()
+        return OnTheDevice(world, lambda: _copies(world), _forward_there)
 
     def probe(self, world: World, value, again) -> dict:
         """Backward from the returned output, as the caller's training step does."""

@@ -24,7 +24,7 @@ holds no answer. The references, with the torch functions they use, are in
 from __future__ import annotations
 
 import contextlib
-import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -36,7 +36,8 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import FACT, FLOAT_TOLERANCE, Rule, Spec, World, close, draw
+from autograder.common.on_device import OnTheDevice, there
+from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 
@@ -128,12 +129,12 @@ def _on_gpu(ctx) -> bool:
 
 def _loosely_close(e: dict, f: dict, ctx) -> bool:
     """On a GPU: the same but for values within reduced precision's tolerance; a returned
-    loss the check's own step there gave (``_Here``) must match that one closely instead."""
+    loss the check's own step there gave (``_loss_there``) must match that one closely instead."""
     if not _on_gpu(ctx):
         return False
-    here = ctx.found.get(f"{FACT}here {ctx.base}")
+    here = there(ctx)
     if here is not None:
-        a, b = f.get("value"), here["value"]
+        a, b = f.get("value"), here
         kinds = trusted.type_(a) is float and trusted.type_(b) is float
         return kinds and abs(a - b) <= FLOAT_TOLERANCE[1] + FLOAT_TOLERANCE[0] * abs(b)
     for k in set(e) | set(f):
@@ -555,40 +556,32 @@ def _stale_added(e: dict, f: dict, ctx) -> bool:
     return close(fv.double(), ev.double() + stale.double(), (1e-3, 1e-5))
 
 
-_deepcopy = copy.deepcopy  # taken at import, before any learner code runs
+def _copies(world: World) -> tuple:
+    """The caller's model, loss, input and target as they are right before the call; the
+    copied model without the check's own instruments (they log the caller's run only)."""
+    model, loss_fn, x, target, _ = world.args
+    twin = trusted.deepcopy(model)
+    for m in twin.modules():
+        m._forward_hooks.clear()
+        m._forward_pre_hooks.clear()
+    return twin, loss_fn, x.detach().clone(), target.detach().clone()
 
 
-class _Here:
-    """Around the learner's call on a GPU: the forward pass and loss the task asks for, run
-    by the check there under bfloat16 autocast on copies of the caller's model, loss, input
-    and target taken right before the call (the CPU generator seeded as for the call, so
-    its ``SeededDropout`` masks are the call's), the loss logged as a fact. The reference's
-    loss on the CPU differs in bfloat16's last bits, so the answer's is compared with this
-    one (``_loosely_close``): a loss rounded to bfloat16 before ``.item()`` shows on a GPU
-    too."""
+def _loss_there(call_seed: int) -> Callable[..., dict]:
+    """The forward pass and loss the task asks for, under bfloat16 autocast on the device,
+    the CPU generator seeded as for the call (so its ``SeededDropout`` masks are the
+    call's). The reference's loss on the CPU differs in bfloat16's last bits, so a returned
+    loss on a GPU is held to this one (``_loosely_close``): a loss rounded to bfloat16
+    before ``.item()`` shows there too."""
 
-    def __init__(self, world: World, call_seed: int) -> None:
-        self.world, self.call_seed, self.copies = world, call_seed, None
-
-    def __enter__(self) -> _Here:
-        if self.world.device.type != "cpu":
-            model, loss_fn, x, target, _ = self.world.args
-            twin = _deepcopy(model)
-            for m in twin.modules():  # the check's own instruments log the caller's run only
-                m._forward_hooks.clear()
-                m._forward_pre_hooks.clear()
-            self.copies = (twin, loss_fn, x.detach().clone(), target.detach().clone())
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.copies is None:
-            return
-        model, loss_fn, x, target = self.copies
+    def run(model, loss_fn, x, target) -> dict:
         with _fork_rng(devices=[]), trusted.set_grad_enabled(True):
-            _seed_cpu(self.call_seed)
-            with _torch_autocast(self.world.device.type, dtype=torch.bfloat16):
+            _seed_cpu(call_seed)
+            with _torch_autocast(x.device.type, dtype=torch.bfloat16):
                 loss = loss_fn(model(x), target)
-        self.world.fact("here result", float(loss.item()))
+        return {"result": float(loss.item())}
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -687,7 +680,9 @@ class Bf16TrainStep(_Spec):
     def calling(self, world: World, case: dict, fn):
         stack = contextlib.ExitStack()
         if fn is not None:  # the check's own step on a GPU, after everything else is logged
-            stack.enter_context(_Here(world, self.seed * 31 + 5))
+            stack.enter_context(
+                OnTheDevice(world, lambda: _copies(world), _loss_there(self.seed * 31 + 5))
+            )
         stack.enter_context(_seeded_call(world, self.seed * 31 + 5))
         return stack
 
