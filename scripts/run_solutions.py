@@ -25,7 +25,9 @@ def run_one(source: Path, lang: str) -> tuple[bool, list[str]]:
     """One solution notebook in one language: whether it ran clean, and what to print."""
     device = os.environ.get("COURSE_DEVICE", "(default)")
     nb = bilingual.split(bilingual.read(source), lang)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True)
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", allow_errors=True, shutdown_kernel="immediate"
+    )
     with client.setup_kernel():
         started = time.perf_counter()
         for index, cell in enumerate(nb.cells):

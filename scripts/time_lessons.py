@@ -24,7 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 def time_notebook(path: Path) -> tuple[float, float]:
     """(seconds to the setup cell's output, seconds of Run All), both from kernel start."""
     nb = nbformat.read(str(path), as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True)
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", allow_errors=True, shutdown_kernel="immediate"
+    )
     started = time.perf_counter()
     first_output = None
     with client.setup_kernel():

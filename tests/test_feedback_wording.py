@@ -146,7 +146,9 @@ def test_a_test_cell_run_before_its_exercise_says_which_cell_to_run():
         nbformat.v4.new_code_cell(cells["ex1_dropout_by_hand_tests"].source),
         nbformat.v4.new_code_cell("undefined_name_of_the_learner"),
     ]
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", allow_errors=True, shutdown_kernel="immediate"
+    ).execute()
     said = "\n".join(nb.cells[1].outputs[0].get("traceback", []))
     assert "`dropout_by_hand` 还没有定义" in said and "练习 1" in said, said
     assert "Traceback" not in said and "NameError" not in said

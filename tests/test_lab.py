@@ -8,6 +8,7 @@ import urllib.parse
 
 import nbgrader
 import pytest
+from conftest import REPO
 from lab_server import get, running_lab
 
 pytestmark = pytest.mark.notebooks
@@ -84,3 +85,15 @@ def test_validate_runs_a_learner_notebook_and_the_terminal_stays_quiet(lab):
     assert "Validating" in terminal
     for noise in ("No nbgrader_config.py", "Traceback", "without encryption", "[E "):
         assert noise not in terminal, noise
+
+
+@pytest.mark.parametrize("setup", ["self-study", "classroom-learner", "classroom-instructor"])
+def test_validate_ends_its_kernel_at_once(setup):
+    """Validate's kernel is thrown away after the run: ending it at once saves the learner
+    the second a kernel that imported torch takes to tear itself down."""
+    from nbgrader.preprocessors import Execute
+    from traitlets.config.loader import PyFileConfigLoader
+
+    folder = REPO / "jupyter-config" / setup
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    assert Execute(config=config).shutdown_kernel == "immediate"

@@ -191,7 +191,9 @@ def test_an_edited_learner_notebook_still_runs_and_the_self_check_says_what_is_m
     for cell in nb.cells:
         if _nbgrader(cell).get("grade_id") == "ex2_output_requires_grad":
             cell.source = "def output_requires_grad(*inputs):\n    return (("  # syntax error
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", allow_errors=True, shutdown_kernel="immediate"
+    ).execute()
     report = nb.cells[[i for i, c in enumerate(nb.cells) if "self_check(" in c.source][-1]]
     text = "".join(str(o.get("data", {}).get("text/plain", "")) for o in report.outputs)
     could_not_run = "could not run" if lang == "en" else "无法运行"

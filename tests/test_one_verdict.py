@@ -144,7 +144,9 @@ def _kernel_outcome(nb: nbformat.NotebookNode) -> tuple[bool, str]:
 
     end = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == TESTS)
     nb.cells = nb.cells[: end + 1]
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", allow_errors=True, shutdown_kernel="immediate"
+    ).execute()
     outputs = nb.cells[end].outputs
     text = "\n".join(
         o.get("text", "") + o.get("evalue", "") + "\n".join(o.get("traceback", [])) for o in outputs
