@@ -6,7 +6,8 @@ the setup cell, as timed by the kernel in plain nbgrader's run), and where a
 submission's time goes, stage by stage (autograder/grader/pipeline/stages.py). With
 ``--scaling`` it also grades the class with 1 and 2 local workers and with 1 and 2
 worker processes of a local Dask cluster (``--scheduler``) and prints submissions
-per minute for each. With ``--per-lesson`` it grades instead every lesson's class with
+per minute for each (grading across machines: scripts/demo_term.py --machines). With
+``--per-lesson`` it grades instead every lesson's class with
 `course-grade` alone and prints a row per lesson: where a submission's time goes
 differs most by lesson (its demonstrations run in the learner's kernel, its checks in
 the observer and the judge). Run it on an otherwise idle machine:
@@ -32,7 +33,8 @@ from datetime import datetime
 from pathlib import Path
 
 import nbformat
-from load_validate import busy_cpu_s  # a script beside this one
+from load_validate import busy_cpu_s  # scripts beside this one
+from local_cluster import dask_cluster, stop
 
 BIN = Path(sys.executable).parent
 TIMEOUT = "30"
@@ -97,27 +99,6 @@ def grade_once(course: Path, lesson: str, *options: str) -> float:
     return run(str(BIN / "course-grade"), "grade", str(course), lesson, *options)
 
 
-def dask_cluster(workers: int) -> tuple[str, list[subprocess.Popen]]:
-    """A local Dask scheduler (loopback only, no dashboard) and ``workers`` single-threaded
-    worker processes, returned once every worker has joined."""
-    import socket
-
-    from distributed import Client
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    scheduler = [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port)]
-    started = [subprocess.Popen([*scheduler, "--no-dashboard"], **quiet)]
-    worker = [str(BIN / "dask"), "worker", address, "--nworkers", str(workers), "--nthreads", "1"]
-    started.append(subprocess.Popen([*worker, "--no-dashboard"], **quiet))
-    with Client(address, timeout=60) as client:
-        client.wait_for_workers(workers, timeout=120)
-    return address, started
-
-
 def scaling(course: Path, lesson: str, n: int) -> None:
     """Submissions per minute with 1 and 2 local workers, and with 1 and 2 worker processes
     of a local Dask cluster (``--scheduler``; twice each: a cluster's worker imports torch,
@@ -143,9 +124,7 @@ def scaling(course: Path, lesson: str, n: int) -> None:
                 )
                 rows.append((f"{label}, {run_name}", seconds, busy_cpu_s() - before))
         finally:
-            for process in reversed(started):
-                process.terminate()
-                process.wait(timeout=30)
+            stop(started)
     for label, seconds, busy in rows:
         print(
             f"{label:37s}: {seconds:6.1f} s, {60 * n / seconds:5.1f} submissions/min, "

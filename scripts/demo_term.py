@@ -13,7 +13,10 @@ timestamp.txt. Then it grades each course (all lessons in one run), exports and 
 term (both languages), and prints wall time and peak memory of each step:
 
     .venv/bin/python scripts/demo_term.py [--learners 200] [--lessons 01 02 ...] [--with-09]
-        [--seed 1] [--keep DIR]
+        [--seed 1] [--keep DIR] [--machines]
+
+``--machines`` grades the term on a Dask cluster instead, as across machines: by one worker
+process on a core of its own, then by two.
 
 Grading is most of its time: the full term (1,553 submissions) took 58 minutes on this
 project's 2-core machine, shared with other work (2.26 s per submission; the README's table).
@@ -384,6 +387,43 @@ def run_term(base: Path, lessons: list[str]) -> tuple[list[Step], list[dict]]:
     return steps, term_rows(en / "grading" / "term.csv")
 
 
+def machines(base: Path, lessons: list[str], submitted: int) -> str:
+    """Grading across machines, on one: the term graded on a Dask cluster by one worker
+    process, then by two, each confined to a core of its own (a one-core machine of its
+    own; scripts/local_cluster.py). Each cluster grades the term twice: its first run
+    imports torch, nbgrader and the course in every worker, the second finds them there.
+    Linear in workers: two workers grade the term in half the time of one."""
+    from load_validate import busy_cpu_s
+    from local_cluster import dask_cluster, stop
+
+    cli = str(BIN / "course-grade")
+    lines, warm = [], {}
+    for workers in (1, 2):
+        address, started = dask_cluster(workers, own_cores=True)
+        try:
+            for run_name in ("first run", "again"):
+                for lang in LANGUAGES:
+                    for folder in ("autograded", "feedback", "grading"):
+                        shutil.rmtree(base / lang / folder, ignore_errors=True)
+                before, clock = busy_cpu_s(), time.perf_counter()
+                for lang in LANGUAGES:
+                    step = measure("grade", cli, "grade", str(base / lang), *lessons,
+                                   "--scheduler", address)  # fmt: skip
+                    if step.returncode not in (0, 1):
+                        sys.exit(f"grading on {workers} workers failed:\n{step.output[-3000:]}")
+                seconds, busy = time.perf_counter() - clock, busy_cpu_s() - before
+                warm[workers] = seconds
+                lines.append(
+                    f"{workers} one-core worker{'s' if workers > 1 else ' '}, {run_name:9s}: "
+                    f"{seconds:6.1f} s, {60 * submitted / seconds:5.1f} submissions/min, "
+                    f"{busy:6.1f} busy core-s ({busy / seconds:4.2f} cores busy)"
+                )
+        finally:
+            stop(started)
+    lines.append(f"two one-core workers / one (second runs): {warm[1] / warm[2]:4.2f}x faster")
+    return "\n".join(lines)
+
+
 def table(steps: list[Step], handed_in: list[Handed], rows: list[dict]) -> str:
     """The measurements and the term's outcome as a small text table."""
     submitted = [h for h in handed_in if h.kind != "not submitted"]
@@ -417,6 +457,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--with-09", action="store_true", help="add lesson 09 to the term")
     parser.add_argument("--seed", type=int, default=1, help="seed of the learners' answers")
     parser.add_argument("--keep", type=Path, help="build the term here and keep it")
+    parser.add_argument(
+        "--machines",
+        action="store_true",
+        help="instead of one run: grade the term on 1, then 2 Dask workers, a core each",
+    )
     args = parser.parse_args(argv)
     prefixes = [*args.lessons, *(["09"] if args.with_09 else [])]
     lessons = lesson_names(list(dict.fromkeys(prefixes)))
@@ -428,6 +473,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         handed_in = build(base, args.learners, lessons, args.seed)
         print(f"built the term in {time.perf_counter() - started:.1f} s under {base}")
+        if args.machines:
+            submitted = sum(h.kind != "not submitted" for h in handed_in)
+            print(f"{submitted} submissions")
+            print(machines(base, lessons, submitted))
+            return 0
         steps, rows = run_term(base, lessons)
         print(table(steps, handed_in, rows))
     finally:
