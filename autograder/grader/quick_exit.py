@@ -14,16 +14,20 @@ import atexit
 import logging
 import os
 import sys
+import threading
 from typing import NoReturn
 
 
 def exit_now(status: int | None) -> NoReturn:
     """What ``sys.exit(status)`` does for a finished command, less the interpreter's teardown:
-    the exit handlers still run (multiprocessing's finalizers among them: they end the
-    run's zygote), logging and the standard streams are flushed, the status is kept."""
+    threads that are not daemons are waited for, the exit handlers still run
+    (multiprocessing's finalizers among them: they end the run's zygote), logging and the
+    standard streams are flushed, the status is kept."""
     code = status if isinstance(status, int) else 0
     try:
-        atexit._run_exitfuncs()  # CPython's own call at shutdown; public API has no other
+        # CPython's own two first steps at shutdown, in its order; no public API does either.
+        threading._shutdown()
+        atexit._run_exitfuncs()
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
