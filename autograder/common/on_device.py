@@ -18,33 +18,35 @@ from typing import Any
 
 from autograder.common.oracle import FACT, Context, World
 
-_PREFIX = f"{FACT}here "
+_NAME = "here "  # a fact's name: this, then the base it stands for
 
 
 class OnTheDevice:
-    """Around one call: ``copy()`` before it, ``run(*copies)`` after it, as facts by base.
+    """Around one call: ``copy(world)`` before it, ``run(*copies)`` after it, as facts by base.
 
     ``run`` returns {base: value}, each base named as the state names what it stands for
     ("result[1]", "probe:grad|model[0].weight.grad").
     """
 
-    def __init__(self, world: World, copy: Callable[[], tuple], run: Callable[..., dict]):
+    def __init__(
+        self, world: World, copy: Callable[[World], tuple], run: Callable[..., dict]
+    ) -> None:
         self.world, self.copy, self.run = world, copy, run
         self.copies: tuple | None = None
 
     def __enter__(self) -> OnTheDevice:
         if self.world.device.type != "cpu":
-            self.copies = self.copy()
+            self.copies = self.copy(self.world)
         return self
 
     def __exit__(self, *exc) -> None:
         if self.copies is None:
             return
         for base, value in self.run(*self.copies).items():
-            self.world.fact(f"here {base}", value)
+            self.world.fact(f"{_NAME}{base}", value)
 
 
 def there(ctx: Context) -> Any | None:
     """What the check's own run on the device gave for the base being judged, else None."""
-    found = ctx.found.get(f"{_PREFIX}{ctx.base}")
+    found = ctx.found.get(f"{FACT}{_NAME}{ctx.base}")
     return None if found is None else found["value"]

@@ -906,7 +906,7 @@ class ForwardCountingSaved(_HookSpec):
     def calling(self, world: World, case: dict, fn):
         if fn is None:
             return contextlib.nullcontext()
-        return OnTheDevice(world, lambda: _copies(world), _forward_there)
+        return OnTheDevice(world, _copies, _forward_there)
 
     def probe(self, world: World, value, again) -> dict:
         """Backward from the returned output, as the caller's training step does."""

@@ -132,9 +132,9 @@ def _loosely_close(e: dict, f: dict, ctx) -> bool:
     loss the check's own step there gave (``_loss_there``) must match that one closely instead."""
     if not _on_gpu(ctx):
         return False
-    here = there(ctx)
-    if here is not None:
-        a, b = f.get("value"), here
+    b = there(ctx)
+    if b is not None:
+        a = f.get("value")
         kinds = trusted.type_(a) is float and trusted.type_(b) is float
         return kinds and abs(a - b) <= FLOAT_TOLERANCE[1] + FLOAT_TOLERANCE[0] * abs(b)
     for k in set(e) | set(f):
@@ -680,9 +680,7 @@ class Bf16TrainStep(_Spec):
     def calling(self, world: World, case: dict, fn):
         stack = contextlib.ExitStack()
         if fn is not None:  # the check's own step on a GPU, after everything else is logged
-            stack.enter_context(
-                OnTheDevice(world, lambda: _copies(world), _loss_there(self.seed * 31 + 5))
-            )
+            stack.enter_context(OnTheDevice(world, _copies, _loss_there(self.seed * 31 + 5)))
         stack.enter_context(_seeded_call(world, self.seed * 31 + 5))
         return stack
 
