@@ -862,6 +862,10 @@ class ForwardCountingSaved(_HookSpec):
         "raises": Text("backward from your output raises", "从你的输出反向传播时抛出异常"),
         "grad": Text("{k} from backward through your output", "从你的输出反向传播得到的 {k}"),
     }
+    between = Text(
+        "froze the first Linear (or unfroze it, where it was frozen)",
+        "冻结了第一个 Linear（原本已冻结的则解冻）",
+    )
     allow = (
         Rule("probe:grad|*", _backward_raised),
         Rule("result[0]", _as_there),
@@ -902,6 +906,14 @@ class ForwardCountingSaved(_HookSpec):
         x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
         x.requires_grad_(case["x.requires_grad"])
         return World((model, x), {"model": model, "x": x}, device)
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """Other parameters to train, so other tensors to save: a count remembered by the
+        model's id, x's shape or dtype from the first call is stale."""
+        model = world.objects["model"]
+        first = next(m for m in model.modules() if trusted.isinstance_(m, nn.Linear))
+        for p in first.parameters():
+            p.requires_grad_(not p.requires_grad)
 
     def calling(self, world: World, case: dict, fn):
         if fn is None:
