@@ -314,7 +314,7 @@ def test_classroom_collect_with_real_learners(tmp_path):
     import urllib.error
     import urllib.request
 
-    from classroom_hub import as_user, classroom, skip_unless_a_classroom_can_run
+    from classroom_hub import as_user, classroom, skip_unless_a_classroom_can_run, throwaway_users
     from processes import free_port, stop_group, venv_env
 
     from autograder.classroom.setup import CONFIG_ROOT, INSTRUCTOR_ONLY
@@ -327,7 +327,11 @@ def test_classroom_collect_with_real_learners(tmp_path):
     # bob comes from the class list (Moodle's columns), with his names and e-mail.
     listed = tmp_path / "class.csv"
     listed.write_text(f"Username,First name,Surname,Email address\n{bob},Bob,Jones,b@x.org\n")
-    with classroom("collect", teacher, [alice], setup_args=("--roster", str(listed))) as made:
+    # setup makes bob's account from the class list: removed at the end like the others
+    with (
+        throwaway_users([bob]),
+        classroom("collect", teacher, [alice], setup_args=("--roster", str(listed))) as made,
+    ):
         room, python = made.room, made.python
         en = made.home(teacher) / "autograd-course-en"
         course = en.name
