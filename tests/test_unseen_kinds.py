@@ -1459,6 +1459,32 @@ def forward_counting_saved(model, x):
     Wrong(
         "05",
         "ex5_forward_counting_saved",
+        STATE,
+        "the count memoised by the model's id, x's shape and dtype: stale once the caller"
+        " freezes a layer (written before reading the check; it passed every check then)",
+        """
+_counted = {}
+
+
+def forward_counting_saved(model, x):
+    n = 0
+
+    def pack(t):
+        nonlocal n
+        n += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(x)
+    key = (id(model), tuple(x.shape), x.dtype)
+    if key not in _counted:
+        _counted[key] = n
+    return out, _counted[key]
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
         SIDE_EFFECT,
         "a counting forward pass, then a second one for a clean output: the model runs twice",
         """
