@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import torch
 
 from autograder.grader.pipeline import policy, submission, verdicts
 
@@ -617,8 +618,17 @@ def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
         "timeout_s": 5,  # the loop burns a core until stopped; lesson 01's cells take < 1 s
         "budget_s": 300,
     }
+    # One CPU thread, as the grader gives its observers (``serve``, the job's "threads"):
+    # run in one pytest process (PYTEST_WORKERS=0), the tests before this one started torch's
+    # OpenMP pool of a thread per core, which the forked children cannot use, and lesson 01's
+    # last test cell then ran past the 5 s.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     started = time.monotonic()
-    results = observer.run(job, str(tmp_path / "observer.log"))
+    try:
+        results = observer.run(job, str(tmp_path / "observer.log"))
+    finally:
+        torch.set_num_threads(threads)
     assert time.monotonic() - started < 30  # one stop and one retry, not one per test cell
     for cell, _ in tests:
         record = protocol.from_bytes(protocol.to_bytes(results[cell.metadata.nbgrader.grade_id]))
