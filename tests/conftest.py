@@ -148,6 +148,7 @@ SLOW: dict[str, tuple[str, ...] | None] = {
     "test_feedback_wording.py": ("test_chinese_feedback_is_clean",),
     "test_mutation_sample.py": None,
     "test_setup.py": ("test_make_test_keeps_each_file_on_one_worker",),
+    "test_profile_suite.py": ("test_each_file_gets_its_own_wall_time_and_busy_cpu",),
     "test_judge_only.py": (  # the references' states of every lesson computed anew
         "test_the_shipped_states_are_what_the_references_compute_now",
         "test_a_changed_reference_makes_its_lesson_stale",
