@@ -7,7 +7,9 @@ grad mode and default dtype, an attribute on the torch module, a process left
 running, a key in the user's and the session's keyring. Neither may see any of
 it, nor the zygote, nor a key the grader's own session held before grading
 began, and their random number generators must start from different seeds, as
-two fresh interpreters' would.
+two fresh interpreters' would. What they do inherit is what the zygote prepared for
+every fork alike: its imports, frozen out of the garbage collector's walks, and the shipped
+states of the lesson being graded, decoded.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ import nbformat
 import pytest
 from processes import BIN, venv_env
 
-from autograder.grader.sandbox import forked
+from autograder.common import expectations
+from autograder.grader.sandbox import forked, zygote
+from autograder.grader.sandbox.zygote import SHIPPED_STATES
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
 PROBE = """\
-import ctypes, glob, os, random, subprocess
+import ctypes, gc, glob, os, random, subprocess
 import numpy, pyseccomp
+from autograder.common import expectations
 libc = ctypes.CDLL(None, use_errno=True)
 def syscall(name, *args):
     return libc.syscall(pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name), *args)
@@ -62,7 +67,10 @@ for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpi
     if b'zygote' in command or b'planted' in command:
         seen.append('process ' + command.decode(errors='replace'))
 state = [torch.initial_seed(), torch.rand(1).item(), random.random(), numpy.random.random()]
-print('PROBE', json.dumps({'seen': seen, 'random': state}))
+# what every kernel inherits ready: objects frozen out of the collector's walks, this
+# lesson's shipped states decoded
+prepared = {'frozen': gc.get_freeze_count(), 'decoded': expectations.load.cache_info().currsize}
+print('PROBE', json.dumps({'seen': seen, 'random': state, 'prepared': prepared}))
 open('/tmp/work/planted', 'w').write('x')
 open('/dev/shm/planted', 'w').write('x')
 os.environ['PLANTED'] = '1'
@@ -146,6 +154,9 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
         probes[student] = json.loads(found.group(1))
     for student, probe in probes.items():
         assert probe["seen"] == [], (student, probe["seen"])
+        # the zygote's imports frozen (gc.freeze; ~420,000 objects) and lesson 01's states
+        assert probe["prepared"]["frozen"] > 100_000, (student, probe["prepared"])
+        assert probe["prepared"]["decoded"] == 1, (student, probe["prepared"])
     first, second = probes["first"]["random"], probes["second"]["random"]
     assert all(a != b for a, b in zip(first, second, strict=True)), (first, second)
 
@@ -203,3 +214,16 @@ def test_workers_forked_after_an_early_start_share_its_zygote(tmp_path):
     finally:
         forked.end_early()
     assert not early.alive(), "the zygote outlived the run"
+
+
+def test_the_zygote_decodes_the_shipped_states_of_the_lessons_graded_only():
+    lessons = forked.shipped_lessons(["03_eval_vs_no_grad", "01_requires_grad", "homework"])
+    assert lessons == ("lesson01", "lesson03")
+    assert forked.zygote_env(1, lessons)[SHIPPED_STATES] == "lesson01 lesson03"
+    assert SHIPPED_STATES not in forked.zygote_env(1)
+    expectations.load.cache_clear()
+    try:
+        zygote.preload_shipped_states(["lesson03", "../lesson03", "lesson3"])
+        assert expectations.load.cache_info().currsize == 1
+    finally:
+        expectations.load.cache_clear()

@@ -99,7 +99,8 @@ def _grade(args) -> int:
         for student in args.student or submission.students(root, assignment)
     ]
     if pairs and not args.scheduler:  # the run's zygote imports while this process does
-        forked.start_early(confinement, threads, graded_here)
+        lessons = forked.shipped_lessons(args.assignments)
+        forked.start_early(confinement, threads, graded_here, lessons)
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [

@@ -8,6 +8,7 @@ notebooks and its records; learner code runs in the sandboxed kernel.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import re
@@ -226,11 +227,15 @@ def _quiet_gradebook() -> None:
 
 def preload() -> None:
     """Import what grading needs. The local runner calls it before it forks its workers, so
-    that they start with it imported (once per run, not once per worker)."""
+    that they start with it imported (once per run, not once per worker). What is imported
+    then is frozen out of the garbage collector's sight (``gc.freeze``): a full collection
+    while judging would otherwise walk all of torch, nbgrader and the course again."""
     _import_dynamo()
     from nbgrader.converters import Autograde  # noqa: F401
 
     from autograder.grader.pipeline import execute, verdicts  # noqa: F401 - judge, references
+
+    gc.freeze()
 
 
 def _import_dynamo() -> None:
@@ -268,7 +273,10 @@ def warm(task: Task) -> None:
 
 
 def _zygote(task: Task) -> forked.Zygote:
-    return forked.zygote_for(task.confinement, task.threads, task.cgroup_parent is not None)
+    lessons = forked.shipped_lessons([task.assignment])  # where this worker starts its own
+    return forked.zygote_for(
+        task.confinement, task.threads, task.cgroup_parent is not None, lessons
+    )
 
 
 def probe(task: Task) -> str | None:

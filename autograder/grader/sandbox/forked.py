@@ -33,7 +33,7 @@ from pathlib import Path
 from autograder.grader.sandbox.bwrap import SCRATCH, Confinement, sandbox_argv, shown_paths
 from autograder.grader.sandbox.cgroups import Cgroup
 from autograder.grader.sandbox.isolate import Isolation
-from autograder.grader.sandbox.zygote import GO, READY
+from autograder.grader.sandbox.zygote import GO, READY, SHIPPED_STATES
 
 ZYGOTE = [sys.executable, "-s", "-P", "-m", "autograder.grader.sandbox.zygote"]
 START_TIMEOUT_S = 120
@@ -95,7 +95,12 @@ class Zygote:
     the course."""
 
     def __init__(
-        self, confinement: Confinement, threads: int = 0, cgroups: bool = True, wait: bool = True
+        self,
+        confinement: Confinement,
+        threads: int = 0,
+        cgroups: bool = True,
+        wait: bool = True,
+        lessons: tuple[str, ...] = (),
     ):
         self.confinement = confinement
         self.key = (confinement, threads, cgroups)
@@ -111,7 +116,7 @@ class Zygote:
             ZYGOTE,
             self.spool,
             _zygote_confinement(confinement, cgroups),
-            env=zygote_env(threads),
+            env=zygote_env(threads, lessons),
             sockets=True,
             keep_capabilities=True,
         )
@@ -325,12 +330,22 @@ def _zygote_confinement(confinement: Confinement, cgroups: bool) -> Confinement:
     return dataclasses.replace(confinement, cgroup=None, landlock=False, limits=limits)
 
 
-def zygote_env(threads: int) -> dict[str, str]:
-    """What the zygote imports under; its children get their own environment."""
+def zygote_env(threads: int, lessons: tuple[str, ...] = ()) -> dict[str, str]:
+    """What the zygote imports under; its children get their own environment. ``lessons``:
+    those whose shipped states it decodes for its kernels (``zygote.preload_shipped_states``)."""
     env = {"MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib"}
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    if lessons:
+        env[SHIPPED_STATES] = " ".join(lessons)
     return env
+
+
+def shipped_lessons(assignments: list[str]) -> tuple[str, ...]:
+    """The shipped states' names of the course's lessons among ``assignments``
+    ("03_eval_vs_no_grad" -> "lesson03"); other assignments have none."""
+    numbers = {name[:2] for name in assignments if name[:2].isdigit() and name[2:3] == "_"}
+    return tuple(f"lesson{number}" for number in sorted(numbers))
 
 
 _ZYGOTES: dict[tuple[Confinement, int, bool], Zygote] = {}
@@ -340,8 +355,11 @@ def _key(confinement: Confinement, threads: int, cgroups: bool) -> tuple[Confine
     return dataclasses.replace(confinement, cgroup=None), threads, cgroups
 
 
-def zygote_for(confinement: Confinement, threads: int, cgroups: bool) -> Zygote:
-    """This worker's zygote for these limits, started on first use and after it died."""
+def zygote_for(
+    confinement: Confinement, threads: int, cgroups: bool, lessons: tuple[str, ...] = ()
+) -> Zygote:
+    """This worker's zygote for these limits, started on first use and after it died
+    (decoding the shipped states of ``lessons`` when it starts)."""
     key = _key(confinement, threads, cgroups)
     found = _ZYGOTES.get(key)
     if found is not None and found.alive():
@@ -353,19 +371,21 @@ def zygote_for(confinement: Confinement, threads: int, cgroups: bool) -> Zygote:
         return found
     if found is not None:
         found.stop()
-    found = _ZYGOTES[key] = Zygote(*key)
+    found = _ZYGOTES[key] = Zygote(*key, lessons=lessons)
     return found
 
 
 _EARLY: list[Zygote] = []  # started by start_early, for the workers about to be forked
 
 
-def start_early(confinement: Confinement, threads: int, cgroups: bool) -> None:
+def start_early(
+    confinement: Confinement, threads: int, cgroups: bool, lessons: tuple[str, ...] = ()
+) -> None:
     """Start the run's zygote now, without waiting for it, for the worker processes forked
     from this one later to share (``take_early``). Its imports of torch and the course
     then run while this process still imports nbgrader and the judge, instead of after it."""
     end_early()
-    _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False)]
+    _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False, lessons=lessons)]
 
 
 def wait_early() -> None:
