@@ -11,6 +11,7 @@ parent kills that one child, by its pid, when the time is up.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -91,6 +92,7 @@ def judge(
 
 
 def _child(code: str, tests: str, memory_mb: int, channel: int, salt: int, split: bool) -> None:
+    gc.freeze()  # what the parent holds: the child's full collections need not walk it
     try:
         _quiet()
         _cap_memory(memory_mb)
