@@ -25,17 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from load_validate import busy_cpu_s  # scripts beside this one
+
 REPO = Path(__file__).resolve().parent.parent
-_TICKS = os.sysconf("SC_CLK_TCK")
 _current: dict = {}
-
-
-def busy_seconds() -> float:
-    """CPU seconds the machine's cores spent on anything but idling, since boot."""
-    with open("/proc/stat") as stat:
-        fields = [int(n) for n in stat.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    return (sum(fields) - idle) / _TICKS
 
 
 def _close_file() -> None:
@@ -45,7 +38,7 @@ def _close_file() -> None:
         "file": _current["file"],
         "tests": _current["tests"],
         "wall_s": round(time.monotonic() - _current["started"], 2),
-        "busy_s": round(busy_seconds() - _current["busy"], 2),
+        "busy_s": round(busy_cpu_s() - _current["busy"], 2),
     }
     with open(os.environ["SUITE_PROFILE_OUT"], "a") as out:
         out.write(json.dumps(line) + "\n")
@@ -56,7 +49,7 @@ def pytest_runtest_protocol(item, nextitem):
     by then: pytest ends them with the file's last test)."""
     if _current.get("file") != item.path.name:
         _close_file()
-        _current.update(file=item.path.name, tests=0, started=time.monotonic(), busy=busy_seconds())
+        _current.update(file=item.path.name, tests=0, started=time.monotonic(), busy=busy_cpu_s())
     _current["tests"] += 1
 
 
