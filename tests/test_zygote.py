@@ -31,7 +31,7 @@ from processes import BIN, venv_env
 
 from autograder.common import expectations
 from autograder.grader.sandbox import forked, zygote
-from autograder.grader.sandbox.zygote import SHIPPED_STATES
+from autograder.grader.sandbox.zygote import HUGE_PAGES, SHIPPED_STATES
 
 pytestmark = pytest.mark.notebooks
 LESSON = "01_requires_grad"
@@ -184,17 +184,20 @@ def test_workers_forked_after_an_early_start_share_its_zygote(tmp_path):
     (``forked.start_early``) and has it ready before it forks its workers
     (``forked.wait_early``): every worker uses that one, each reads only the errors of its
     own children (two failing at once), a worker that ends leaves it to the others, and the
-    process that started it ends it."""
+    process that started it ends it. Asked to (a run of many submissions), it holds its
+    memory in huge pages."""
     from autograder.grader.sandbox import bwrap
 
     if bwrap.missing_protections(tmp_path):
         pytest.skip(f"skipped: this machine lacks {', '.join(bwrap.missing_protections(tmp_path))}")
     fork = multiprocessing.get_context("fork")
     answers, both, first_gone = fork.Queue(), fork.Barrier(2), fork.Event()
-    forked.start_early(bwrap.Confinement(), 1, False)
+    forked.start_early(bwrap.Confinement(), 1, False, huge_pages=True)
     forked.wait_early()
     (early,) = forked._EARLY
     try:
+        if _collapses_here():  # as a run of many submissions asks (huge_pages.py)
+            assert _huge_kib(_zygote_pid(early.process.pid)) > 100 * 1024
         first, second = (
             fork.Process(target=_take_early, args=(answers, b"[", both, None)),
             fork.Process(target=_take_early, args=(answers, b"not json", both, first_gone)),
@@ -216,11 +219,40 @@ def test_workers_forked_after_an_early_start_share_its_zygote(tmp_path):
     assert not early.alive(), "the zygote outlived the run"
 
 
+def _zygote_pid(launcher: int) -> int:
+    """The zygote's host PID: the innermost process under the launcher (which names the
+    zygote's module among its own arguments, as bubblewrap does) that runs the module."""
+    found, pending = [], [launcher]
+    while pending:
+        pid = pending.pop()
+        if b"autograder.grader.sandbox.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            found.append(pid)
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pending += [int(c) for c in (task / "children").read_text().split()]
+    assert found, "no zygote under the launcher"
+    return found[-1]
+
+
+def _huge_kib(pid: int) -> int:
+    rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    return int(next(line for line in rollup if line.startswith("AnonHugePages")).split()[1])
+
+
+def _collapses_here() -> bool:
+    """Whether this Linux collapses memory into huge pages and this test may read the
+    (undumpable) zygote's memory map: root's."""
+    from autograder.grader.sandbox import huge_pages
+
+    return os.geteuid() == 0 and huge_pages.collapse() > 0
+
+
 def test_the_zygote_decodes_the_shipped_states_of_the_lessons_graded_only():
     lessons = forked.shipped_lessons(["03_eval_vs_no_grad", "01_requires_grad", "homework"])
     assert lessons == ("lesson01", "lesson03")
     assert forked.zygote_env(1, lessons)[SHIPPED_STATES] == "lesson01 lesson03"
     assert SHIPPED_STATES not in forked.zygote_env(1)
+    assert forked.zygote_env(1, (), huge_pages=True)[HUGE_PAGES] == "1"
+    assert HUGE_PAGES not in forked.zygote_env(1)
     expectations.load.cache_clear()
     try:
         zygote.preload_shipped_states(["lesson03", "../lesson03", "lesson3"])

@@ -15,7 +15,7 @@ from autograder import course
 from autograder.grader import quick_exit
 from autograder.grader.pipeline import ownership, runner, submission
 from autograder.grader.reports import export
-from autograder.grader.sandbox import bwrap, cgroups, forked
+from autograder.grader.sandbox import bwrap, cgroups, forked, huge_pages
 from autograder.grader.sandbox.limits import Limits
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +100,8 @@ def _grade(args) -> int:
     ]
     if pairs and not args.scheduler:  # the run's zygote imports while this process does
         lessons = forked.shipped_lessons(args.assignments)
-        forked.start_early(confinement, threads, graded_here, lessons)
+        many = len(pairs) >= huge_pages.WORTH_IT_FROM
+        forked.start_early(confinement, threads, graded_here, lessons, huge_pages=many)
     from autograder.grader.pipeline.worker import Task  # imports torch and nbgrader: only to grade
 
     tasks = [

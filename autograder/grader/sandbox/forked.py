@@ -33,7 +33,7 @@ from pathlib import Path
 from autograder.grader.sandbox.bwrap import SCRATCH, Confinement, sandbox_argv, shown_paths
 from autograder.grader.sandbox.cgroups import Cgroup
 from autograder.grader.sandbox.isolate import Isolation
-from autograder.grader.sandbox.zygote import GO, READY, SHIPPED_STATES
+from autograder.grader.sandbox.zygote import GO, HUGE_PAGES, READY, SHIPPED_STATES
 
 ZYGOTE = [sys.executable, "-s", "-P", "-m", "autograder.grader.sandbox.zygote"]
 START_TIMEOUT_S = 120
@@ -101,6 +101,7 @@ class Zygote:
         cgroups: bool = True,
         wait: bool = True,
         lessons: tuple[str, ...] = (),
+        huge_pages: bool = False,
     ):
         self.confinement = confinement
         self.key = (confinement, threads, cgroups)
@@ -116,7 +117,7 @@ class Zygote:
             ZYGOTE,
             self.spool,
             _zygote_confinement(confinement, cgroups),
-            env=zygote_env(threads, lessons),
+            env=zygote_env(threads, lessons, huge_pages),
             sockets=True,
             keep_capabilities=True,
         )
@@ -330,14 +331,19 @@ def _zygote_confinement(confinement: Confinement, cgroups: bool) -> Confinement:
     return dataclasses.replace(confinement, cgroup=None, landlock=False, limits=limits)
 
 
-def zygote_env(threads: int, lessons: tuple[str, ...] = ()) -> dict[str, str]:
+def zygote_env(
+    threads: int, lessons: tuple[str, ...] = (), huge_pages: bool = False
+) -> dict[str, str]:
     """What the zygote imports under; its children get their own environment. ``lessons``:
-    those whose shipped states it decodes for its kernels (``zygote.preload_shipped_states``)."""
+    those whose shipped states it decodes for its kernels (``zygote.preload_shipped_states``);
+    ``huge_pages``: whether it moves its memory into huge pages (``huge_pages.collapse``)."""
     env = {"MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib"}
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     if lessons:
         env[SHIPPED_STATES] = " ".join(lessons)
+    if huge_pages:
+        env[HUGE_PAGES] = "1"
     return env
 
 
@@ -359,7 +365,8 @@ def zygote_for(
     confinement: Confinement, threads: int, cgroups: bool, lessons: tuple[str, ...] = ()
 ) -> Zygote:
     """This worker's zygote for these limits, started on first use and after it died
-    (decoding the shipped states of ``lessons`` when it starts)."""
+    (decoding the shipped states of ``lessons`` when it starts). A worker that starts its
+    own (a Dask worker) grades many submissions with it: its memory goes into huge pages."""
     key = _key(confinement, threads, cgroups)
     found = _ZYGOTES.get(key)
     if found is not None and found.alive():
@@ -371,7 +378,7 @@ def zygote_for(
         return found
     if found is not None:
         found.stop()
-    found = _ZYGOTES[key] = Zygote(*key, lessons=lessons)
+    found = _ZYGOTES[key] = Zygote(*key, lessons=lessons, huge_pages=True)
     return found
 
 
@@ -379,13 +386,18 @@ _EARLY: list[Zygote] = []  # started by start_early, for the workers about to be
 
 
 def start_early(
-    confinement: Confinement, threads: int, cgroups: bool, lessons: tuple[str, ...] = ()
+    confinement: Confinement,
+    threads: int,
+    cgroups: bool,
+    lessons: tuple[str, ...] = (),
+    huge_pages: bool = False,
 ) -> None:
     """Start the run's zygote now, without waiting for it, for the worker processes forked
     from this one later to share (``take_early``). Its imports of torch and the course
     then run while this process still imports nbgrader and the judge, instead of after it."""
     end_early()
-    _EARLY[:] = [Zygote(*_key(confinement, threads, cgroups), wait=False, lessons=lessons)]
+    key = _key(confinement, threads, cgroups)
+    _EARLY[:] = [Zygote(*key, wait=False, lessons=lessons, huge_pages=huge_pages)]
 
 
 def wait_early() -> None:

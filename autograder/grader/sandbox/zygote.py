@@ -46,6 +46,8 @@ MAX_REQUEST = 1 << 16
 READY, GO = b"R", b"G"
 # The environment variable that names the lessons whose shipped states the zygote decodes.
 SHIPPED_STATES = "COURSE_SHIPPED_STATES"
+# Set (to 1) where the zygote will fork enough children to move its memory into huge pages.
+HUGE_PAGES = "COURSE_HUGE_PAGES"
 PRELOADED = (
     "torch",
     "torch.nn",
@@ -208,7 +210,7 @@ def main() -> None:
     control = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    from autograder.grader.sandbox import seccomp_filter
+    from autograder.grader.sandbox import huge_pages, seccomp_filter
 
     syscalls = seccomp_filter.build()
     preload()
@@ -216,6 +218,8 @@ def main() -> None:
     # collection in a kernel or an observer otherwise walks them all (0.2 s each time, and
     # writing to each object's header copies its page), a few times per submission.
     gc.freeze()
+    if os.environ.get(HUGE_PAGES):  # after the last allocation worth sharing
+        huge_pages.collapse()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     serve(control, syscalls)
