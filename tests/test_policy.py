@@ -631,7 +631,7 @@ def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
         torch.set_num_threads(threads)
     assert time.monotonic() - started < 30  # one stop and one retry, not one per test cell
     for cell, _ in tests:
-        record = protocol.from_bytes(protocol.to_bytes(results[cell.metadata.nbgrader.grade_id]))
+        record = protocol.cell_record(results[cell.metadata.nbgrader.grade_id])
         verdict = judge_cell(cell.source, record, "en")
         assert verdict.passed, (cell.metadata.nbgrader.grade_id, verdict.feedback)
 

@@ -1,6 +1,7 @@
 """The observation wire format: what the observer writes the judge reads back exactly, and
 bytes it did not write (a learner controls the observer's process) are refused, run
-nothing and reach no memory outside their tensors."""
+nothing and reach no memory outside their tensors, also where the observer passed a
+child's bytes on unread."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 import pytest
 import torch
 
-from autograder.common import wire
+from autograder.common import protocol, wire
 
 
 def _equal_nan(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -108,6 +109,20 @@ HOSTILE = {
 def test_bytes_it_did_not_write_are_refused(name):
     with pytest.raises(wire.WireError):
         wire.loads(HOSTILE[name])
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_cell_record_the_observer_passed_on_unread_earns_nothing_unless_plain(name):
+    """The observer passes each child's bytes on as they came; the grader decodes them
+    once (``protocol.cell_record``): bytes it did not write, or a record that is not a
+    dict, become the observer's own "not plain data" record, which earns nothing."""
+    refused = {"status": "error", "reason": "observations were not plain data", "observations": []}
+    assert protocol.cell_record(HOSTILE[name]) == refused
+    assert protocol.cell_record(wire.dumps([1, 2])) == refused
+    made = {"status": "timed out", "observations": []}  # what the observer says of a child
+    assert protocol.cell_record(made) is made
+    sent = {"status": "ok", "observations": [("k", {"x": torch.ones(2)})]}
+    assert _same(protocol.cell_record(wire.dumps(sent)), sent)
 
 
 def test_a_bool_tensor_holds_only_true_and_false():

@@ -100,6 +100,20 @@ def from_bytes(data: bytes) -> Any:
     return wire.loads(data)
 
 
+def cell_record(record: Any) -> dict:
+    """One test cell's record from the observer, decoded: its child's bytes as the child
+    wrote them (the observer passes them on unread), or the record the observer made itself
+    (the child timed out, crashed, said nothing). Anything but plain data is refused."""
+    if not isinstance(record, dict):
+        try:
+            record = from_bytes(record)
+        except Exception:  # noqa: BLE001 - whatever the bytes hold, they earn nothing
+            record = None
+    if isinstance(record, dict):
+        return record
+    return {"status": "error", "reason": "observations were not plain data", "observations": []}
+
+
 class Call:
     """The outcome of one call of the learner's function: its value, or what it raised."""
 

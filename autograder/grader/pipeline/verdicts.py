@@ -142,7 +142,7 @@ class Observation:
 
     def collect(self) -> dict:
         """The observer's record of every test cell; {} when it failed or ran out of time."""
-        from autograder.common.protocol import from_bytes
+        from autograder.common.protocol import cell_record, from_bytes
 
         if self.child is None:
             return {}
@@ -155,9 +155,12 @@ class Observation:
         if out is None:
             return {}
         try:
-            return from_bytes(out)
+            cells = from_bytes(out)
         except Exception:  # anything but plain data is refused: no points
             return {}
+        if not isinstance(cells, dict):
+            return {}
+        return {grade_id: cell_record(record) for grade_id, record in cells.items()}
 
 
 def _read_until_closed(channel, deadline: float) -> bytes | None:
