@@ -111,14 +111,19 @@ def test_bytes_it_did_not_write_are_refused(name):
         wire.loads(HOSTILE[name])
 
 
+NOT_PLAIN = {"status": "error", "reason": "observations were not plain data", "observations": []}
+
+
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_cell_record_the_observer_passed_on_unread_earns_nothing_unless_plain(name):
     """The observer passes each child's bytes on as they came; the grader decodes them
-    once (``protocol.cell_record``): bytes it did not write, or a record that is not a
-    dict, become the observer's own "not plain data" record, which earns nothing."""
-    refused = {"status": "error", "reason": "observations were not plain data", "observations": []}
-    assert protocol.cell_record(HOSTILE[name]) == refused
-    assert protocol.cell_record(wire.dumps([1, 2])) == refused
+    once (``protocol.cell_record``): bytes it did not write become the observer's own "not
+    plain data" record, which earns nothing."""
+    assert protocol.cell_record(HOSTILE[name]) == NOT_PLAIN
+
+
+def test_a_cell_record_is_a_dict_the_child_sent_or_the_observer_made():
+    assert protocol.cell_record(wire.dumps([1, 2])) == NOT_PLAIN  # plain, but not a record
     made = {"status": "timed out", "observations": []}  # what the observer says of a child
     assert protocol.cell_record(made) is made
     sent = {"status": "ok", "observations": [("k", {"x": torch.ones(2)})]}

@@ -252,11 +252,7 @@ def _collapses_here() -> bool:
     memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     memory.write(b"x" * size)
     start = ctypes.addressof(ctypes.c_char.from_buffer(memory))
-    aligned = -(-start // huge_pages.HUGE_PAGE) * huge_pages.HUGE_PAGE
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    done = libc.madvise(aligned, huge_pages.HUGE_PAGE, huge_pages.MADV_COLLAPSE) == 0
-    return done
+    return huge_pages.collapse_range(start, start + size)
 
 
 def test_the_zygote_decodes_the_shipped_states_of_the_lessons_graded_only():

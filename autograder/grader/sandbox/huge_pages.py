@@ -46,12 +46,14 @@ def _private_writable_memory(maps: str) -> list[tuple[int, int]]:
 def collapse() -> int:
     """Ask the kernel to back this process's private memory with huge pages; the bytes of
     the regions it took (0 where it cannot)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     with open("/proc/self/maps", encoding="ascii") as maps:
         regions = _private_writable_memory(maps.read())
-    taken = 0
-    for low, high in regions:
-        if libc.madvise(low, high - low, MADV_COLLAPSE) == 0:
-            taken += high - low
-    return taken
+    return sum(high - low for low, high in regions if collapse_range(low, high))
+
+
+def collapse_range(low: int, high: int) -> bool:
+    """Whether the kernel rewrote the whole huge pages between the addresses ``low`` and
+    ``high`` of this process's private memory as huge pages."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return libc.madvise(low, high - low, MADV_COLLAPSE) == 0
