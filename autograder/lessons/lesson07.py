@@ -553,6 +553,26 @@ _ALSO_CHECKED = {
     ),
 }
 _FUNCTIONS = {**_TO_CHECK, **_ALSO_CHECKED}
+# Each drawn function and its twin with the backward the other way round (right <-> wrong):
+# what the caller's fn applies after it "fixed or broke" its backward between two calls.
+_OTHER_WAY = {
+    **{name: f"{name}_off" for name in _TO_CHECK if not name.endswith("_off")},
+    **{name: name.removesuffix("_off") for name in _TO_CHECK if name.endswith("_off")},
+}
+
+
+def _callers_fn(world: World, name: str):
+    """The caller's ``fn``: a plain function of one tensor applying the custom Function the
+    world holds now. Between two calls the caller swaps that Function (as editing and running
+    the cell that defines it again does), so ``fn`` is the same object with another backward:
+    a verdict remembered per ``fn`` (its id, its name) is stale whether or not CPython
+    happens to reuse an id."""
+    world.function = _FUNCTIONS[name][1]
+
+    def fn(t):
+        return world.function.apply(t)
+
+    return fn
 
 
 def _kept_x(f: dict, ctx) -> bool:
@@ -604,10 +624,20 @@ class BackwardIsCorrect(_FunctionSpec):
         also = {"layout": "vector", "scale": 1.5, "dtype": "float32", "grad": "fresh"}
         return cases + [{"fn": name, **also} for name in _ALSO_CHECKED]
 
+    between = Text(
+        "made fn apply the Function whose backward is the other way round (a wrong one "
+        "fixed, or a right one broken)",
+        "让 fn 改用 backward 正误相反的那个 Function（错的改对了，或对的改错了）",
+    )
+
     def build(self, case: dict, device) -> World:
         world = super().build(case, device)
-        world.args = (_FUNCTIONS[case["fn"]][1].apply, *world.args)
+        world.args = (_callers_fn(world, case["fn"]), *world.args)
         return world
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The same fn, its backward fixed or broken: the right verdict flips."""
+        world.function = _FUNCTIONS[_OTHER_WAY[case["fn"]]][1]
 
     def probe(self, world: World, value, again) -> dict:
         return {}

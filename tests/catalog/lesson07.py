@@ -497,6 +497,37 @@ def backward_is_correct(fn, x):
 """,
         ),
         Wrong(
+            "the verdict remembered per fn (by its id): a backward fixed later is never checked",
+            None,
+            """
+_verdicts = {}
+
+
+def backward_is_correct(fn, x):
+    if id(fn) not in _verdicts:
+        x64 = x.detach().double().requires_grad_()
+        _verdicts[id(fn)] = torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+    return _verdicts[id(fn)]
+""",
+        ),
+        Wrong(
+            "verdicts kept with their fn and x: the same fn, its backward fixed, gets the old one",
+            None,
+            """
+_checked = []
+
+
+def backward_is_correct(fn, x):
+    for seen_fn, seen_x, verdict in _checked:
+        if seen_fn is fn and seen_x is x:
+            return verdict
+    x64 = x.detach().double().requires_grad_()
+    verdict = torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+    _checked.append((fn, x, verdict))
+    return verdict
+""",
+        ),
+        Wrong(
             "x.type(torch.float64) is x itself for a float64 x: the caller's flag flips",
             None,
             """
