@@ -55,6 +55,7 @@ _list_copy, _dict_copy = list.copy, dict.copy  # a plain copy: no subclass's __i
 MAX_ITEMS = 64
 FACT = "fact:"  # bases of the reference's state that carry facts for rules, not outcomes
 MAX_RESULTS = 8
+SECOND_RESULT = "second result"  # a second call's result, where a third call follows it
 TOLERANCE = {  # (rtol, atol) by the reference's dtype
     "torch.float64": (1e-7, 1e-9),
     "torch.float32": (1e-4, 1e-5),
@@ -526,7 +527,7 @@ class Spec(Check):
     # False only where the prompt leaves the random state to the function (e.g. it may seed
     # for reproducibility and put the caller's state back)
     random_state_compared: ClassVar[bool] = True
-    # what the caller does between the two calls besides changing its tensors in place
+    # what the caller does before a third call besides changing its tensors in place
     # (``between_calls``), as feedback says it: "validated with model.eval()"
     between: ClassVar[Text | None] = None
 
@@ -578,6 +579,12 @@ class Spec(Check):
         shape, a reused output buffer (the first result is kept and compared after the
         second call), a flag set once, a consumed input list, a counter. The reference
         goes through the same sequence in the judge.
+
+        Where the caller also does something else between calls (``between_calls``, e.g. a
+        new learning rate, another loss function), that comes before a third call: the
+        second is made with the very same objects, so a result cached per argument object
+        (keeping them, as ``functools.cache`` does, so no freed id is reused) shows in the
+        second call's result, which is compared as "second result".
         """
         world, first, rec = self._run(fn, case, device)
         inputs = rec.pop("inputs")
@@ -586,27 +593,46 @@ class Spec(Check):
         if not first.ok:
             return {"call": rec["call"]}
         _shuffled_in_place(world, self.build(case, device))
-        self.between_calls(world, case)
         _used_by_caller(first.value, world)
-        before = _inputs(world)  # what "as before" means for the second call
         kept: dict[str, dict] = {}
         _fields(first.value, world, "kept", kept, relations=False)
+        middle: dict[str, dict] = {}
+        if self.acts_between_calls:
+            second = self._call_in(world, case, fn)
+            if not second.ok:
+                return {"call": rec["call"], "second": second.record()}
+            _fields(second.value, world, SECOND_RESULT, middle, relations=False)
+            self.between_calls(world, case)
+        before = _inputs(world)  # what "as before" means for the last call
         rng = _rng_states(world)
-        with self.calling(world, case, fn), _settings_watched(world):
-            second = call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
-        found = state(world, second.value, rng)
+        last = self._call_in(world, case, fn)
+        found = state(world, last.value, rng)
+        found.update(middle)
         now: dict[str, dict] = {}
         _fields(first.value, world, "kept", now, relations=False)
         changed = any(self._first_difference(kept[b], now.get(b, _ABSENT)) for b in kept)
         if _holds_caller_tensors(first.value, world):  # the caller's own, changed as it may be
             changed = None
         found["first result"] = {"changed_by_second_call": changed}
-        return {"call": rec["call"], "second": second.record(), "state": found, "before": before}
+        calls = {"third": last.record()} if self.acts_between_calls else {}
+        calls["second"] = second.record() if self.acts_between_calls else last.record()
+        return {"call": rec["call"], **calls, "state": found, "before": before}
+
+    def _call_in(self, world: World, case: dict, fn) -> Call:
+        """One more call in ``world``: the learner's ``fn``, or the reference where it is None."""
+        with self.calling(world, case, fn), _settings_watched(world):
+            return call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
+
+    @property
+    def acts_between_calls(self) -> bool:
+        """Whether this check's caller does more between calls than change its tensors."""
+        return type(self).between_calls is not Spec.between_calls
 
     def between_calls(self, world: World, case: dict) -> None:
-        """What else the caller does between the two calls in one world (say it in
+        """What else the caller does before a third call in one world (say it in
         ``between``), e.g. validate with ``model.eval()``: a function that must redo its
-        work on every call, and keeps a flag or a cache instead, shows there."""
+        work on every call, and keeps a flag or a cache instead, shows there. A check that
+        defines it gets the third call (``_call_again``)."""
 
     def describe(self, case: dict) -> Text:
         """The caller's state in one case, for feedback."""
@@ -618,6 +644,9 @@ class Spec(Check):
         optimizer stepped (``World.record``) said in the learner's language."""
         if base in self.names:
             return self.names[base]
+        if base.startswith(SECOND_RESULT):  # kept from the call before the last (_call_again)
+            rest = base.removeprefix(SECOND_RESULT)
+            return Text("the second call's result{r}", "第二次调用的结果{r}").format(r=rest)
         label = base.partition("|")[2] or base.removeprefix("probe:")
         calls = _CALLS_LOG.fullmatch(label)
         if calls is not None:
@@ -746,16 +775,19 @@ class Spec(Check):
         self._verify_inputs(case, rec["call"])
         if rec["call"].get("raised"):  # the first call raised here, and not in the same case
             raise InconsistentObservation("observation not consistent: the calls disagree")
-        second = rec.get("second") if trusted.type_(rec.get("second")) is dict else {}
-        if second.get("raised"):
+        ordinals = {"second": Text("second", "第二"), "third": Text("third", "第三")}
+        for which, ordinal in ordinals.items():
+            made = rec.get(which) if trusted.type_(rec.get(which)) is dict else {}
+            if not made.get("raised"):
+                continue
             what = Text(
-                "calling {f}(...) a second time — in the case: {c}",
-                "第二次调用 {f}(...)——情形：{c}",
+                "calling {f}(...) a {n} time — in the case: {c}",
+                "{n}次调用 {f}(...)——情形：{c}",
             )
             found = Text("it raised {k}: “{m}”", "抛出了 {k}：“{m}”").format(
-                k=second["raised"], m=second.get("message", "")
+                k=made["raised"], m=made.get("message", "")
             )
-            shown = what.format(f=self.function, c=self._again_text(case))
+            shown = what.format(f=self.function, n=ordinal, c=self._again_text(case))
             return [CheckResult(shown, False, Text("no exception", "不抛出异常"), found)]
         expected, found, before = (
             self.expected(case, again=True),
@@ -771,9 +803,10 @@ class Spec(Check):
     def _again_text(self, case: dict) -> Text:
         if self.between is not None:
             return Text(
-                "{c}; called a second time in the same world, after the caller changed its "
-                "tensors in place and {b}",
-                "{c}；调用者原地修改了自己的张量并{b}之后，在同一环境中第二次调用",
+                "{c}; called twice more in the same world: after the caller changed its "
+                "tensors in place, then after it also {b}",
+                "{c}；在同一环境中又调用了两次：先在调用者原地修改了自己的张量之后，"
+                "再在它又{b}之后",
             ).format(c=self.describe(case), b=self.between)
         return Text(
             "{c}; called a second time in the same world, after the caller changed its "

@@ -1196,8 +1196,13 @@ class EpochMeanLoss(_Modelled):
         steps: list[int] = []
         graded: list[bool] = []  # a training step needs grad mode: was it on at each call?
         losses: list[torch.Tensor] = []  # what step() returned, as the caller's step keeps it
+        # In the caller's world: a caller's step trains, so every call of epoch_mean_loss must
+        # run it on every batch, also a second call with the very same step and list (a mean
+        # remembered per argument object, which this step's unchanged losses would hide).
+        world_calls = {"kind": "int", "value": 0}
 
         def step(batch):
+            world_calls["value"] += 1
             steps.append(next((k for k, b in enumerate(batches) if b is batch), -1))
             graded.append(trusted.is_grad_enabled())
             loss = ((batch - w) ** 2).mean()
@@ -1207,6 +1212,7 @@ class EpochMeanLoss(_Modelled):
         objects = {"w": w, **{f"batches[{k}]": b for k, b in enumerate(batches)}}
         world = World((step, list(batches)), objects, "cpu")
         world.gpu, world.steps, world.given = gpu, steps, world.args[1]
+        world.logged["step() calls"] = world_calls
         world.graded, world.losses = graded, losses
         return world
 

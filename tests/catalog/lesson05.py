@@ -546,6 +546,36 @@ def mask_output(module, mask):
     ],
     "ex4_train_and_log": [
         Wrong(
+            "the same call again (the very same objects) returns the first log, untrained",
+            None,
+            """
+_done = []
+
+
+def train_and_log(model, layer_name, batches, lr):
+    called = (model, layer_name, batches, lr)
+    for seen, log in _done:
+        if all(a is b for a, b in zip(seen, called)):
+            return log
+    layer = dict(model.named_modules())[layer_name]
+    log = []
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(
+        lambda module, args, output: log.append(output.mean().item())
+    )
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    _done.append((called, log))
+    return log
+""",
+        ),
+        Wrong(
             "registers the hook inside the loop and never removes it",
             "HK-3",
             """

@@ -599,6 +599,25 @@ def load_batch(batch, device):
     ],
     "ex5_epoch_mean_loss": [
         Wrong(
+            "the same step and batches again: the first mean returned, no step run",
+            None,
+            """
+_done = []
+
+
+def epoch_mean_loss(step, batches):
+    for seen_step, seen_batches, mean in _done:
+        if seen_step is step and seen_batches is batches:
+            return mean
+    total = torch.zeros(())
+    for batch in batches:
+        total = total + step(batch)
+    mean = (total / len(batches)).item()
+    _done.append((step, batches, mean))
+    return mean
+""",
+        ),
+        Wrong(
             ".item() at every step",
             "CS-1",
             """

@@ -446,6 +446,31 @@ def autocast_predict(model, x):
     ],
     "ex4_per_sample_grads": [
         Wrong(
+            "the same model, loss_fn, x and y again: the first gradients returned",
+            None,
+            """
+from torch.func import functional_call, grad, vmap
+
+_done = []
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    called = (model, loss_fn, x, y)
+    for seen, grads in _done:
+        if all(a is b for a, b in zip(seen, called)):
+            return grads
+    params = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss_of_one(params, xi, yi):
+        out = functional_call(model, params, (xi.unsqueeze(0),))
+        return loss_fn(out, yi.unsqueeze(0))
+
+    grads = vmap(grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+    _done.append((called, grads))
+    return grads
+""",
+        ),
+        Wrong(
             "a loop with backward(): the caller's .grad overwritten",
             "SC-5",
             """
