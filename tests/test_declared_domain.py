@@ -75,8 +75,24 @@ def test_the_worlds_say_shapes_layers_losses_and_optimizers():
     assert "张量可能是 0 维的、空的或更大张量的视图" in zh
 
 
-def test_a_check_that_draws_nothing_it_says_adds_no_sentence():
-    spec_type = domain.specs(1)[3]  # make_trainable: a list of parameters and a device
-    found = domain.of(spec_type)
-    assert not any(found.values()), found
+def test_the_calls_in_one_world_are_said_with_what_the_caller_does_between():
+    """Every check calls again in one world (the contract); one whose caller also acts
+    between calls says what, and that the second call has the very same objects."""
+    trainable = domain.specs(1)[3]  # make_trainable: nothing else drawn that a line says
+    assert domain.of(trainable)["again"]
+    assert domain.sentence(trainable, "en") == (
+        "*What the checks draw: a second call with the same objects after the caller "
+        "changed them in place.*"
+    )
+    head = domain.specs(3)[4]  # finetune_head: a new learning rate before the third call
+    en, zh = (domain.sentence(head, lang) for lang in LANGS)
+    assert "with the very same objects" in en and "three times as large" in en
+    assert "传入完全相同的对象" in zh and "三倍大的学习率" in zh
+
+
+def test_a_check_that_draws_nothing_it_says_adds_no_sentence(monkeypatch):
+    spec_type = domain.specs(1)[3]
+    said = dict(domain.of(spec_type), again=False)  # as a check with called_again = False
+    monkeypatch.setattr(domain, "of", lambda _: said)
+    assert not any(said.values()), said
     assert domain.sentence(spec_type, "en") is None

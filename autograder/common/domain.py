@@ -5,7 +5,7 @@ What a right answer must handle is read from both, for every check of every less
 dtypes of the inputs; whether the caller is inside ``torch.no_grad()`` or
 ``torch.inference_mode()``; tensors that are 0-d, empty or views of a larger tensor; the
 same tensor passed twice; the layers the drawn models are built from; the loss functions
-and optimizers passed in.
+and optimizers passed in; the calls in one world that follow the first.
 ``make build`` writes them to ``autograder/lessons/expected/domain.json`` (``write``), and
 ``autograder.course`` says them under every exercise prompt of the learner notebooks, in
 both languages (``said``). Whatever a check draws, the prompt says.
@@ -80,6 +80,8 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "modules": sorted(seen["modules"]),
         "losses": sorted(seen["losses"]),
         "optimizers": sorted(seen["optimizers"]),
+        # the sequence in one world the contract adds (oracle.Spec._call_again)
+        "again": spec_type(seed=0).again_case() is not None,
     }
 
 
@@ -211,10 +213,26 @@ def sentence(spec_type: type, lang: str) -> str | None:
         where = [_OUTER[m] for m in found["outer"]]
         what = Text("some calls made from inside {m}", "部分调用在 {m} 之内进行")
         parts.append(what(lang).format(m=_listed(where, lang)))
+    if found.get("again"):
+        parts.append(_again(spec_type.between)(lang))
     if not parts:
         return None
     line = Text("*What the checks draw: {p}.*", "*检查会抽取：{p}。*")
     return line(lang).format(p=("; " if lang == "en" else "；").join(parts))
+
+
+def _again(between: Text | None) -> Text:
+    """The calls in one world a check makes after the first (``oracle.Spec._call_again``)."""
+    if between is None:
+        return Text(
+            "a second call with the same objects after the caller changed them in place",
+            "调用者原地修改了自己的对象之后，用同样的对象再调用一次",
+        )
+    return Text(
+        "two more calls in one world: with the very same objects after the caller changed "
+        "them in place, then after it also {b}",
+        "在同一环境中再调用两次：先在调用者原地修改对象之后传入完全相同的对象，再在它又{b}之后",
+    ).format(b=between)
 
 
 def said(nb, lesson: int, lang: str):
