@@ -14,6 +14,7 @@ from conftest import NOTEBOOKS, SOLUTIONS
 
 from autograder import course
 from autograder.common import domain
+from autograder.common.oracle import Spec
 
 LANGS = ("en", "zh")
 LESSONS = [source.parent.name for source in course.lesson_sources(SOLUTIONS)]
@@ -96,3 +97,12 @@ def test_a_check_that_draws_nothing_it_says_adds_no_sentence(monkeypatch):
     monkeypatch.setattr(domain, "of", lambda _: said)
     assert not any(said.values()), said
     assert domain.sentence(spec_type, "en") is None
+
+
+def test_a_check_whose_caller_acts_between_calls_says_what_it_does():
+    """The third call (``Spec.between_calls``) and its words (``Spec.between``) go together:
+    feedback and the prompt's line say what the caller did only where ``between`` is set."""
+    for lesson in range(1, 10):
+        for spec_type in domain.specs(lesson).values():
+            acts = spec_type.between_calls is not Spec.between_calls
+            assert acts == (spec_type.between is not None), spec_type.__name__
