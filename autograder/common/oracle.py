@@ -614,8 +614,10 @@ class Spec(Check):
         if _holds_caller_tensors(first.value, world):  # the caller's own, changed as it may be
             changed = None
         found["first result"] = {"changed_by_second_call": changed}
-        calls = {"third": last.record()} if self.acts_between_calls else {}
-        calls["second"] = second.record() if self.acts_between_calls else last.record()
+        if self.acts_between_calls:
+            calls = {"second": second.record(), "third": last.record()}
+        else:
+            calls = {"second": last.record()}
         return {"call": rec["call"], **calls, "state": found, "before": before}
 
     def _call_in(self, world: World, case: dict, fn) -> Call:

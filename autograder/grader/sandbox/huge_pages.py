@@ -19,6 +19,7 @@ Where the kernel cannot (an older Linux, no huge page free), nothing changes but
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 
 MADV_COLLAPSE = 25
@@ -54,6 +55,12 @@ def collapse() -> int:
 def collapse_range(low: int, high: int) -> bool:
     """Whether the kernel rewrote the whole huge pages between the addresses ``low`` and
     ``high`` of this process's private memory as huge pages."""
+    return _madvise()(low, high - low, MADV_COLLAPSE) == 0
+
+
+@functools.cache
+def _madvise():
+    """The C library's madvise, looked up once (collapse asks once per region)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return libc.madvise(low, high - low, MADV_COLLAPSE) == 0
+    return libc.madvise
