@@ -307,16 +307,19 @@ def _rng_digest(world: World) -> str | None:
 
 
 def _shuffled_in_place(world: World, fresh: World) -> None:
-    """What a caller does between two calls: change its tensors in place, reorder its lists,
-    and clear the ``.grad`` the case's caller had none of (a caller's zero_grad keeps what
-    the task promises on arrival). Each tensor's values move one place along its flattened
-    storage (the same values, so masks stay 0/1 and labels stay labels), bumping its
-    version; each list argument is reversed (the same items). Only tensors that own their
-    storage alone change (a base changed under its views would break the views' history).
+    """What a caller does between two calls: change its tensors in place, and clear the
+    ``.grad`` the case's caller had none of (a caller's zero_grad keeps what the task
+    promises on arrival). Each tensor's values move one place along its flattened storage
+    (the same values, so masks stay 0/1 and labels stay labels), bumping its version. Only
+    tensors that own their storage alone change (a base changed under its views would break
+    the views' history).
 
     Not reversed: reversing every weight, bias and input of a network of linear layers,
     elementwise activations and norms permutes its hidden units and its samples alike, so
-    it computes the same losses, and an answer that memoised the first call's passed."""
+    it computes the same losses, and an answer that memoised the first call's passed. Lists
+    keep their order: a result memoised per the objects a list holds, in order, must meet
+    the same objects changed (``_used_by_caller`` shows a memo whose result the in-place
+    change leaves right)."""
     named = world.tensors()
     had_grad = {name: t.grad is not None for name, t in fresh.tensors() if t.is_leaf}
     storages = [t.untyped_storage().data_ptr() for _, t in named]
@@ -326,9 +329,6 @@ def _shuffled_in_place(world: World, fresh: World) -> None:
                 t.grad = None
             if storages.count(storage) == 1 and _writable(t) and t.numel() > 1:
                 t.copy_(t.flatten().roll(1).reshape(t.shape).clone())
-    for arg in world.args:
-        if trusted.type_(arg) is list:
-            arg.reverse()
 
 
 def _writable(t: torch.Tensor) -> bool:
@@ -336,28 +336,36 @@ def _writable(t: torch.Tensor) -> bool:
 
 
 def _used_by_caller(value: Any, world: World) -> None:
-    """The caller works on what the first call returned (scales it in place) before calling
-    again: a result handed out twice, memoised, shows the change in the second."""
-    caller = {t.untyped_storage().data_ptr() for _, t in world.tensors()}
-    caller |= {
-        t.grad.untyped_storage().data_ptr()
-        for _, t in world.tensors()
-        if t.is_leaf and t.grad is not None
-    }
+    """The caller works on what the first call returned before calling again, as callers do:
+    it scales a result of its own in place, and turns on ``requires_grad`` of a detached one
+    that shares its storage (``x.detach().requires_grad_()``). A result handed out twice,
+    memoised, shows either change in the second call."""
+    own = _caller_tensors(world)
+    caller = {t.untyped_storage().data_ptr() for t in own}
     items = list(value) if trusted.type_(value) in (list, tuple) else [value]
     with trusted.no_grad():
         for t in items:
-            if trusted.type_(t) in _TENSORS and t.dtype.is_floating_point and _writable(t):
-                if t.untyped_storage().data_ptr() not in caller and not t.requires_grad:
-                    t.mul_(2)
+            if trusted.type_(t) not in _TENSORS or any(t is c for c in own):
+                continue
+            if not t.dtype.is_floating_point or not _writable(t):
+                continue
+            if t.untyped_storage().data_ptr() not in caller:
+                t.mul_(2)
+            elif not t.requires_grad:
+                t.requires_grad_()
 
 
 def _holds_caller_tensors(value: Any, world: World) -> bool:
     """Whether a result is (or holds) one of the caller's tensors or their ``.grad``."""
-    caller = [t for _, t in world.tensors()]
-    caller += [t.grad for t in caller if t.is_leaf and t.grad is not None]
+    caller = _caller_tensors(world)
     items = list(value) if trusted.type_(value) in (list, tuple) else [value]
     return any(item is t for item in items for t in caller)
+
+
+def _caller_tensors(world: World) -> list[torch.Tensor]:
+    """The caller's tensors and their ``.grad``: objects a result may hand back as they are."""
+    caller = [t for _, t in world.tensors()]
+    return caller + [t.grad for t in caller if t.is_leaf and t.grad is not None]
 
 
 def _changed(state_: dict) -> Any:

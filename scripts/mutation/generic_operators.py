@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 from collections.abc import Callable, Iterator
 
 import torch
@@ -348,11 +349,6 @@ def _wrapped(tree: ast.Module, cell: Cell, key: str, wrapper: str, change: str):
     yield Variant(key, said, unparse(copied), function.lineno)
 
 
-@whole("memoise", (GENERIC,), "a result cached per input object, reused on the next call")
-def _memoise(tree: ast.Module, cell: Cell) -> Iterator[Variant]:
-    yield from _wrapped(tree, cell, "memoise", _MEMOISER, "{f} cached by id({first})")
-
-
 # The same mistake where the cache keeps its keys alive (a list of the calls' arguments, as
 # functools.cache does): no freed object's id is ever reused, so only a second call with the
 # very same objects, changed, shows it (the contract's call in one world, Spec.between_calls).
@@ -375,14 +371,53 @@ NAME = _kept(NAME)
 """
 
 
-@whole(
-    "memoise-kept",
-    (GENERIC,),
-    "a result cached per call's arguments, kept alive, reused for the same objects",
-)
-def _memoise_kept(tree: ast.Module, cell: Cell) -> Iterator[Variant]:
-    change = "{f} cached per identity of its arguments, which it keeps"
-    yield from _wrapped(tree, cell, "memoise-kept", _KEEPER, change)
+# The same mistake keyed by what the arguments hold, in order: each tensor's id and shape, a
+# list or tuple by its items (a learner's "same inputs" test). Reordering a list changes the
+# key, so only a call with the caller's lists in their order, their values changed, shows it.
+_ITEM_KEYED = """
+def _by_items(function):
+    cache = {}
+
+    def key_of(value):
+        if isinstance(value, (list, tuple)):
+            return tuple(key_of(item) for item in value)
+        return (id(value), tuple(getattr(value, "shape", ())))
+
+    def cached(*args, **kwargs):
+        key = key_of(args) + key_of(tuple(kwargs.values()))
+        if key not in cache:
+            cache[key] = function(*args, **kwargs)
+        return cache[key]
+
+    return cached
+
+
+NAME = _by_items(NAME)
+"""
+
+
+# name -> (why, the wrapper, what the mutant's record says changed)
+_MEMOISERS = {
+    "memoise": (
+        "a result cached per input object, reused on the next call",
+        _MEMOISER,
+        "{f} cached by id({first})",
+    ),
+    "memoise-kept": (
+        "a result cached per call's arguments, kept alive, reused for the same objects",
+        _KEEPER,
+        "{f} cached per identity of its arguments, which it keeps",
+    ),
+    "memoise-items": (
+        "a result cached per the ids and shapes its arguments hold, lists item by item in order",
+        _ITEM_KEYED,
+        "{f} cached by the ids and shapes of its arguments' items, in order",
+    ),
+}
+for _name, (_why, _wrapper, _change) in _MEMOISERS.items():
+    whole(_name, (GENERIC,), _why)(
+        functools.partial(_wrapped, key=_name, wrapper=_wrapper, change=_change)
+    )
 
 
 def _after_body(tree: ast.Module, cell: Cell, statements: str) -> tuple[ast.Module, int] | None:

@@ -99,6 +99,26 @@ def frozen_copy(t, share):
     ],
     "ex2_detach_all": [
         Wrong(
+            "the detached list remembered per id of the list: a second call hands out the "
+            "first call's tensors",
+            None,
+            """
+_done = {}
+
+
+def detach_all(tensors):
+    if id(tensors) not in _done:
+        out = []
+        for t in tensors:
+            try:
+                out.append(t.detach_())
+            except RuntimeError:
+                out.append(t.detach())
+        _done[id(tensors)] = out
+    return _done[id(tensors)]
+""",
+        ),
+        Wrong(
             "detach_ everywhere",
             "DT-3",
             """
