@@ -221,18 +221,28 @@ def sentence(spec_type: type, lang: str) -> str | None:
     return line(lang).format(p=("; " if lang == "en" else "；").join(parts))
 
 
+# What the caller does with the first result before calling again (oracle._used_by_caller),
+# said in the prompt's line and in feedback.
+USED_FIRST_RESULT = Text(
+    "scaled it in place, or turned on its `requires_grad` if it came from `detach()`",
+    "原地放大它，或在它是用 `detach()` 分离出的张量时打开它的 `requires_grad`",
+)
+
+
 def _again(between: Text | None) -> Text:
     """The calls in one world a check makes after the first (``oracle.Spec._call_again``)."""
     if between is None:
         return Text(
-            "a second call with the same objects after the caller changed them in place",
-            "调用者原地修改了自己的对象之后，用同样的对象再调用一次",
-        )
+            "a second call with the same objects after the caller changed them in place and "
+            "used the first result ({used})",
+            "调用者原地修改了自己的对象、并使用了第一次调用的结果（{used}）之后，用同样的对象再调用一次",
+        ).format(used=USED_FIRST_RESULT)
     return Text(
         "two more calls in one world: with the very same objects after the caller changed "
-        "them in place, then after it also {b}",
-        "在同一环境中再调用两次：先在调用者原地修改对象之后传入完全相同的对象，再在它又{b}之后",
-    ).format(b=between)
+        "them in place and used the first result ({used}), then after it also {b}",
+        "在同一环境中再调用两次：先在调用者原地修改对象、并使用了第一次调用的结果（{used}）之后"
+        "传入完全相同的对象，再在它又{b}之后",
+    ).format(used=USED_FIRST_RESULT, b=between)
 
 
 def said(nb, lesson: int, lang: str):

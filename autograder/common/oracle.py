@@ -34,6 +34,7 @@ import torch
 from autograder.common import compare as c
 from autograder.common import expectations, reference_states, trusted
 from autograder.common import global_state as global_settings
+from autograder.common.domain import USED_FIRST_RESULT
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device
 from autograder.common.observation import InconsistentObservation
@@ -814,15 +815,16 @@ class Spec(Check):
         if self.between is not None:
             return Text(
                 "{c}; called twice more in the same world: after the caller changed its "
-                "tensors in place, then after it also {b}",
-                "{c}；在同一环境中又调用了两次：先在调用者原地修改了自己的张量之后，"
-                "再在它又{b}之后",
+                "tensors in place and used the first result, then after it also {b}",
+                "{c}；在同一环境中又调用了两次：先在调用者原地修改了自己的张量、并使用了第一次"
+                "调用的结果之后，再在它又{b}之后",
             ).format(c=self.describe(case), b=self.between)
         return Text(
             "{c}; called a second time in the same world, after the caller changed its "
-            "tensors in place",
-            "{c}；调用者原地修改了自己的张量之后，在同一环境中第二次调用",
-        ).format(c=self.describe(case))
+            "tensors in place and used the first result ({used})",
+            "{c}；调用者原地修改了自己的张量、并使用了第一次调用的结果（{used}）之后，"
+            "在同一环境中第二次调用",
+        ).format(c=self.describe(case), used=USED_FIRST_RESULT)
 
     def _verify_inputs(self, case: dict, recorded: dict) -> None:
         """Refuse an observation made in another world than the one ``case``'s seed builds:
