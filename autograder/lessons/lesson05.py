@@ -526,6 +526,12 @@ class ClipGradients(_HookSpec):
         "step": Text(
             "{k} after the caller's step with your hooks", "带着你的钩子执行一步之后的 {k}"
         ),
+        "shared": Text(
+            "{k} in a step after the caller also clipped another model's gradients to a tenth "
+            "of max_abs (each call's hooks keep their own limit)",
+            "调用者又把另一个模型的梯度裁剪到 max_abs 的十分之一之后，再执行一步时的 {k}"
+            "（每次调用注册的钩子各自保留自己的上限）",
+        ),
         "after": Text("{k} in a step after handle.remove()", "handle.remove() 之后执行一步的 {k}"),
         "raises": Text("the caller's backward ({k}) raises", "调用者的反向传播（{k}）抛出异常"),
         "hooks": Text(
@@ -544,6 +550,7 @@ class ClipGradients(_HookSpec):
             lambda e, f, ctx: f.get("kind") == "tuple" and f.get("length") == e.get("length"),
         ),
         Rule("probe:step|*", _backward_raised),
+        Rule("probe:shared|*", _backward_raised),
         Rule("probe:after|*", _backward_raised),
         Rule("probe:*.grad", _cancelled_to_noise),
     )
@@ -584,10 +591,14 @@ class ClipGradients(_HookSpec):
         return world
 
     def probe(self, world: World, value, again) -> dict:
-        """The caller's steps: one through the hooks, one after removing the handles."""
+        """The caller's steps: one through the hooks; one after it also clipped another
+        model's gradients to a tighter limit (each call's hooks keep their own); one after
+        removing the handles."""
         model, x = world.objects["model"], world.objects["x"]
         found: dict = {}
-        for moment in ("step", "after"):
+        for moment in ("step", "shared", "after"):
+            if moment == "shared":
+                again(dict(world.case, max_abs=world.case["max_abs"] / 10))
             if moment == "after":
                 _remove(value)
             model.zero_grad(set_to_none=world.case["set_to_none"])

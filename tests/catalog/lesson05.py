@@ -341,6 +341,24 @@ def extract_features(model, names, x):
     ],
     "ex2_clip_gradients": [
         Wrong(
+            "one module-level hook reading a limit each call overwrites: a second model "
+            "clipped with another limit changes the first model's",
+            None,
+            """
+LIMIT = None
+
+
+def _clip(grad):
+    return grad.clamp(-LIMIT, LIMIT)
+
+
+def clip_gradients(model, max_abs):
+    global LIMIT
+    LIMIT = max_abs
+    return [p.register_hook(_clip) for p in model.parameters()]
+""",
+        ),
+        Wrong(
             "rebinds the gradient inside the hook and returns nothing",
             "HK-4",
             """
