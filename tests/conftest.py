@@ -129,6 +129,10 @@ LONGEST_FIRST = (
 # worker is free (last, so that they fill the end of the run). Every other file runs on
 # one worker, so that its module fixture (a graded class, a server) runs once.
 SPREAD = ("test_lesson_checks.py",)
+# Files that set up a classroom hold one machine-wide lock while theirs runs
+# (tests/classroom_hub.py): on two workers at once, one waited for the other, its core idle.
+# Files whose names start with one of these run as one unit, in turn, on one worker.
+TOGETHER = ("test_classroom",)
 
 
 # What `make test-quick` leaves out besides the notebooks mark: the sweeps over every
@@ -188,7 +192,8 @@ def pytest_collection_modifyitems(items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile`` as `make test` runs it: file by file, except the SPREAD files.
+    """``--dist loadfile`` as `make test` runs it: file by file, except the SPREAD files
+    (test by test) and the TOGETHER files (as one unit).
 
     Not ``--dist loadgroup`` with a group mark per file: pytest-xdist 3.8 groups by
     rewriting each test's id, which pytest 9.2 no longer lets a plugin do, so every file
@@ -200,7 +205,16 @@ def pytest_xdist_make_scheduler(config, log):
 
     class FileBySpreadScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = super()._split_scope(nodeid)
-            return nodeid if Path(path).name in SPREAD else path
+            return scope(nodeid, super()._split_scope(nodeid))
 
     return FileBySpreadScheduling(config, log)
+
+
+def scope(nodeid: str, path: str) -> str:
+    """The unit of work a test belongs to under `make test`: its own id in a SPREAD file,
+    the group's in a TOGETHER file, else its file (``path``, as pytest-xdist splits it)."""
+    name = Path(path).name
+    if name in SPREAD:
+        return nodeid
+    group = next((prefix for prefix in TOGETHER if name.startswith(prefix)), None)
+    return str(Path(path).with_name(f"{group}*")) if group else path

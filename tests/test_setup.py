@@ -115,6 +115,17 @@ def _make_test_pytest_options(workers: str) -> list[str]:
     return line.replace("$(PYTEST_WORKERS)", workers).replace("$(PYTEST_ARGS)", "").split()
 
 
+def test_the_files_that_set_up_classrooms_run_as_one_unit():
+    """They take turns on one lock; as one unit they take turns on one worker instead."""
+    from conftest import scope
+
+    files = ["tests/test_classroom.py", "tests/test_classroom_roster.py", "tests/test_grading.py"]
+    units = [scope(f"{path}::test_x", path) for path in files]
+    assert units[0] == units[1] != units[2] == "tests/test_grading.py"
+    lesson = "tests/test_lesson_checks.py"
+    assert scope(f"{lesson}::test_x[a]", lesson) == f"{lesson}::test_x[a]"
+
+
 def test_make_test_keeps_each_file_on_one_worker(tmp_path):
     """A file's tests share its module fixture (a graded class, a server): split across
     workers, that fixture runs on each. This once broke without a failure (a pytest
