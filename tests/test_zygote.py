@@ -30,6 +30,7 @@ import pytest
 from processes import BIN, venv_env
 
 from autograder.common import expectations
+from autograder.grader.pipeline import runner
 from autograder.grader.sandbox import forked, zygote
 from autograder.grader.sandbox.zygote import HUGE_PAGES, SHIPPED_STATES
 
@@ -70,7 +71,8 @@ state = [torch.initial_seed(), torch.rand(1).item(), random.random(), numpy.rand
 # what every kernel inherits ready: objects frozen out of the collector's walks, this
 # lesson's shipped states decoded
 prepared = {'frozen': gc.get_freeze_count(), 'decoded': expectations.load.cache_info().currsize}
-print('PROBE', json.dumps({'seen': seen, 'random': state, 'prepared': prepared}))
+found = {'seen': seen, 'random': state, 'prepared': prepared, 'threads': torch.get_num_threads()}
+print('PROBE', json.dumps(found))
 open('/tmp/work/planted', 'w').write('x')
 open('/dev/shm/planted', 'w').write('x')
 os.environ['PLANTED'] = '1'
@@ -157,8 +159,21 @@ def test_one_workers_kernels_share_nothing_across_submissions(tmp_path, make_cou
         # the zygote's imports frozen (gc.freeze; ~420,000 objects) and lesson 01's states
         assert probe["prepared"]["frozen"] > 100_000, (student, probe["prepared"])
         assert probe["prepared"]["decoded"] == 1, (student, probe["prepared"])
+        # one worker: its kernel and observer share the cores (runner.kernel_threads)
+        assert probe["threads"] == runner.kernel_threads(1), (student, probe["threads"])
     first, second = probes["first"]["random"], probes["second"]["random"]
     assert all(a != b for a, b in zip(first, second, strict=True)), (first, second)
+
+
+@pytest.mark.parametrize(
+    ("cores", "workers", "threads"),
+    [(2, 1, 1), (2, 2, 1), (8, 1, 4), (8, 2, 2), (8, 8, 1), (16, 3, 2)],
+)
+def test_a_workers_kernel_and_observer_share_its_cores(monkeypatch, cores, workers, threads):
+    """Both run at once, each with its torch's threads: together no more than the worker's
+    share of the cores, and never none (OpenMP threads waiting for a core spin)."""
+    monkeypatch.setattr(runner, "default_workers", lambda: cores)
+    assert runner.kernel_threads(workers) == threads
 
 
 def _take_early(answers, payload: bytes, both, first_gone) -> None:

@@ -91,7 +91,8 @@ def _grade(args) -> int:
     if bad:
         print(f"error: not a valid learner id: {bad[0]!r}", file=sys.stderr)
         return 2
-    threads = 0 if args.scheduler else max(1, runner.default_workers() // max(args.workers, 1))
+    # On Dask a worker process has a core of its own (README), its kernel and observer share it.
+    threads = 1 if args.scheduler else runner.kernel_threads(args.workers)
     graded_here = isinstance(parent, cgroups.CgroupParent)
     pairs = [
         (assignment, student)
