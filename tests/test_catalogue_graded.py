@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from conftest import NOTEBOOKS, SOLUTIONS
 from lesson_cells import graded_cells
-from nbgrader_course import autograded_outputs, class_points, submission, submit
+from nbgrader_course import autograded_outputs, class_points, exercises_only, submission, submit
 from processes import BIN, stop_group, venv_env
 
 from autograder import course
@@ -109,18 +109,6 @@ def _cells(lesson: str) -> dict:
     return graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
 
 
-def _exercises_only(nb):
-    """The notebook without the demonstration code cells: its first code cell (the setup)
-    and the nbgrader cells stay, with every markdown cell."""
-    code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    nb.cells = [
-        cell
-        for cell in nb.cells
-        if cell.cell_type != "code" or cell is code[0] or "nbgrader" in cell.metadata
-    ]
-    return nb
-
-
 @dataclass
 class Graded:
     """What grading and self-study concluded, per learner of each lesson."""
@@ -157,7 +145,7 @@ def graded(tmp_path_factory, make_course, self_study) -> Graded:
     for lesson in LESSONS:
         learner = NOTEBOOKS / "en" / f"{lesson}.ipynb"
         for student, answers in CLASSES[lesson].items():
-            nb = _exercises_only(submission(learner, {a.grade_id: a.code for a in answers}))
+            nb = exercises_only(submission(learner, {a.grade_id: a.code for a in answers}))
             submit(root, student, lesson, nb)
     log = base / "course-grade.log"
     with log.open("w") as output:

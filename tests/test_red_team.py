@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbgrader_course import points, submit
+from nbgrader_course import exercises_only, points, submit
 from processes import venv_env
 from test_sandbox import IS_ROOT, REPO, AsUser
 
@@ -292,8 +292,9 @@ class Graded:
 
 
 def _blank(root):
+    """The learner notebook as released, without its demonstrations (no attack needs them)."""
     path = root / "release" / LESSON / f"{LESSON}.ipynb"
-    return nbformat.read(str(path), as_version=4)
+    return exercises_only(nbformat.read(str(path), as_version=4))
 
 
 def _solved(root):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader_course import exercises_only
 from processes import BIN, reach_for_others, venv_env
 
 from autograder.grader.demo import _insert_after_setup
@@ -298,7 +299,9 @@ def template(make_course):
     for entry in list(submitted.iterdir()):
         if entry.name != "solution":
             shutil.rmtree(entry)
-    learner = nbformat.read(str(course / "release" / LESSON / f"{LESSON}.ipynb"), as_version=4)
+    # the learner notebook without its demonstrations: no attack needs them
+    released = nbformat.read(str(course / "release" / LESSON / f"{LESSON}.ipynb"), as_version=4)
+    learner = exercises_only(released)
     for student, code in attacks(course).items():
         (submitted / student / LESSON).mkdir(parents=True)
         nb = _insert_after_setup(learner, code)
