@@ -121,11 +121,21 @@ def _notebook_on_disk(lab, path: str) -> dict:
     return json.loads(body)["content"]
 
 
-def _shut_down_kernels(lab) -> None:
-    """End the lesson's kernel through the server, so that lessons do not add up in memory."""
-    status, body = get(lab.url("/api/sessions"))
-    assert status == 200
-    for session in json.loads(body):
+def _shut_down_kernels(lab, timeout_s: float = 30) -> None:
+    """End the lesson's kernel through the server, so that lessons do not add up in memory.
+
+    Only once the server has seen the closed page's websocket go: a kernel ended while the
+    server still writes to that socket logs a WebSocketClosedError traceback (seen on a busy
+    machine, where the close reached the server after the shutdown)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status, body = get(lab.url("/api/sessions"))
+        assert status == 200
+        sessions = json.loads(body)
+        if all(s["kernel"]["connections"] == 0 for s in sessions) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for session in sessions:
         get(lab.url(f"/api/sessions/{session['id']}"), method="DELETE")
 
 
