@@ -29,6 +29,17 @@ def _prompts(lesson: str, lang: str) -> dict[int, str]:
     return found
 
 
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_line_is_said_under_exercise_prompts_only(lesson, lang):
+    """Not under a lesson's title: "第 01 课" once read as exercise 1's heading."""
+    nb = nbformat.read(NOTEBOOKS / lang / f"{lesson}.ipynb", as_version=4)
+    start = {"en": "*What the checks draw:", "zh": "*检查会抽取："}[lang]
+    holders = [cell.source for cell in nb.cells if start in cell.source]
+    prompts = [prompt for prompt in _prompts(lesson, lang).values() if start in prompt]
+    assert holders and sorted(holders) == sorted(prompts)
+
+
 def test_the_shipped_domain_is_what_the_checks_draw():
     """Fails when a check's cases or worlds change and `make build` was not run."""
     assert domain.facts() == domain.declared(), "stale domain.json: run `make build`"

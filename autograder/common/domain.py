@@ -28,7 +28,8 @@ SEEDS = range(16)  # the hidden tests' and salted seeds are drawn in this range 
 WORLD_SEEDS = range(8)  # the worlds built for what the cases' keys do not say (see facts)
 SHAPES = ("0-d", "empty", "view")  # in the order said
 _OUTER = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}
-HEADING = re.compile(r"#+ (?:Exercise |练习 |Part |第 )(\d+)\b")  # lesson 08 has parts
+# An exercise's heading (lesson 08 has parts: "第 1 部分"), never a lesson's title ("第 01 课").
+HEADING = re.compile(r"#+ (?:Exercise |练习 |Part |第 (?=\d+ 部分))(\d+)\b")
 FILE = Path(__file__).resolve().parent.parent / "lessons" / "expected" / "domain.json"
 # said by what they hold (a course's own Module subclass too)
 _CONTAINERS = ("Module", "Sequential", "ModuleList", "ModuleDict")
@@ -82,6 +83,8 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "optimizers": sorted(seen["optimizers"]),
         # the sequence in one world the contract adds (oracle.Spec._call_again)
         "again": spec_type(seed=0).again_case() is not None,
+        # what the caller does before the third call (Spec.between), in both languages
+        "between": None if spec_type.between is None else vars(spec_type.between),
     }
 
 
@@ -186,7 +189,11 @@ _SHAPE_WORDS = {
 
 def sentence(spec_type: type, lang: str) -> str | None:
     """The line under the prompt, in ``lang``; None where the check draws nothing it says."""
-    found = of(spec_type)
+    return _sentence(of(spec_type), lang)
+
+
+def _sentence(found: dict[str, Any], lang: str) -> str | None:
+    """The line for what a check draws as shipped (``declared``)."""
     parts = []
     if found.get("dtypes"):
         what = Text("inputs of dtype {d}", "输入的 dtype 为 {d}")
@@ -214,7 +221,8 @@ def sentence(spec_type: type, lang: str) -> str | None:
         what = Text("some calls made from inside {m}", "部分调用在 {m} 之内进行")
         parts.append(what(lang).format(m=_listed(where, lang)))
     if found.get("again"):
-        parts.append(_again(spec_type.between)(lang))
+        between = found.get("between")
+        parts.append(_again(between and Text(**between))(lang))
     if not parts:
         return None
     line = Text("*What the checks draw: {p}.*", "*检查会抽取：{p}。*")
@@ -246,12 +254,14 @@ def _again(between: Text | None) -> Text:
 
 
 def said(nb, lesson: int, lang: str):
-    """The learner notebook with each exercise prompt followed by what its check draws."""
-    checks = specs(lesson)
+    """The learner notebook with each exercise prompt followed by what its check draws.
+
+    Read from the shipped facts alone: making a course (``course-grade create``,
+    ``course-classroom setup``) imports neither torch nor the checks."""
     for cell in nb.cells:
         match = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
-        spec_type = checks.get(int(match.group(1))) if match else None
-        line = sentence(spec_type, lang) if spec_type else None
+        found = declared().get(f"{lesson:02d}.{match.group(1)}") if match else None
+        line = _sentence(found, lang) if found else None
         if line and line not in cell.source:
             prompt, hint, rest = cell.source.partition("<details>")  # said before the hint
             cell.source = f"{prompt.rstrip()}\n\n{line}\n\n{hint}{rest}".rstrip()
