@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from conftest import NOTEBOOKS
 from lesson_cells import graded_cells
-from nbgrader_course import points, submission, submit
+from nbgrader_course import exercises_only, points, submission, submit
 from processes import BIN, venv_env
 
 from autograder.grader.pipeline import records
@@ -126,7 +126,9 @@ HOOK_LEFT_BEHIND = (
 
 
 def _notebook(extra: str | None, answer: str) -> nbformat.NotebookNode:
-    nb = submission(NOTEBOOKS / "en" / f"{LESSON}.ipynb", {EXERCISE: answer})
+    """The learner notebook with ``answer`` (and ``extra`` above it), without the lesson's
+    demonstrations: no verdict depends on them, and each answer runs in a kernel of its own."""
+    nb = exercises_only(submission(NOTEBOOKS / "en" / f"{LESSON}.ipynb", {EXERCISE: answer}))
     if extra is not None:
         at = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == EXERCISE)
         nb.cells.insert(at, nbformat.v4.new_code_cell(extra))
