@@ -124,9 +124,11 @@ def _notebook_on_disk(lab, path: str) -> dict:
 def _shut_down_kernels(lab, timeout_s: float = 30) -> None:
     """End the lesson's kernel through the server, so that lessons do not add up in memory.
 
-    Only once the server has seen the closed page's websocket go: a kernel ended while the
-    server still writes to that socket logs a WebSocketClosedError traceback (seen on a busy
-    machine, where the close reached the server after the shutdown)."""
+    Once the server has seen the closed page's websocket go (waiting at most ``timeout_s``,
+    then ending them anyway: the log check after the next lesson would show the traceback):
+    a kernel ended while the server still writes to that socket logs a WebSocketClosedError
+    traceback (seen on a busy machine, where the close reached the server after the
+    shutdown)."""
     deadline = time.monotonic() + timeout_s
     while True:
         status, body = get(lab.url("/api/sessions"))
