@@ -147,3 +147,49 @@ def test_make_test_keeps_each_file_on_one_worker(tmp_path):
         workers.setdefault(nodeid.split("::", 1)[0], set()).add(worker)
     assert set(workers) == set(files), run.stdout[-3000:]
     assert all(len(seen) == 1 for seen in workers.values()), workers
+
+
+def _uv_pip():
+    sys.path.insert(0, str(REPO / "scripts"))
+    import uv_pip
+
+    return uv_pip
+
+
+def test_uv_is_handed_the_sources_and_constraints_pip_was_given():
+    """A mirror, a wheel folder or a constraints file that pip was given must reach uv too,
+    or `make setup` would install other files than pip does (here: torch from local disk)."""
+    uv_pip = _uv_pip()
+    listing = "\n".join(
+        [
+            ":env:.find-links='/opt/wheels'",
+            ":env:.default-timeout='180'",
+            "global.cert='/etc/ssl/certs/ca-certificates.crt'",
+            "global.constraint='/etc/pip/caps.txt'",
+            "global.extra-index-url='file:///opt/a/simple file:///opt/b/simple'",
+            "global.find-links='/srv/ignored'",
+            "global.index-url='https://mirror.example/simple'",
+            "install.index-url='https://nearer.example/simple'",
+            "install.no-index='false'",
+            "freeze.find-links='/not/for/install'",
+        ]
+    )
+    options = uv_pip.uv_options(uv_pip.pip_settings(listing))
+    pairs = list(zip(options[::2], options[1::2], strict=False))
+    assert options[:2] == ["--index-strategy", "unsafe-best-match"]  # every index, as pip
+    assert ("--index-url", "https://nearer.example/simple") in pairs  # [install] over [global]
+    assert ("--find-links", "/opt/wheels") in pairs  # PIP_FIND_LINKS over the files
+    assert "/srv/ignored" not in options and "/not/for/install" not in options
+    assert ("--extra-index-url", "file:///opt/a/simple") in pairs
+    assert ("--extra-index-url", "file:///opt/b/simple") in pairs
+    assert ("--constraint", "/etc/pip/caps.txt") in pairs
+    assert "--no-index" not in options
+    assert uv_pip.uv_options(uv_pip.pip_settings("global.no-index='yes'"))[-1] == "--no-index"
+
+
+def test_make_setup_installs_with_uv_and_pips_configuration(tmp_path):
+    bin_dir = _copy(tmp_path)
+    _fake_python(bin_dir, "3.12")
+    dry_run = _make(tmp_path, bin_dir, "-n", "setup").stdout
+    assert '-m pip install --quiet "uv==' in dry_run
+    assert "scripts/uv_pip.py install --compile-bytecode -e" in dry_run
