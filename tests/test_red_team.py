@@ -394,10 +394,10 @@ def graded(request, make_course):
         if user:
             subprocess.run(["chown", "-R", user.name, str(base)], check=True)
             graded = Graded(root, user.wrapper(), dict(graded.env, HOME=str(base)))
-        # 10 s a cell, as test_course_grade's demo class: lesson 01's slowest cell here, the
-        # output flood, takes ~1 s; builtins_isinstance leaves its kernel spinning until the
-        # limit (a "timed out" its test allows), a core busy that long in each identity.
-        limit = ("--cell-timeout", "10")
+        # 5 s a cell: lesson 01's slowest notebook here, the output flood, takes 1.4 s to run
+        # all its cells; builtins_isinstance leaves its kernel spinning until the limit (a
+        # "timed out" its test allows), a core busy that long in each identity.
+        limit = ("--cell-timeout", "5")
         result = graded.run("grade", str(root), LESSON, *limit, "--workers", "2")
         # grade exits 1 naming the submissions that end in error: only the forged test cell
         errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
