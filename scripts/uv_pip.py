@@ -5,8 +5,8 @@ on every core: on the 2-core machine, 26 s against 87 s for pip and compileall. 
 own settings, not pip's, so a mirror, a folder of wheels or a constraints file that a machine
 or a user gave pip (``pip config list``: files and ``PIP_*`` variables) would be passed
 over, and the environment would differ from the one pip makes. This hands uv the same
-sources and constraints, and has it weigh every index as pip does (the best version
-wherever it is, not the first index that has the package).
+sources, constraints and ways to reach them (certificates, proxy, timeout), and has it weigh
+every index as pip does (the best version wherever it is, not the first index that has it).
 
     python scripts/uv_pip.py install -e ".[dev]"    # arguments go to `uv pip`
 """
@@ -29,6 +29,14 @@ LISTS = {
 }
 SINGLE = {"index-url": "--index-url"}
 FLAGS = {"no-index": "--no-index"}
+# pip's settings that uv takes from the environment instead: how it reaches an index.
+ENVIRONMENT = {
+    "cert": ("SSL_CERT_FILE",),
+    "client-cert": ("SSL_CLIENT_CERT",),
+    "proxy": ("HTTPS_PROXY", "HTTP_PROXY"),
+    "timeout": ("UV_HTTP_TIMEOUT",),
+    "default-timeout": ("UV_HTTP_TIMEOUT",),
+}
 # Which section wins when several set one key: pip's environment variables, then the
 # install command's section, then [global].
 SECTIONS = (":env:", "install", "global")
@@ -65,6 +73,18 @@ def uv_options(settings: dict[str, str]) -> list[str]:
     return options
 
 
+def uv_environment(settings: dict[str, str], environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` with the variables through which uv reaches an index as pip was told to
+    (a certificate bundle, a proxy, a timeout); a variable already set is kept."""
+    added = {
+        variable: settings[key]
+        for key, variables in ENVIRONMENT.items()
+        if key in settings
+        for variable in variables
+    }
+    return {**added, **environ}
+
+
 def main(argv: list[str]) -> NoReturn:
     from uv import find_uv_bin  # installed beside pip by `make setup`
 
@@ -76,7 +96,8 @@ def main(argv: list[str]) -> NoReturn:
     ).stdout
     command, *rest = argv
     uv = [find_uv_bin(), "pip", command, "--python", sys.executable]
-    os.execv(uv[0], [*uv, *uv_options(pip_settings(listing)), *rest])
+    settings = pip_settings(listing)
+    os.execve(uv[0], [*uv, *uv_options(settings), *rest], uv_environment(settings, os.environ))
 
 
 if __name__ == "__main__":

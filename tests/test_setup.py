@@ -187,6 +187,21 @@ def test_uv_is_handed_the_sources_and_constraints_pip_was_given():
     assert uv_pip.uv_options(uv_pip.pip_settings("global.no-index='yes'"))[-1] == "--no-index"
 
 
+def test_uv_reaches_the_index_as_pip_was_told_to():
+    """A certificate bundle, a proxy and a timeout given to pip reach uv through the
+    variables it reads; one the caller set already wins, as it does for pip's own."""
+    uv_pip = _uv_pip()
+    settings = uv_pip.pip_settings(
+        "global.cert='/etc/corp-ca.pem'\nglobal.proxy='http://proxy:3128'\n"
+        ":env:.default-timeout='180'"
+    )
+    environ = uv_pip.uv_environment(settings, {"HTTP_PROXY": "http://mine:8080", "HOME": "/h"})
+    assert environ["SSL_CERT_FILE"] == "/etc/corp-ca.pem"
+    assert environ["HTTPS_PROXY"] == "http://proxy:3128"
+    assert environ["HTTP_PROXY"] == "http://mine:8080"
+    assert environ["UV_HTTP_TIMEOUT"] == "180" and environ["HOME"] == "/h"
+
+
 def test_make_setup_installs_with_uv_and_pips_configuration(tmp_path):
     bin_dir = _copy(tmp_path)
     _fake_python(bin_dir, "3.12")
