@@ -33,7 +33,7 @@ export PATH := $(BIN):$(PATH)
 # uv keeps any installed version the pins allow). pip installs the pinned uv, which installs
 # the rest with pip's configuration (scripts/uv_pip.py): it unpacks the wheels and
 # byte-compiles their 12,000 modules on every core, where pip unpacks one wheel after another
-# (2 cores: 26 s against 87 s for pip and compileall, 2026-12-05).
+# (2 cores: 26 to 48 s against 87 s for pip and compileall, 2026-12-05).
 $(STAMP): pyproject.toml
 	@python=$(BIN)/python; test -x $$python || python="$(PYTHON)"; \
 	if [ -z "$$python" ]; then \
