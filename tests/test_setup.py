@@ -13,6 +13,9 @@ import pytest
 from conftest import REPO
 from packaging.specifiers import SpecifierSet
 
+sys.path.insert(0, str(REPO / "scripts"))
+import uv_pip  # noqa: E402 - scripts/, beside the tests' own helpers
+
 MAKE = shutil.which("make")
 pytestmark = pytest.mark.skipif(MAKE is None, reason="make is not installed")
 
@@ -149,17 +152,9 @@ def test_make_test_keeps_each_file_on_one_worker(tmp_path):
     assert all(len(seen) == 1 for seen in workers.values()), workers
 
 
-def _uv_pip():
-    sys.path.insert(0, str(REPO / "scripts"))
-    import uv_pip
-
-    return uv_pip
-
-
 def test_uv_is_handed_the_sources_and_constraints_pip_was_given():
     """A mirror, a wheel folder or a constraints file that pip was given must reach uv too,
     or `make setup` would install other files than pip does (here: torch from local disk)."""
-    uv_pip = _uv_pip()
     listing = "\n".join(
         [
             ":env:.find-links='/opt/wheels'",
@@ -190,7 +185,6 @@ def test_uv_is_handed_the_sources_and_constraints_pip_was_given():
 def test_uv_reaches_the_index_as_pip_was_told_to():
     """A certificate bundle, a proxy and a timeout given to pip reach uv through the
     variables it reads; one the caller set already wins, as it does for pip's own."""
-    uv_pip = _uv_pip()
     settings = uv_pip.pip_settings(
         "global.cert='/etc/corp-ca.pem'\nglobal.proxy='http://proxy:3128'\n"
         ":env:.default-timeout='180'"

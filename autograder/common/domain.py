@@ -164,8 +164,12 @@ def declared(path: Path = FILE) -> dict[str, dict[str, Any]]:
 
 def of(spec_type: type) -> dict[str, Any]:
     """What the check draws, as shipped."""
-    lesson = int(spec_type.__module__.rpartition("lesson")[2])
-    return declared().get(f"{lesson:02d}.{spec_type.number}", {})
+    return shipped(int(spec_type.__module__.rpartition("lesson")[2]), spec_type.number)
+
+
+def shipped(lesson: int, exercise: int) -> dict[str, Any]:
+    """What exercise ``exercise`` of lesson ``lesson`` draws, as shipped ({} if nothing)."""
+    return declared().get(f"{lesson:02d}.{exercise}", {})
 
 
 def _listed(items: list[str], lang: str, word: str = "or", code: bool = True) -> str:
@@ -260,7 +264,7 @@ def said(nb, lesson: int, lang: str):
     ``course-classroom setup``) imports neither torch nor the checks."""
     for cell in nb.cells:
         match = HEADING.match(cell.source) if cell.cell_type == "markdown" else None
-        found = declared().get(f"{lesson:02d}.{match.group(1)}") if match else None
+        found = shipped(lesson, int(match.group(1))) if match else None
         line = _sentence(found, lang) if found else None
         if line and line not in cell.source:
             prompt, hint, rest = cell.source.partition("<details>")  # said before the hint
