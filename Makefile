@@ -27,7 +27,7 @@ STAMP := $(VENV)/.installed
 UV_VERSION := 0.13.9
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup lab test test-quick build gpu-check benchmark system-packages
+.PHONY: setup bytecode lab test test-quick build gpu-check benchmark system-packages
 
 # An existing .venv is kept (e.g. one where PyTorch's CPU-only build was installed first:
 # uv keeps any installed version the pins allow). pip installs the pinned uv, which installs
@@ -63,7 +63,7 @@ LAB_CONFIG := $(CURDIR)/jupyter-config/$(LAB_SETUP)
 # The folder it serves; tests serve a copy so that autosave never touches notebooks/.
 LAB_ROOT ?= notebooks
 
-lab: setup
+lab: setup bytecode
 	@test -d "$(LAB_CONFIG)" || { echo "No Jupyter set-up $(LAB_CONFIG)"; exit 2; }
 	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))" \
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
@@ -78,7 +78,18 @@ lab: setup
 # 10 min 25 s against 11 min 6 s). PYTEST_WORKERS=0 runs them one after another.
 PYTEST_WORKERS ?= $(shell expr $$(nproc 2>/dev/null || echo 1) + 1)
 
-test: setup
+# Python reads a module's compiled form from __pycache__ and otherwise compiles its source
+# at every import; where PYTHONDONTWRITEBYTECODE is set (as in many containers and CI
+# machines) it never keeps what it compiled, so each of the suite's some 400 Python
+# processes (pytest's workers, course-grade's, kernels, servers) compiled the course's
+# modules anew: 0.55 busy core-s of a one-submission `course-grade grade` run, 2026-12-05.
+# Compiled here once (a moment when nothing changed); pytest still rewrites test files.
+BYTECODE := autograder scripts tests
+
+bytecode: setup
+	$(BIN)/python -m compileall -q -j 0 $(BYTECODE)
+
+test: setup bytecode
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
@@ -86,7 +97,7 @@ test: setup
 # The edit-run loop: the same lint and scheduling, the tests marked neither notebooks nor slow.
 QUICK_TESTS := not notebooks and not slow
 
-test-quick: setup
+test-quick: setup bytecode
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \

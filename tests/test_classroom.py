@@ -68,11 +68,13 @@ PYTHON = Path(sys.executable)
 LIMITS = ("--memory", "2G", "--tmp-mb", "256")
 STOP = ".stop-hogging"  # in alice's home: her terminal's loop ends when root makes it
 # Alice's terminal, over and over until STOP exists: allocate past her memory limit (the
-# out-of-memory killer ends that command: status 137), fill her /tmp (no space left).
+# out-of-memory killer ends that command: status 137), fill her /tmp (no space left). A
+# bomb costs about 1.2 busy core-seconds (2 GiB of pages written before the kill): a pause
+# of 4 s keeps her at it through bob's Validate with 3 or 4 bombs, not 8 (a 1 s pause).
 HOG = (
     f"while [ ! -e ~/{STOP} ]; do "
     "python -c 'b = bytearray(3 * 1024**3); b[::4096] = bytes(len(b[::4096]))'; "
-    "echo __BOMB__$?; head -c 400M /dev/zero > /tmp/fill; rm -f /tmp/fill; sleep 1; done"
+    "echo __BOMB__$?; head -c 400M /dev/zero > /tmp/fill; rm -f /tmp/fill; sleep 4; done"
 )
 
 
