@@ -10,6 +10,10 @@ its own CPU and that of everything it started. Run it on a quiet machine.
 
     .venv/bin/python scripts/profile_suite.py                 # the whole suite
     .venv/bin/python scripts/profile_suite.py -m "not slow"   # arguments go to pytest
+    .venv/bin/python scripts/profile_suite.py --processes     # and the CPU by program
+
+``--processes`` also samples every process while the suite runs and prints the CPU by
+program (process_cpu.py): which of a file's processes spent it.
 
 Used as a pytest plugin (``-p profile_suite``), it appends one JSON line per file to
 $SUITE_PROFILE_OUT.
@@ -25,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from load_validate import busy_cpu_s  # scripts beside this one
+import process_cpu  # scripts beside this one
+from load_validate import busy_cpu_s
 
 REPO = Path(__file__).resolve().parent.parent
 _current: dict = {}
@@ -73,6 +78,9 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    by_program = "--processes" in argv
+    argv = [arg for arg in argv if arg != "--processes"]
+    sampler = process_cpu.ProcessSampler().start() if by_program else None
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "profile.jsonl"
         out.touch()
@@ -87,6 +95,9 @@ def main(argv: list[str]) -> int:
         status = subprocess.run(command, cwd=REPO, env=env, check=False).returncode
         rows = [json.loads(line) for line in out.read_text().splitlines()]
     print(table(rows))
+    if sampler is not None:
+        print()
+        print(process_cpu.table(sampler.stop()))
     return status
 
 

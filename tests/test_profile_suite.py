@@ -12,11 +12,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
+import process_cpu  # noqa: E402
 import profile_suite  # noqa: E402
 
 BUSY = (
     "import time\n\ndef test_busy():\n    start = time.process_time()\n"
     "    while time.process_time() - start < 0.5:\n        pass\n"
+)
+# 0.6 s of one core, in a process of its own
+BURN = (
+    "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.6:\n    pass"
 )
 IDLE = "import time\n\ndef test_idle():\n    time.sleep(0.5)\n\ndef test_too():\n    pass\n"
 
@@ -53,3 +58,25 @@ def test_the_table_puts_the_costliest_file_first_and_adds_them_up():
     assert lines[1].startswith("test_big.py") and "75.0%" in lines[1]
     assert lines[2].startswith("test_small.py")
     assert lines[-1].split() == ["all", "4", "3.0", "4.0"]
+
+
+def test_a_program_gets_the_cpu_it_spent_while_sampled():
+    sampler = process_cpu.ProcessSampler(interval_s=0.05).start()
+    subprocess.run([sys.executable, "-c", BURN], check=True)
+    groups = sampler.stop()
+    cpu, count = groups[f"{Path(sys.executable).name} -c"]
+    assert cpu >= 0.4 and count >= 1, groups  # sampled every 0.05 s: at most that much missed
+    assert "all sampled" in process_cpu.table(groups).splitlines()[-1]
+
+
+def test_processes_are_grouped_by_what_they_run():
+    group = process_cpu.command_group
+    assert group(["/v/bin/python", "-s", "-P", "-m", "autograder.grader.sandbox.zygote"], "x") == (
+        "python -m autograder.grader.sandbox.zygote"
+    )
+    assert group(["/v/bin/python", "/v/bin/course-grade", "grade", "/c"], "x") == (
+        "python course-grade"
+    )
+    assert group(["/v/bin/python3.11", "-u", "-c", "import sys"], "x") == "python3.11 -c"
+    assert group(["/usr/lib/chromium/chromium", "--type=renderer"], "x") == "chromium"
+    assert group([], "kdamond.0") == "[kdamond.0]"
