@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 INTERPRETERS = ("python", "node")
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # the unit of /proc/PID/stat's CPU times
 
 
 def command_group(argv: list[str], name: str) -> str:
@@ -43,7 +44,7 @@ def _read(pid: str) -> tuple[str, float, list[str], str] | None:
         return None
     name = stat[stat.index("(") + 1 : stat.rindex(")")]
     fields = stat[stat.rindex(")") + 2 :].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / TICKS_PER_S
     return fields[19], cpu, [a.decode(errors="replace") for a in argv if a], name
 
 
