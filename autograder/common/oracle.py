@@ -67,6 +67,25 @@ FLOAT_TOLERANCE = (1e-5, 1e-7)  # Python floats: a loss's .item() from float32 o
 
 
 _REFERENCES: dict[type, Callable[..., Any]] = {}  # filled only where the judge runs
+_ALIVE: list[list] = []  # per observation in progress: every world built and its outcome
+
+
+@contextlib.contextmanager
+def _worlds_kept_alive():
+    """Keep every world of one observation, and what each call returned, until its end.
+
+    A world freed after its case lends its objects' ids (and storage addresses) to the next
+    case's: an answer that remembers results by ``id`` would then meet a stale entry or not
+    as the allocator happens to place objects, one answer with two verdicts in two
+    processes. Kept, such an answer is met by the sequences in one world (``_call_again``)
+    alone, the same way everywhere.
+    """
+    held: list = []
+    _ALIVE.append(held)
+    try:
+        yield
+    finally:
+        _ALIVE.pop()
 
 
 def _manual_seed(seed: int) -> None:
@@ -721,6 +740,8 @@ class Spec(Check):
                 outcome = call(self.reference, world, case)
             else:
                 outcome = Call(self.reference(world, case))
+        if _ALIVE:
+            _ALIVE[-1].append((world, outcome))
         return world, outcome, {"call": outcome.record(), "rng": rng, "inputs": inputs}
 
     def _observe_case(self, fn, case: dict, device) -> dict:
@@ -750,9 +771,10 @@ class Spec(Check):
 
     def observe(self, fn) -> dict:
         device = resolve_device(getattr(self, "device", None))
-        cases = [self._observe_case(fn, case, device) for case in self.cases()]
-        twice = self.again_case()
-        again = None if twice is None else self._call_again(fn, twice, device)
+        with _worlds_kept_alive():
+            cases = [self._observe_case(fn, case, device) for case in self.cases()]
+            twice = self.again_case()
+            again = None if twice is None else self._call_again(fn, twice, device)
         return {"cases": cases, "again": again}
 
     def judge(self, obs: dict) -> None:
