@@ -26,6 +26,7 @@ import functools
 import re
 import sys
 import zlib
+from collections import OrderedDict  # a dict to its caller: the same items, the same uses
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -57,6 +58,7 @@ MAX_ITEMS = 64
 FACT = "fact:"  # bases of the reference's state that carry facts for rules, not outcomes
 MAX_RESULTS = 8
 SECOND_RESULT = "second result"  # a second call's result, where a third call follows it
+LATER = "after the call"  # what changed once the call had returned, as the result was used
 TOLERANCE = {  # (rtol, atol) by the reference's dtype
     "torch.float64": (1e-7, 1e-9),
     "torch.float32": (1e-4, 1e-5),
@@ -144,6 +146,7 @@ class World:
         # .to("cpu") keeps it, on a GPU it is a copy)
         self.versions = {name: (t, _version(t)) for name, t in self.tensors()}
         self.settings_left: list[str] = []  # global settings the last call left changed
+        self.held: dict[int, list] = {}  # what the caller's lists held before the call (_held)
 
     def tensors(self) -> list[tuple[str, torch.Tensor]]:
         """Every caller tensor by name: the objects' tensors and modules' parameters."""
@@ -211,7 +214,7 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
         out[base] = {"kind": kind.__name__, "length": trusted.len_(value)}
         for k, item in enumerate(list(value)[:MAX_ITEMS]):
             _fields(item, world, f"{base}[{k}]", out, relations)
-    elif kind is dict:  # keys in any order; str and int keys name their items
+    elif kind is dict or kind is OrderedDict:  # keys in any order; str and int keys name items
         keys = [k for k in value if trusted.type_(k) in (str, int)][:MAX_ITEMS]
         out[base] = {"kind": "dict", "keys": sorted(trusted.repr_(k) for k in keys)}
         out[base]["length"] = trusted.len_(value)
@@ -221,6 +224,9 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
         out[base] = {"kind": "None"}
     elif kind in _SCALARS:
         out[base] = {"kind": kind.__name__, "value": value}
+    elif trusted.isinstance_(value, trusted.module_type):  # a model handed back: in which dtypes
+        dtypes = [f"{n}: {t.dtype}" for n, t in [*value.named_parameters(), *value.named_buffers()]]
+        out[base] = {"kind": str(kind.__name__), "dtypes": dtypes[:MAX_ITEMS]}
     else:
         out[base] = {"kind": str(kind.__name__)}
 
@@ -230,7 +236,7 @@ def _optimizer_fields(optimizer, world: World, base: str, out: dict) -> None:
     Adam's moments and step counts), each state entry under its parameter's name."""
     names = {id(t): name for name, t in world.tensors()}
     groups = optimizer.param_groups
-    out[base] = {"kind": "optimizer", "length": trusted.len_(groups)}
+    out[base] = {"kind": "optimizer", "length": trusted.len_(groups), "hooks": _hooks(optimizer)}
     for g, group in enumerate(groups):
         settings = {k: v for k, v in group.items() if k != "params"}
         plain = {k: v for k, v in settings.items() if trusted.type_(v) in (bool, int, float, str)}
@@ -247,9 +253,57 @@ def _optimizer_fields(optimizer, world: World, base: str, out: dict) -> None:
                 out[entry].pop("device", None)  # is capturable or fused: not the caller's
 
 
+_HOOK_DICTS = (  # a module's, then an optimizer's own (its global ones are global settings)
+    "_forward_hooks",
+    "_forward_pre_hooks",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
+
+
 def _hooks(obj: Any) -> int:
-    names = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-    return sum(trusted.len_(getattr(obj, n, None) or {}) for n in names)
+    """Hooks registered on a module or an optimizer, all kinds together."""
+    return sum(trusted.len_(getattr(obj, n, None) or {}) for n in _HOOK_DICTS)
+
+
+def _attributes(module: Any) -> list[str]:
+    """A module's own public attributes as its caller could read them: plain ones with their
+    values (BatchNorm's momentum, Dropout's p), any other by name (a method put on the
+    instance, a cache left on it). Its parameters, buffers, submodules and hooks live in
+    private dicts and are compared on their own."""
+    found = []
+    for key, value in trusted.dict_items(trusted.vars_(module)):
+        if trusted.type_(key) is not str or key.startswith("_") or key == "training":
+            continue
+        plain = value is None or trusted.type_(value) in _SCALARS
+        found.append(f"{key}={trusted.repr_(value)}" if plain else key)
+    return sorted(found)
+
+
+def _held(world: World) -> dict[int, list]:
+    """The objects each caller list (or dict) holds before any call, by argument position."""
+    held = {}
+    for k, arg in enumerate(world.args):
+        if trusted.isinstance_(arg, list):
+            held[k] = _list_copy(arg)
+        elif trusted.isinstance_(arg, dict):
+            held[k] = list(_dict_copy(arg).values())
+    return held
+
+
+def _replaced(world: World, k: int, items: list) -> list[int]:
+    """Positions of the caller's list ``k`` that hold another object than the caller put
+    there (equal values or not: ``batches[i] = (x.contiguous(), y)`` is the caller's list
+    changed)."""
+    before = world.held.get(k, [])
+    pairs = zip(items, before, strict=False)  # a length that changed is compared on its own
+    return [i for i, (a, b) in enumerate(pairs) if a is not b][:MAX_ITEMS]
 
 
 def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None) -> dict:
@@ -268,12 +322,18 @@ def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None)
     for name, obj in world.objects.items():
         if trusted.isinstance_(obj, trusted.module_type):
             for k, m in obj.named_modules():
-                out[_label(name, k)] = {"training": bool(m.training), "hooks": _hooks(m)}
+                out[_label(name, k)] = {
+                    "training": bool(m.training),
+                    "hooks": _hooks(m),
+                    "attributes": _attributes(m),
+                }
     for k, arg in enumerate(world.args):  # the caller's containers and optimizers
         if trusted.isinstance_(arg, list):  # a tuple's items are compared where named
             _fields(_list_copy(arg), world, f"args[{k}]", out, relations=False)
+            out[f"args[{k}]"]["replaced"] = _replaced(world, k, _list_copy(arg))
         elif trusted.isinstance_(arg, dict):
             _fields(_dict_copy(arg), world, f"args[{k}]", out, relations=False)
+            out[f"args[{k}]"]["replaced"] = _replaced(world, k, list(_dict_copy(arg).values()))
         elif trusted.isinstance_(arg, _OPTIMIZER):
             _optimizer_fields(arg, world, f"args[{k}]", out)
     out.update(world.logged)
@@ -330,9 +390,11 @@ def _shuffled_in_place(world: World, fresh: World) -> None:
     """What a caller does between two calls: change its tensors in place, and clear the
     ``.grad`` the case's caller had none of (a caller's zero_grad keeps what the task
     promises on arrival). Each tensor's values move one place along its flattened storage
-    (the same values, so masks stay 0/1 and labels stay labels), bumping its version. Only
-    tensors that own their storage alone change (a base changed under its views would break
-    the views' history).
+    (the same values, so masks stay 0/1 and labels stay labels), written through ``.data``
+    as older training code does: its version counter does not move, so a result memoised by
+    ``(data_ptr(), _version)`` is as stale as one memoised by ``id``. Only tensors that own
+    their storage alone change (a base changed under its views would break the views'
+    history).
 
     Not reversed: reversing every weight, bias and input of a network of linear layers,
     elementwise activations and norms permutes its hidden units and its samples alike, so
@@ -348,7 +410,28 @@ def _shuffled_in_place(world: World, fresh: World) -> None:
             if t.is_leaf and not had_grad.get(name, True):
                 t.grad = None
             if storages.count(storage) == 1 and _writable(t) and t.numel() > 1:
-                t.copy_(t.flatten().roll(1).reshape(t.shape).clone())
+                t.data.copy_(t.flatten().roll(1).reshape(t.shape).clone())
+
+
+def _changed_since(world: World, value: Any, found: dict) -> list[str]:
+    """The caller's tensors, and the result's, whose values moved after the state was taken:
+    while the probes used the result as a caller does (a backward that writes into a tensor
+    it saved changes the caller's input or the result it returned)."""
+    named = [*world.tensors(), ("result", value)]
+    if trusted.type_(value) in (list, tuple):
+        named += [(f"result[{k}]", v) for k, v in enumerate(list(value)[:MAX_ITEMS])]
+    changed = []
+    for name, t in named:
+        before = found.get(name, {}).get("value")
+        if trusted.type_(t) not in _TENSORS or trusted.type_(before) not in _TENSORS:
+            continue
+        with trusted.no_grad(), trusted.inference_mode(False):
+            now = t.detach().to("cpu", copy=True)
+        if now.shape != before.shape or now.dtype != before.dtype:
+            changed.append(name)
+        elif not bool(((now == before) | (now.isnan() & before.isnan())).all()):
+            changed.append(name)
+    return changed
 
 
 def _writable(t: torch.Tensor) -> bool:
@@ -488,6 +571,7 @@ _FIELD_ORDER = ("kind", "length", "shape", "dtype", "device", "value")
 _WHAT = {
     "kind": Text("what {b} is", "{b} 是什么"),
     "length": Text("the length len({b})", "长度 len({b})"),
+    "dtypes": Text("the dtypes of the parameters and buffers of {b}", "{b} 的参数和缓冲区的 dtype"),
     "value": Text("the value {b}", "值 {b}"),
     "grad_fn": Text("{b} has history (a grad_fn)", "{b} 带有计算历史（grad_fn）"),
     "is": Text("the caller's tensor that {b} is", "{b} 就是调用者的哪个张量"),
@@ -496,6 +580,13 @@ _WHAT = {
         "{b} changed in place (its version counter)", "{b} 被原地修改（版本计数器）"
     ),
     "hooks": Text("hooks left registered on {b}", "{b} 上残留的钩子数"),
+    "attributes": Text(
+        "the attributes of {b} (plain ones with their values)", "{b} 的属性（普通属性连同取值）"
+    ),
+    "replaced": Text(
+        "positions of {b} that no longer hold the object the caller put there",
+        "{b} 中不再是调用者放入的那个对象的位置",
+    ),
     "rng_consumed": Text("the global random state changed by the call", "调用改变了全局随机状态"),
     "settings_left": Text(
         "global settings left changed when the function returned (read inside the caller's "
@@ -509,6 +600,15 @@ _WHAT = {
     ),
     "raised": Text("the exception that reaches the caller", "传给调用者的异常"),
     "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
+    "changed": Text(
+        "tensors whose values changed after the function returned, as the result was used "
+        "(a backward through it)",
+        "函数返回之后、使用结果（对它做反向传播）时值被改变的张量",
+    ),
+    "returned_again": Text(
+        "the first call's list or dict handed out again by the last call (refilled, not new)",
+        "最后一次调用又交回了第一次调用返回的那个列表或字典（被重新填充，而不是新建的）",
+    ),
     "changed_by_second_call": Text(
         "the first call's result changed by the second call (a reused buffer?)",
         "第一次调用的结果被第二次调用改变（复用了输出缓冲区？）",
@@ -524,8 +624,8 @@ _PLAIN = {
 
 
 def _shown(field: str, value: Any) -> str | Text:
-    if field == "settings_left" and trusted.type_(value) is list:
-        return ", ".join(value) if value else _PLAIN[""]
+    if field in ("settings_left", "changed", "replaced") and trusted.type_(value) is list:
+        return ", ".join(str(v) for v in value) if value else _PLAIN[""]
     if field in ("is", "shares", "device", "kind", "raised") and value in _PLAIN:
         return _PLAIN[value]
     if trusted.type_(value) is str and value == "no exception":  # a probe's record of a call
@@ -641,7 +741,12 @@ class Spec(Check):
         changed = any(self._first_difference(kept[b], now.get(b, _ABSENT)) for b in kept)
         if _holds_caller_tensors(first.value, world):  # the caller's own, changed as it may be
             changed = None
-        found["first result"] = {"changed_by_second_call": changed}
+        found["first result"] = {
+            "changed_by_second_call": changed,
+            # one list or dict handed out twice: the caller's first result is refilled
+            "returned_again": trusted.type_(first.value) in (list, dict)
+            and last.value is first.value,
+        }
         if self.acts_between_calls:
             calls = {"second": second.record(), "third": last.record()}
         else:
@@ -729,6 +834,7 @@ class Spec(Check):
         after the call compares; a probe's extra call starts where the caller's state is.
         """
         world = self.build(case, device)
+        world.held = _held(world)
         inputs = _inputs(world) if fn is not None else None
         if seeded:
             _manual_seed(RNG_SEED)
@@ -767,6 +873,7 @@ class Spec(Check):
                 probed.error
             )
         found["probe"] = probed.value if probed.ok else {"failed": trusted.repr_(probed.error)}
+        found[LATER] = {"changed": _changed_since(world, outcome.value, found)}
         return {"call": rec["call"], "state": found}
 
     def observe(self, fn) -> dict:

@@ -49,3 +49,5 @@ isinstance_ = builtins.isinstance
 type_ = builtins.type
 len_ = builtins.len
 repr_ = builtins.repr
+vars_ = builtins.vars
+dict_items = dict.items  # a plain dict's items, whatever a subclass's items() does

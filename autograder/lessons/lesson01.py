@@ -674,6 +674,17 @@ class FinetuneLastLayer(Spec):
     names = {"result": "finetune_last_layer(model, x, target, lr)"}
     allow = (Rule("model*.grad"),)  # what .grad holds afterwards is not part of the task
     blame = (Rule("model*", _froze_elsewhere, "RG-6"),)
+    between = Text(
+        "unfroze every parameter and passed a learning rate three times as large",
+        "把所有参数重新设为需要梯度，并传入了三倍大的学习率",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller trains the whole model for a while, then fine-tunes again: a model
+        frozen once (remembered by id) or an optimizer kept from the first call is stale."""
+        model, x, target, lr = world.args
+        model.requires_grad_(True)
+        world.args = (model, x, target, lr * 3)
 
     def cases(self) -> list[dict]:
         axes = {
@@ -688,6 +699,9 @@ class FinetuneLastLayer(Spec):
             # no Tanh before the last Linear: model[-2] is a BatchNorm with parameters
             "tail": ["tanh", "norm", "tanh"],
             "last_bias": [True, False, True],  # nn.Linear(..., bias=False) is a last Linear too
+            # targets far from the outputs: gradients whose norm is well above 1 (a step of
+            # clipped gradients differs)
+            "target_scale": [1.0, 8.0],
         }
         return draw(self.seed, axes, 3)
 
@@ -732,6 +746,7 @@ class FinetuneLastLayer(Spec):
         else:
             x = uniform(self.seed + 1, n, 4, device=device, dtype=dtype)
         target = uniform(self.seed + 2, n, 3, device=device, dtype=dtype)
+        target = target * case.get("target_scale", 1.0)
         world = World(
             (model, x, target, case["lr"]), {"model": model, "x": x, "target": target}, device
         )
@@ -800,6 +815,10 @@ class ToDevice(Spec):
     device: str | None = None
 
     names = {"result": "to_device(batch, model, device, dtype)", "result[0]": "batch"}
+    between = Text(
+        "converted the model back to the dtype it arrived in",
+        "把模型的 dtype 改回它传进来时的那一种",
+    )
     allow = (
         Rule("result[0]", differs_only_in("is", "shares")),  # a copy where no move is needed
         Rule("model*", _as_before),
@@ -813,11 +832,12 @@ class ToDevice(Spec):
             ("cpu", start, "course", self.dtype),
             ("course", "float64", "cpu", "float32"),
             ("course", self.dtype, "course", third),
+            ("cpu", "float64", "course", "float64"),  # the dtype already right: no rounding
         ]
         axes = {"mode": list(_MODES), "frozen": [False, True], "layout": ["plain", "transposed"]}
         drawn = [
             {**case, "from": f, "from_dtype": fd, "to": t, "to_dtype": td}
-            for case, (f, fd, t, td) in zip(draw(self.seed, axes, 3), moves, strict=True)
+            for case, (f, fd, t, td) in zip(draw(self.seed, axes, len(moves)), moves, strict=True)
         ]
         # any nn.Module: one whose first layer is already in the dtype asked for, the rest not
         mixed = {"mode": "train", "frozen": False, "layout": "plain", "mixed": True}
@@ -876,6 +896,10 @@ class ToDevice(Spec):
         )
         world.target = concrete(target)
         return world
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller converts the model back: a model remembered as moved is not."""
+        world.args[1].to(getattr(torch, case["from_dtype"]))
 
     def compared(self, base: str, fields: dict) -> dict:
         return {k: v for k, v in fields.items() if k != "device"}  # see the probes

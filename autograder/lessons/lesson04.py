@@ -470,6 +470,17 @@ class _GanStep(Spec):
     def again_case(self) -> dict | None:
         return _stepped_by_noise_free(super().again_case())
 
+    between = Text(
+        "froze the first layer of the other model (G before a D step, D before a G step)",
+        "冻结了另一个模型的第一层（D 的一步之前冻结 G，G 的一步之前冻结 D）",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller freezes a layer of the model it does not step: flags remembered from
+        the first call (by the model's id) and put back would unfreeze it."""
+        other = world.objects["G" if self.which == "D" else "D"]
+        next(other.parameters()).requires_grad_(False)
+
     def axes(self) -> dict[str, list]:
         return {
             "G_mode": list(_MODES),

@@ -886,7 +886,7 @@ class ForwardCountingSaved(_HookSpec):
 
     def cases(self) -> list[dict]:
         axes = {
-            "mode": ["train"],
+            "mode": ["train", "eval"],  # an answer that switches the mode changes what is saved
             "grads": list(_GRADS),
             "frozen": list(_FROZEN),
             "dtype": _dtypes(self.dtype),
