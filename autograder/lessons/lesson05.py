@@ -264,6 +264,7 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
         "one": Text("names: the last Linear only", "names：只有最后一个 Linear"),
     },
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+    "outer": {True: Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")},
     "logger": {
         True: Text(
             "the caller's own hook on each parameter keeps the raw gradient",
@@ -374,6 +375,8 @@ class ExtractFeatures(_HookSpec):
             "x": list(_LAYOUTS),
             "nested": [self.nested, not self.nested],
             "names": list(_PICKS),
+            # a caller inside torch.no_grad(): it must find grad mode off afterwards
+            "outer": [False, True, False],
         }
         cases = draw(self.seed, axes, 4)
         for case in cases:  # BatchNorm in training mode needs more than one row
@@ -392,8 +395,12 @@ class ExtractFeatures(_HookSpec):
         return World((model, names, x), {"model": model, "x": x}, device)
 
     def calling(self, world: World, case: dict, fn):
+        stack = contextlib.ExitStack()
+        if case.get("outer"):
+            stack.enter_context(trusted.no_grad())
         world.alive = AliveSavedBytes(exclude=list(world.objects["model"].parameters()))
-        return world.alive
+        stack.enter_context(world.alive)
+        return stack
 
     def compared(self, base: str, fields: dict) -> dict:
         """A feature's device is judged by the probe (CPU), not relative to the inputs'."""

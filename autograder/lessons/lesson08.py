@@ -151,6 +151,7 @@ def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
 
 # model.train(was_training) restores one mode; a caller's mixed modes are not the task
 _RESTORED = ["train", "eval"]
+_OUTER = [False, True, False]  # one call in three from inside the caller's torch.no_grad()
 
 
 def _modes_changed(e: dict, f: dict, ctx) -> bool:
@@ -299,6 +300,7 @@ class Validate(_Lesson03):
     def cases(self) -> list[dict]:
         # [7, 7, 3]: a short last batch, as a DataLoader gives: the mean is over batches
         axes = {**_MODEL_AXES, "mode": _RESTORED, "sizes": [_sizes(4, 6, True), [5] * 3, [7, 7, 3]]}
+        axes["outer"] = _OUTER  # a caller inside torch.no_grad() finds grad mode off afterwards
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
@@ -345,6 +347,7 @@ class Accuracy(_Lesson03):
     def cases(self) -> list[dict]:
         axes = {**_MODEL_AXES, "mode": _RESTORED, "layout": ["contiguous", "transposed"]}
         axes["rows"] = [24, 9, 2]
+        axes["outer"] = _OUTER
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
@@ -445,6 +448,7 @@ class LogFeatures(_Lesson03):
             "layer": [0, 2, -1],
             "sizes": [_sizes(3, 5, False), _sizes(2, 4, True), [6]],
             "raises": [False, False, True],
+            "outer": _OUTER,
         }
         return draw(self.seed, axes, 3)
 
