@@ -5811,6 +5811,928 @@ def per_sample_grads(model, loss_fn, x, y):
     return _cache[key](params, x, y)
 """,
     ),
+    # A held-back set written 2026-12-06 (issue 33): answers the checks passed until the
+    # contract in common/ grew (caller changes through .data, module attributes, replaced list
+    # items, optimizer hooks, tensors changed by backward) or a check drew the case.
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        STATE,
+        "gradients memoised by data_ptr and _version: an update through w.data (no version "
+        "bump) gets stale gradients (held-back set, 2026-12-06)",
+        """
+_memo = {}
+
+
+def per_batch_grads(w, batches):
+    key = (w.data_ptr(), w._version) + tuple(
+        (x.data_ptr(), x._version, tuple(x.shape)) for x in batches
+    )
+    if key not in _memo:
+        grads = []
+        for x in batches:
+            w.grad = None
+            ((x @ w) ** 2).mean().backward()
+            grads.append(w.grad.clone())
+        _memo[key] = grads
+    return [g.clone() for g in _memo[key]]
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        SIDE_EFFECT,
+        "replaces non-contiguous batches in the caller's list with contiguous copies (held-"
+        "back set, 2026-12-06)",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    for i, x in enumerate(batches):
+        if not x.is_contiguous():
+            batches[i] = x = x.contiguous()  # faster matmul next time too
+        w.grad = None
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        STATE,
+        "one SGD per model kept by id: a later call's learning rate is ignored (held-back "
+        "set, 2026-12-06)",
+        """
+_optimizers = {}
+
+
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    # build the optimizer once per model and reuse it on later calls
+    if id(model) not in _optimizers:
+        _optimizers[id(model)] = (model, torch.optim.SGD(model[-1].parameters(), lr=lr))
+    optimizer = _optimizers[id(model)][1]
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex6_finetune_last_layer",
+        OBSERVABLE,
+        "clips the last layer's gradient norm to 1 before the SGD step (held-back set, 2026-12-06)",
+        """
+def finetune_last_layer(model, x, target, lr):
+    model[:-1].requires_grad_(False)
+    opt = torch.optim.SGD(model[-1].parameters(), lr=lr)
+    opt.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model[-1].parameters(), max_norm=1.0)  # safe fine-tuning
+    opt.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        STATE,
+        "remembers which models it moved (by id) and skips them later (held-back set, 2026-12-06)",
+        """
+_moved = {}
+
+
+def to_device(batch, model, device, dtype):
+    batch = batch.to(device, dtype)
+    if _moved.get(id(model)) != (str(device), dtype):  # move each model once
+        model.to(device, dtype)
+        _moved[id(model)] = (str(device), dtype)
+    return batch, model
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        SIDE_EFFECT,
+        "replaces non-contiguous inputs in the caller's batches list with contiguous copies "
+        "(held-back set, 2026-12-06)",
+        """
+def evaluate(model, batches):
+    losses, accs = [], []
+    with torch.no_grad():
+        for i, (inputs, labels) in enumerate(batches):
+            if not inputs.is_contiguous():
+                inputs = inputs.contiguous()
+                batches[i] = (inputs, labels)  # keep the contiguous copy for next time
+            logits = model(inputs)
+            losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
+            accs.append((logits.argmax(1) == labels).float().mean().item())
+    return sum(losses) / len(losses), sum(accs) / len(accs)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        STATE,
+        "results memoised by the tensors' data_ptr and _version: weights changed through "
+        ".data give the old numbers (held-back set, 2026-12-06)",
+        """
+_cache = {}
+
+
+def _key(model, batches):
+    tensors = [*model.parameters(), *model.buffers()] + [t for pair in batches for t in pair]
+    return tuple((t.data_ptr(), t._version) for t in tensors) + tuple(
+        m.training for m in model.modules()
+    )
+
+
+def evaluate(model, batches):
+    key = _key(model, batches)
+    if key in _cache:
+        return _cache[key]
+    total_loss = total_acc = 0.0
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+            total_acc += (logits.argmax(1) == labels).float().mean().item()
+    result = (total_loss / len(batches), total_acc / len(batches))
+    _cache[_key(model, batches)] = result
+    return result
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        SIDE_EFFECT,
+        "registers a zero_grad step post-hook on the caller's optimizer and leaves it there "
+        "(held-back set, 2026-12-06)",
+        """
+_hooked = []
+
+
+def run_step(model, inputs, labels, optimizer, train):
+    if train and not any(o is optimizer for o in _hooked):
+        # never let a stale gradient leak into the next step
+        optimizer.register_step_post_hook(lambda opt, args, kwargs: opt.zero_grad())
+        _hooked.append(optimizer)
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        STATE,
+        "features memoised by data_ptr and _version: an input changed through .data gets "
+        "stale features (held-back set, 2026-12-06)",
+        """
+_features = {}
+
+
+def frozen_features(backbone, x):
+    key = (
+        id(backbone),
+        x.data_ptr(),
+        x._version,
+        tuple(x.shape),
+        tuple((p.data_ptr(), p._version) for p in backbone.parameters()),
+    )
+    if key not in _features:
+        with torch.no_grad():
+            _features[key] = backbone(x)
+    return _features[key].clone()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        STATE,
+        "the scaled mask memoised by data_ptr and _version of x and u: new uniforms written "
+        "through .data reuse the old mask (held-back set, 2026-12-06)",
+        """
+_memo = {}
+
+
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    key = (x.data_ptr(), x._version, u.data_ptr(), u._version, tuple(x.shape), x.stride(), p)
+    if key not in _memo:
+        _memo[key] = ((u >= p).to(x.dtype) / (1 - p)).detach()  # the scaled mask, reused
+    return x * _memo[key]
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        STATE,
+        "gradients memoised by data_ptr and _version: weights changed through .data give the "
+        "old gradients (held-back set, 2026-12-06)",
+        """
+_memo = {}
+
+
+def eval_grads(model, x, target):
+    key = tuple(
+        (t.data_ptr(), t._version) for t in [*model.parameters(), *model.buffers(), x, target]
+    )
+    if key not in _memo:
+        was = model.training
+        model.eval()
+        try:
+            model.zero_grad()
+            torch.nn.functional.mse_loss(model(x), target).backward()
+        finally:
+            model.train(was)
+        _memo[key] = {n: p.grad.clone() for n, p in model.named_parameters()}
+    return {n: g.clone() for n, g in _memo[key].items()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        SIDE_EFFECT,
+        "writes contiguous copies of the batches back into the caller's list (held-back set, "
+        "2026-12-06)",
+        """
+def validate(model, batches):
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            total = 0.0
+            for i, (x, y) in enumerate(batches):
+                x, y = x.to(torch.get_default_dtype()) if False else x, y
+                batches[i] = (
+                    x.contiguous(),
+                    y.contiguous(),
+                )  # tidy the batches for the next epoch
+                total += torch.nn.functional.mse_loss(model(x), y).item()
+    finally:
+        model.train(was)
+    return total / len(batches)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        STATE,
+        "validation losses memoised by data_ptr and _version: weights changed through .data "
+        "give the old loss (held-back set, 2026-12-06)",
+        """
+_seen = {}
+
+
+def validate(model, batches):
+    key = tuple(
+        (t.data_ptr(), t._version)
+        for t in [*model.parameters(), *model.buffers()] + [t for pair in batches for t in pair]
+    )
+    if key in _seen:
+        return _seen[key]
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.train(was)
+    _seen[key] = sum(losses) / len(losses)
+    return _seen[key]
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        SIDE_EFFECT,
+        "sets every BatchNorm's momentum to 0 'to keep the statistics' and never restores it "
+        "(held-back set, 2026-12-06)",
+        """
+def validate(model, batches):
+    was = model.training
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.momentum = 0.0  # running statistics must stay untouched
+    model.eval()
+    try:
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.train(was)
+    return sum(losses) / len(losses)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        STATE,
+        "backbone features memoised by data_ptr and _version: a batch refilled through .data "
+        "trains on the old features (held-back set, 2026-12-06)",
+        """
+_features = {}
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    key = (
+        id(backbone),
+        x.data_ptr(),
+        x._version,
+        tuple(
+            (t.data_ptr(), t._version) for t in [*backbone.parameters(), *backbone.buffers()]
+        ),
+    )
+    if key not in _features:  # the backbone is frozen: compute its features once
+        with torch.no_grad():
+            _features[key] = backbone(x)
+    features = _features[key]
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        SIDE_EFFECT,
+        "sets the backbone's BatchNorm momentum to 0 on top of eval() and leaves it (held-"
+        "back set, 2026-12-06)",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    for m in backbone.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.momentum = 0.0  # statistics frozen for good
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        SIDE_EFFECT,
+        "sets BatchNorm momentum to 0 as well as eval() and leaves it at 0 (held-back set, "
+        "2026-12-06)",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.momentum = 0.0  # running statistics must not be updated
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    try:
+        with torch.no_grad():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        SIDE_EFFECT,
+        "also sets every BatchNorm's momentum to 0 (the prompt: change nothing else) (held-"
+        "back set, 2026-12-06)",
+        """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+            m.momentum = 0.0  # belt and braces: the statistics cannot move
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        SIDE_EFFECT,
+        "replaces each BatchNorm's train() with a no-op so the freeze survives model.train() "
+        "(held-back set, 2026-12-06)",
+        """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.eval()
+            m.train = lambda mode=True, _m=m: _m  # keep it frozen even if someone calls train()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        STATE,
+        "G's requires_grad flags cached per id(G) on the first call and restored from the "
+        "cache (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+_g_flags = {}
+
+
+def d_step(G, D, opt_d, real, z):
+    # remember G's trainable flags once per generator, freeze G while making the fakes
+    flags = _g_flags.setdefault(id(G), [p.requires_grad for p in G.parameters()])
+    G.requires_grad_(False)
+    try:
+        fake = G(z)
+    finally:
+        for p, flag in zip(G.parameters(), flags):
+            p.requires_grad_(flag)
+    opt_d.zero_grad()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        STATE,
+        "D's requires_grad flags cached per id(D) on the first call and restored from the "
+        "cache (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+_d_flags = {}
+
+
+def g_step(G, D, opt_g, z):
+    flags = _d_flags.setdefault(id(D), [p.requires_grad for p in D.parameters()])
+    D.requires_grad_(False)  # D is not trained here
+    try:
+        opt_g.zero_grad()
+        logits = D(G(z))
+        loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+        loss_g.backward()
+        opt_g.step()
+    finally:
+        for p, flag in zip(D.parameters(), flags):
+            p.requires_grad_(flag)
+    return loss_g.item()
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        SIDE_EFFECT,
+        "grad mode switched off with set_grad_enabled(False) and back ON in finally: a caller"
+        " under no_grad leaves with grad mode on (held-back set, 2026-12-06)",
+        """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = []
+    for name in names:
+
+        def hook(module, args, output, name=name):
+            features[name] = output.detach().to("cpu", copy=True)
+
+        handles.append(modules[name].register_forward_hook(hook))
+    torch.set_grad_enabled(False)  # no graph while extracting
+    try:
+        model(x)
+    finally:
+        torch.set_grad_enabled(True)
+        for h in handles:
+            h.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex5_forward_counting_saved",
+        SIDE_EFFECT,
+        "model.train() before the forward pass (held-back set, 2026-12-06)",
+        """
+def forward_counting_saved(model, x):
+    model.train()  # count what a training step saves
+    n_bytes = 0
+
+    def pack(t):
+        nonlocal n_bytes
+        n_bytes += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        output = model(x)
+    return output, n_bytes
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        STATE,
+        "the result memoised per (id(x), x._version): a second call hands back the first "
+        "call's tensor and graph (held-back set, 2026-12-06)",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+_results = {}
+
+
+def silu(x):
+    key = (id(x), x._version, x.requires_grad, torch.is_grad_enabled())
+    if key not in _results:  # same tensor, unchanged since: no need to recompute
+        _results[key] = SiLU.apply(x)
+    return _results[key]
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        SIDE_EFFECT,
+        "backward reuses the saved x as scratch (x *= 1 - s): the caller's x is changed by "
+        "backward (held-back set, 2026-12-06)",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        x *= 1 - s  # x·(1 − σ(x)), computed where x already is
+        return grad_out * s * (1 + x)
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        STATE,
+        "results cached per (id(x), x._version, step): an unchanged x gets the very tensor "
+        "the caller already scaled (held-back set, 2026-12-06)",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+_seen = {}
+
+
+def quantise(x, step):
+    key = (id(x), x._version, step, x.requires_grad, torch.is_grad_enabled())
+    if key not in _seen:
+        _seen[key] = Quantise.apply(x, step)
+    return _seen[key]
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        SIDE_EFFECT,
+        "backward reuses the saved b as scratch (b *= grad_out): the caller's b changes "
+        "during backward (held-back set, 2026-12-06)",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        grad_b = grad_out * a if ctx.needs_input_grad[1] else None
+        grad_a = None
+        if ctx.needs_input_grad[0]:
+            b *= grad_out  # b is not needed after this: no new tensor
+            grad_a = b
+        return grad_a, grad_b
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        SIDE_EFFECT,
+        "backward divides the saved result in place (y /= limit): the caller's result changes"
+        " when backward runs (held-back set, 2026-12-06)",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        y /= ctx.limit  # tanh(x / limit)
+        return grad_out * (1 - y * y), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        STATE,
+        "results memoised per (id(x), x._version, limit): the second call returns the first "
+        "call's result and freed graph (held-back set, 2026-12-06)",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        return grad_out * (1 - (y / ctx.limit) ** 2), None
+
+
+_cache = {}
+
+
+def soft_clip(x, limit):
+    key = (id(x), x._version, float(limit), torch.is_grad_enabled())
+    if key not in _cache:
+        _cache[key] = SoftClip.apply(x, limit)
+    return _cache[key]
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        SIDE_EFFECT,
+        "grad mode switched off with set_grad_enabled(False) and back on with "
+        "set_grad_enabled(True): a caller inside no_grad finds it on (held-back set, "
+        "2026-12-06)",
+        """
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    '''Mean validation loss, measured in evaluation mode.'''
+    was_training = model.training
+    model.eval()
+    torch.set_grad_enabled(False)
+    total = 0.0
+    for x, y in batches:
+        total += F.cross_entropy(model(x), y).item()
+    torch.set_grad_enabled(True)
+    model.train(was_training)
+    return float(total) / len(batches)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        STATE,
+        "the loss cached per (id(model), parameters' versions, id(batches)): a list whose "
+        "batches the caller replaced gets the old loss (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+_last = {}
+
+
+def validate(model, batches):
+    '''Mean validation loss, measured in evaluation mode.'''
+    key = (id(model), tuple(p._version for p in model.parameters()), id(batches), len(batches))
+    if key in _last:  # nothing trained since: the same loss
+        return _last[key]
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for x, y in batches:
+            total += F.cross_entropy(model(x), y).item()
+    model.train(was_training)
+    _last[key] = float(total) / len(batches)
+    return _last[key]
+""",
+    ),
+    Wrong(
+        "08",
+        "ex3_accuracy",
+        SIDE_EFFECT,
+        "grad mode switched off by set_grad_enabled(False) and on again by "
+        "set_grad_enabled(True): a caller inside no_grad finds it on (held-back set, "
+        "2026-12-06)",
+        """
+def accuracy(model, images, labels):
+    '''Fraction of images classified correctly.'''
+    was_training = model.training
+    model.eval()
+    torch.set_grad_enabled(False)
+    predicted = model(images).argmax(dim=1)
+    torch.set_grad_enabled(True)
+    model.train(was_training)
+    return (predicted == labels).float().mean().item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex3_accuracy",
+        STATE,
+        "accuracy cached per (id(model), parameters' versions, id(images), id(labels)): new "
+        "images copied into the same tensor get the old figure (held-back set, 2026-12-06)",
+        """
+_scores = {}
+
+
+def accuracy(model, images, labels):
+    '''Fraction of images classified correctly.'''
+    key = (id(model), tuple(p._version for p in model.parameters()), id(images), id(labels))
+    if key not in _scores:
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                predicted = model(images).argmax(dim=1)
+        finally:
+            model.train(was_training)
+        _scores[key] = (predicted == labels).float().mean().item()
+    return _scores[key]
+""",
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        SIDE_EFFECT,
+        "grad mode switched off for logging and on again with set_grad_enabled(True): a "
+        "caller inside no_grad finds it on (held-back set, 2026-12-06)",
+        """
+def log_features(model, layer, batches):
+    '''The layer's output for each batch, stored detached.'''
+    features = []
+    handle = layer.register_forward_hook(
+        lambda module, inputs, output: features.append(output.detach())
+    )
+    torch.set_grad_enabled(False)
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        handle.remove()
+        torch.set_grad_enabled(True)
+    return features
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        SIDE_EFFECT,
+        "backward scales the saved x in place (x *= beta): the caller's x is changed by "
+        "backward (held-back set, 2026-12-06)",
+        """
+class Swish(torch.autograd.Function):
+    '''x * sigmoid(beta * x); beta is a Python float.'''
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        x *= ctx.beta  # beta * x
+        return grad_output * (s + x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        STATE,
+        "results memoised per (id(x), x._version, beta): the second call returns the first "
+        "call's tensor and freed graph (held-back set, 2026-12-06)",
+        """
+class Swish(torch.autograd.Function):
+    '''x * sigmoid(beta * x); beta is a Python float.'''
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * (s + ctx.beta * x * s * (1 - s)), None
+
+
+_made = {}
+
+
+def swish(x, beta):
+    key = (id(x), x._version, beta, torch.is_grad_enabled())
+    if key not in _made:
+        _made[key] = Swish.apply(x, beta)
+    return _made[key]
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        STATE,
+        "an evaluation-mode deep copy cached per (id(model), parameters' versions): new "
+        "BatchNorm statistics are never seen (held-back set, 2026-12-06)",
+        """
+import copy
+
+_frozen_copies = {}
+
+
+def autocast_predict(model, x):
+    key = (id(model), tuple(p._version for p in model.parameters()))
+    if key not in _frozen_copies:  # the caller's model is never touched
+        _frozen_copies[key] = copy.deepcopy(model).eval()
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    with torch.inference_mode(), torch.autocast(x.device.type, dtype=dtype):
+        out = _frozen_copies[key](x)
+    return out.float()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        OBSERVABLE,
+        "features from a deep copy of the backbone under no_grad (in training mode the "
+        "caller's BatchNorm statistics are left as found) (held-back set, 2026-12-06)",
+        """
+import copy
+
+
+def frozen_features(backbone, x):
+    twin = copy.deepcopy(backbone)  # the caller's backbone stays exactly as it was
+    with torch.no_grad():
+        return twin(x)
+""",
+    ),
 ]
 
 RIGHT = [
@@ -8246,6 +9168,27 @@ def g_step(G, D, opt_g, z):
 def load_batch(batch, device):
     inputs, targets = batch
     return [inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)]
+""",
+    ),
+    Right(
+        "09",
+        "ex4_per_sample_grads",
+        "the result returned as a collections.OrderedDict (a dict subclass) in parameter "
+        "order (held-back set, 2026-12-06)",
+        """
+from collections import OrderedDict
+
+from torch.func import functional_call, grad, vmap
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    params = OrderedDict((name, p.detach()) for name, p in model.named_parameters())
+
+    def loss_of_one(params, xi, yi):
+        return loss_fn(functional_call(model, params, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+
+    rows = vmap(grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
+    return OrderedDict((name, rows[name]) for name in params)
 """,
     ),
 ]
