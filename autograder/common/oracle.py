@@ -465,6 +465,21 @@ def _holds_caller_tensors(value: Any, world: World) -> bool:
     return any(item is t for item in items for t in caller)
 
 
+def _returned_again(first: Any, last: Any, world: World) -> bool:
+    """The last call handed back the very object the first call returned: a list or dict
+    (refilled, so the caller's first result changed), or a tensor with history of the
+    function's own (a result memoised: one graph for two calls, freed by the first
+    backward). A caller's tensor handed back as it is (an identity, a move that was not
+    needed) is not one, nor a constant without history (lesson 01's catalogued seed)."""
+    if last is not first:
+        return False
+    if trusted.type_(first) in (list, dict):
+        return True
+    if trusted.type_(first) not in _TENSORS or first.grad_fn is None:
+        return False
+    return not any(first is t for t in _caller_tensors(world))
+
+
 def _caller_tensors(world: World) -> list[torch.Tensor]:
     """The caller's tensors and their ``.grad``: objects a result may hand back as they are."""
     caller = [t for _, t in world.tensors()]
@@ -606,8 +621,9 @@ _WHAT = {
         "函数返回之后、使用结果（对它做反向传播）时值被改变的张量",
     ),
     "returned_again": Text(
-        "the first call's list or dict handed out again by the last call (refilled, not new)",
-        "最后一次调用又交回了第一次调用返回的那个列表或字典（被重新填充，而不是新建的）",
+        "the first call's result handed out again by the last call (a list or dict refilled, "
+        "a tensor memoised: not made anew)",
+        "最后一次调用又交回了第一次调用返回的那个对象（重新填充的列表或字典、缓存下来的张量，而不是新建的）",
     ),
     "changed_by_second_call": Text(
         "the first call's result changed by the second call (a reused buffer?)",
@@ -743,9 +759,7 @@ class Spec(Check):
             changed = None
         found["first result"] = {
             "changed_by_second_call": changed,
-            # one list or dict handed out twice: the caller's first result is refilled
-            "returned_again": trusted.type_(first.value) in (list, dict)
-            and last.value is first.value,
+            "returned_again": _returned_again(first.value, last.value, world),
         }
         if self.acts_between_calls:
             calls = {"second": second.record(), "third": last.record()}

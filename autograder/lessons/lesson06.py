@@ -435,7 +435,13 @@ class Benchmark(_Modelled):
     seed: int = 0
     device: str | None = None
 
-    names = {"result": "benchmark(...)"}
+    names = {
+        "result": "benchmark(...)",
+        "work() calls in this world": Text(
+            "calls of work() in this world, every call of benchmark together",
+            "这个环境中 work() 被调用的总次数（所有 benchmark 调用合计）",
+        ),
+    }
     probes = {
         "work() calls": Text(
             "calls of work(): warmup untimed, then repeats timed, as the arguments say (§4)",
@@ -502,6 +508,18 @@ class Benchmark(_Modelled):
         world = World((q.work, q.synchronize, q.clock, case["warmup"], case["repeats"]), {}, "cpu")
         world.queue = q
         return world
+
+    @contextlib.contextmanager
+    def calling(self, world: World, case: dict, fn):
+        """Around each call, the count of work() calls so far kept in the caller's world: a
+        probe judges one call, and the calls in one world (``_call_again``) are judged by
+        what the caller sees, e.g. a warm-up skipped for a work function seen before."""
+        with super().calling(world, case, fn):
+            yield
+        world.logged["work() calls in this world"] = {
+            "kind": "int",
+            "value": world.queue.log.count("work"),
+        }
 
     def probe(self, world: World, value, again) -> dict:
         log = world.queue.log
