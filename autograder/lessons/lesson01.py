@@ -125,6 +125,8 @@ class ProductGrads(Spec):
         edges = [
             {"n": 0, "layout": "plain", "dtype": _DTYPES[self.seed % 3]},
             {"n": self.size, "layout": "plain", "dtype": "float64", "same": True},
+            # each its own floating dtype: c = a * b is float64, a.grad float32
+            {"n": self.size, "layout": "plain", "dtype": "float32", "b_dtype": "float64"},
         ]
         return [*drawn, *edges]
 
@@ -132,6 +134,8 @@ class ProductGrads(Spec):
         shown = Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
+        if case.get("b_dtype"):
+            return Text("{s}, b in {d}", "{s}，b 为 {d}").format(s=shown, d=case["b_dtype"])
         if not case.get("same"):
             return shown
         return Text(
@@ -141,8 +145,9 @@ class ProductGrads(Spec):
     def build(self, case: dict, device) -> World:
         _, length, view = _LAYOUTS[case["layout"]]
         dtype = getattr(torch, case["dtype"])
+        dtypes = (dtype, getattr(torch, case.get("b_dtype", case["dtype"])))
         a, b = (
-            view(uniform(self.seed + k, length(case["n"]), device=device, dtype=dtype))
+            view(uniform(self.seed + k, length(case["n"]), device=device, dtype=dtypes[k]))
             for k in (0, 1)
         )
         if case.get("same"):
