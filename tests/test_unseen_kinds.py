@@ -6733,6 +6733,111 @@ def frozen_features(backbone, x):
         return twin(x)
 """,
     ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        STATE,
+        "warm-up skipped for a work function already seen (module-level set of ids) (held-"
+        "back set, 2026-12-06)",
+        """
+_warm = set()
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    if id(work) not in _warm:  # a function needs warming up only once
+        for _ in range(warmup):
+            work()
+        _warm.add(id(work))
+    durations = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return sorted(durations)[repeats // 2]
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        STATE,
+        "products memoised per (id, _version) of a and b: a second call returns the first "
+        "call's tensor, whose graph is already freed (held-back set, 2026-12-06)",
+        """
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        grad_a = grad_out * b if ctx.needs_input_grad[0] else None
+        grad_b = grad_out * a if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+_done = {}
+
+
+def mul(a, b):
+    key = (id(a), a._version, id(b), b._version, torch.is_grad_enabled())
+    if key not in _done:
+        _done[key] = Mul.apply(a, b)
+    return _done[key]
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        EDGE,
+        "converts b's copy to a's dtype: a float32 a with a float64 b gets float32 b.grad and"
+        " c.grad (held-back set, 2026-12-06)",
+        """
+def product_grads(a, b):
+    # make both copies the same dtype as a so the product is well defined
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().to(a.dtype).requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c**2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        EDGE,
+        "independent copy through NumPy via float32 (for bfloat16): float64 values rounded to"
+        " float32 (held-back set, 2026-12-06)",
+        """
+def frozen_copy(t, share):
+    if share:
+        return t.detach()
+    import numpy as np
+
+    values = (
+        t.detach().cpu().float().numpy().copy()
+    )  # numpy has no bfloat16: go through float32
+    return torch.from_numpy(values).to(device=t.device, dtype=t.dtype)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        EDGE,
+        "the limit made a default-dtype tensor: float64 gradients clipped to "
+        "float32(max_abs), just above max_abs (held-back set, 2026-12-06)",
+        """
+def clip_gradients(model, max_abs):
+    limit = torch.tensor(max_abs)
+    return [
+        p.register_hook(lambda g: torch.clamp(g, -limit, limit)) for p in model.parameters()
+    ]
+""",
+    ),
 ]
 
 RIGHT = [
