@@ -6838,6 +6838,22 @@ def clip_gradients(model, max_abs):
     ]
 """,
     ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        SIDE_EFFECT,
+        "each returned loss detached in place with detach_() (held-back set, 2026-12-06): "
+        "detach_ leaves the version as it was",
+        """
+def epoch_mean_loss(step, batches):
+    losses = []
+    for batch in batches:
+        loss = step(batch)
+        loss.detach_()  # free the graph: only the value is needed here
+        losses.append(loss)
+    return torch.stack(losses).mean().item()
+""",
+    ),
 ]
 
 RIGHT = [

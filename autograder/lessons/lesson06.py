@@ -1181,8 +1181,9 @@ class EpochMeanLoss(_Modelled):
             "不要在 step 外面套 torch.no_grad()）",
         ),
         "losses changed": Text(
-            "losses step() returned that your function changed in place (by index)",
-            "step() 返回的损失中被你的函数原地修改的那些（按下标）",
+            "losses step() returned that your function changed in place or detached in place "
+            "(by index)",
+            "step() 返回的损失中被你的函数原地修改或原地分离（detach_）的那些（按下标）",
         ),
     }
     blame = (Rule("probe:host reads", lambda e, f, ctx: (f["value"] or 0) > e["value"], "CS-1"),)
@@ -1213,7 +1214,8 @@ class EpochMeanLoss(_Modelled):
         w.requires_grad_(case["history"])
         steps: list[int] = []
         graded: list[bool] = []  # a training step needs grad mode: was it on at each call?
-        losses: list[torch.Tensor] = []  # what step() returned, as the caller's step keeps it
+        # what step() returned, as the caller's step keeps it, and whether it had history
+        losses: list[tuple[torch.Tensor, bool]] = []
         # In the caller's world: a caller's step trains, so every call of epoch_mean_loss must
         # run it on every batch, also a second call with the very same step and list (a mean
         # remembered per argument object, which this step's unchanged losses would hide).
@@ -1224,7 +1226,7 @@ class EpochMeanLoss(_Modelled):
             steps.append(next((k for k, b in enumerate(batches) if b is batch), -1))
             graded.append(trusted.is_grad_enabled())
             loss = ((batch - w) ** 2).mean()
-            losses.append(loss)
+            losses.append((loss, loss.requires_grad))
             return loss
 
         objects = {"w": w, **{f"batches[{k}]": b for k, b in enumerate(batches)}}
@@ -1236,7 +1238,12 @@ class EpochMeanLoss(_Modelled):
 
     def probe(self, world: World, value, again) -> dict:
         waits = [e for e in world.gpu.log if e.startswith("read") or e == "to host, blocking"]
-        changed = [k for k, t in enumerate(world.losses) if t._version]
+        # changed in place, or detached in place (detach_ leaves the version as it was)
+        changed = [
+            k
+            for k, (t, history) in enumerate(world.losses)
+            if t._version or t.requires_grad != history
+        ]
         return {
             "host reads": len(waits),
             "steps": ", ".join(map(str, world.steps[:40])),
