@@ -6854,6 +6854,60 @@ def epoch_mean_loss(step, batches):
     return torch.stack(losses).mean().item()
 """,
     ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "a guard for large entries reads x.abs().max(): an empty x (any shape, e.g. (0, 3)) "
+        "raises (held-back set, 2026-12-06)",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        if x.abs().max() > 30:  # large entries: the stable two-branch sigmoid
+            s = torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
+        else:
+            s = torch.sigmoid(x)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "derivative written as s + x·s·(1 − s) with s·(1 − s) from exp(−x)/(1 + exp(−x))²: "
+        "overflows to NaN in float16 (any dtype is allowed) (held-back set, 2026-12-06)",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        e = torch.exp(-x.clamp(min=-80.0))  # clamp keeps exp finite in float32/bfloat16
+        ds = e / (1 + e) ** 2  # σ'(x) = σ(x)(1 − σ(x))
+        return grad_out * (s + x * ds)
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -93,7 +93,14 @@ _LAYOUTS = {  # name: (description, storage shape for n columns and r rows, x fr
     ),
     "scalar": (Text("of shape ()", "形状为 ()"), lambda n, r: (), lambda v: v),
     "row": (Text("a single row (1, n)", "单行 (1, n)"), lambda n, r: (1, n), lambda v: v),
+    # drawn only where the prompt says "any shape" (exercise 1): no element at all
+    "empty": (
+        Text("of shape (0, n), empty", "形状为 (0, n)，空张量"),
+        lambda n, r: (0, n),
+        lambda v: v,
+    ),
 }
+_DRAWN = [name for name in _LAYOUTS if name != "empty"]  # every exercise's axis of layouts
 _GRAD_STATES = {
     "stale": Text("a leaf with a stale .grad", "带残留 .grad 的叶子张量"),
     "fresh": Text("a leaf, .grad None", "叶子张量，.grad 为 None"),
@@ -348,13 +355,19 @@ class SiluFunction(_FunctionSpec):
 
     def cases(self) -> list[dict]:
         axes = {
-            "layout": list(_LAYOUTS),
+            "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "grad": ["stale", "nonleaf", "fresh", "frozen"],
             "scale": [3.0, 3.0, 100.0],
             "zero": [False, True],
         }
-        return draw(self.seed, axes, 6)
+        # "any shape, dtype and device": also half precision where exp(|x|) overflows (a
+        # derivative written as e / (1 + e)² is nan there), and an empty x
+        edges = [
+            {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0},
+            {"layout": "empty", "dtype": self.dtype, "grad": "fresh", "scale": 1.0},
+        ]
+        return [*draw(self.seed, axes, 6), *edges]
 
 
 def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
@@ -383,7 +396,7 @@ class QuantiseSTE(_FunctionSpec):
     def cases(self) -> list[dict]:
         exact = math.frexp(self.step)[0] == 0.5  # a power of two: x / step is exact at ties
         axes = {
-            "layout": list(_LAYOUTS),
+            "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "grad": ["stale", "frozen", "nonleaf", "fresh"],
             "arg": [self.step, self.step * 2, self.step / 2],
@@ -684,7 +697,7 @@ class MulFunction(_FunctionSpec):
 
     def cases(self) -> list[dict]:
         axes = {
-            "layout": list(_LAYOUTS),
+            "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "a_grad": ["stale", "nonleaf", "fresh"],
             "b_grad": ["frozen", "fresh", "stale", "nonleaf"],
@@ -729,7 +742,7 @@ class SoftClip(_FunctionSpec):
 
     def cases(self) -> list[dict]:
         axes = {
-            "layout": list(_LAYOUTS),
+            "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "grad": ["stale", "nonleaf", "fresh", "frozen"],
             "arg": [self.limit, self.limit * 2, self.limit / 4],
@@ -797,7 +810,7 @@ class SoftplusTransformable(_FunctionSpec):
 
     def cases(self) -> list[dict]:
         plain = {
-            "layout": list(_LAYOUTS),
+            "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "grad": ["stale", "nonleaf", "fresh", "frozen"],
             "scale": [3.0, 1000.0, 12.0],  # 12: entries between 5 and 20, below softplus' threshold
