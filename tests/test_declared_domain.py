@@ -94,12 +94,13 @@ def test_the_calls_in_one_world_are_said_with_what_the_caller_does_between():
     assert domain.sentence(trainable, "en") == (
         "*What the checks draw: a second call with the same objects after the caller "
         "changed them in place and used the first result (scaled it in place, or turned on "
-        "its `requires_grad` if it came from `detach()`).*"
+        "its `requires_grad` if it came from `detach()`), made with anomaly detection on.*"
     )
     head = domain.specs(3)[4]  # finetune_head: a new learning rate before the third call
     en, zh = (domain.sentence(head, lang) for lang in LANGS)
     assert "with the very same objects" in en and "three times as large" in en
     assert "传入完全相同的对象" in zh and "三倍大的学习率" in zh
+    assert "anomaly detection on" in en and "异常检测开启" in zh  # oracle._anomaly_detection_on
 
 
 def test_a_check_that_draws_nothing_it_says_adds_no_sentence(monkeypatch):

@@ -6908,6 +6908,21 @@ def silu(x):
     return SiLU.apply(x)
 """,
     ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        SIDE_EFFECT,
+        "anomaly detection switched on for the check and off afterwards: a caller that had it"
+        " on loses it (held-back set, 2026-12-06)",
+        """
+def backward_is_correct(fn, x):
+    torch.autograd.set_detect_anomaly(True)  # a wrong backward then says where
+    x64 = x.detach().double().requires_grad_()
+    verdict = torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+    torch.autograd.set_detect_anomaly(False)
+    return verdict
+""",
+    ),
 ]
 
 RIGHT = [

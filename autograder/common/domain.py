@@ -246,14 +246,16 @@ def _again(between: Text | None) -> Text:
     if between is None:
         return Text(
             "a second call with the same objects after the caller changed them in place and "
-            "used the first result ({used})",
-            "调用者原地修改了自己的对象、并使用了第一次调用的结果（{used}）之后，用同样的对象再调用一次",
+            "used the first result ({used}), made with anomaly detection on",
+            "调用者原地修改了自己的对象、并使用了第一次调用的结果（{used}）之后，在异常检测开启的状态下"
+            "用同样的对象再调用一次",
         ).format(used=USED_FIRST_RESULT)
     return Text(
         "two more calls in one world: with the very same objects after the caller changed "
-        "them in place and used the first result ({used}), then after it also {b}",
+        "them in place and used the first result ({used}), then after it also {b}, with "
+        "anomaly detection on",
         "在同一环境中再调用两次：先在调用者原地修改对象、并使用了第一次调用的结果（{used}）之后"
-        "传入完全相同的对象，再在它又{b}之后",
+        "传入完全相同的对象，再在它又{b}之后、在异常检测开启的状态下调用",
     ).format(used=USED_FIRST_RESULT, b=between)
 
 

@@ -244,6 +244,15 @@ def plain(value: Any, kind: type) -> bool:
 # --- readers and writers that take more than one call -------------------------------------
 
 
+def anomaly_state() -> tuple[bool, bool]:
+    """Anomaly detection and its check_nan, read with the functions taken at import."""
+    return bool(_is_anomaly_enabled()), bool(_is_anomaly_check_nan_enabled())
+
+
+def set_anomaly_state(state: tuple[bool, bool]) -> None:
+    _set_anomaly_enabled(*state)
+
+
 def _anomaly_enabled(value: bool) -> None:
     _set_anomaly_enabled(value, _is_anomaly_check_nan_enabled())
 
