@@ -329,11 +329,13 @@ def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None)
                 }
     for k, arg in enumerate(world.args):  # the caller's containers and optimizers
         if trusted.isinstance_(arg, list):  # a tuple's items are compared where named
-            _fields(_list_copy(arg), world, f"args[{k}]", out, relations=False)
-            out[f"args[{k}]"]["replaced"] = _replaced(world, k, _list_copy(arg))
+            items = _list_copy(arg)
+            _fields(items, world, f"args[{k}]", out, relations=False)
+            out[f"args[{k}]"]["replaced"] = _replaced(world, k, items)
         elif trusted.isinstance_(arg, dict):
-            _fields(_dict_copy(arg), world, f"args[{k}]", out, relations=False)
-            out[f"args[{k}]"]["replaced"] = _replaced(world, k, list(_dict_copy(arg).values()))
+            entries = _dict_copy(arg)
+            _fields(entries, world, f"args[{k}]", out, relations=False)
+            out[f"args[{k}]"]["replaced"] = _replaced(world, k, list(entries.values()))
         elif trusted.isinstance_(arg, _OPTIMIZER):
             _optimizer_fields(arg, world, f"args[{k}]", out)
     out.update(world.logged)
