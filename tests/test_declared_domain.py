@@ -93,7 +93,8 @@ def test_the_calls_in_one_world_are_said_with_what_the_caller_does_between():
     assert domain.of(trainable)["again"]
     assert domain.sentence(trainable, "en") == (
         "*What the checks draw: a second call with the same objects after the caller "
-        "changed them in place and used the first result (scaled it in place, or turned on "
+        "changed them in place, gave them back the `.grad` they arrived with and used the "
+        "first result (scaled it in place, or turned on "
         "its `requires_grad` if it came from `detach()`), made with anomaly detection on.*"
     )
     head = domain.specs(3)[4]  # finetune_head: a new learning rate before the third call

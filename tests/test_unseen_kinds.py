@@ -6923,6 +6923,313 @@ def backward_is_correct(fn, x):
     return verdict
 """,
     ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        STATE,
+        "conversions memoised by id(values): a list the caller edits between calls gives the "
+        "old values (held-back set, 2026-12-06)",
+        """
+_converted = {}
+
+def make_trainable(values, device):
+    # converting a big nested list is slow: convert each list object once
+    key = (id(values), str(device))
+    if key not in _converted:
+        _converted[key] = (values, torch.tensor(values, dtype=torch.float32, device=device))
+    return _converted[key][1].clone().requires_grad_()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        STATE,
+        "one cached ones tensor per dtype and device, handed out as a view each call (held-"
+        "back set, 2026-12-06)",
+        """
+_ones = {}
+
+def backward_seed(loss):
+    key = (loss.dtype, loss.device)
+    if key not in _ones:
+        _ones[key] = torch.ones((), dtype=loss.dtype, device=loss.device)
+    return _ones[key].view(())   # a fresh 0-dim view each call
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        SIDE_EFFECT,
+        "registers a prehook on loss.grad_fn that forces its seed: the caller's own gradient="
+        " is overridden later (held-back set, 2026-12-06)",
+        """
+def backward_seed(loss):
+    seed = torch.ones_like(loss)
+    loss.grad_fn.register_prehook(lambda grads: (seed,) * len(grads))  # make sure backward uses it
+    return seed
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        STATE,
+        "evaluation losses memoised by data_ptr and _version: weights changed through .data "
+        "give the old loss (held-back set, 2026-12-06)",
+        """
+_evals = {}
+
+def run_step(model, inputs, labels, optimizer, train):
+    if not train:
+        key = tuple((t.data_ptr(), t._version) for t in [*model.parameters(), inputs, labels])
+        if key not in _evals:
+            with torch.set_grad_enabled(False):
+                _evals[key] = torch.nn.functional.cross_entropy(model(inputs), labels).item()
+        return _evals[key]
+    with torch.set_grad_enabled(True):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        EDGE,
+        "uses x itself when it already requires grad: backward leaves a .grad on the caller's"
+        " x (held-back set, 2026-12-06)",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        # x already tracked? use it as it is; otherwise a leaf copy
+        x_ = x if x.requires_grad else x.clone().requires_grad_()
+        model(x_).sum().backward(inputs=[x_])
+    return x_.grad
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        EDGE,
+        "subtracts the arriving .grad instead of zeroing it: a large leftover swallows this "
+        "loss's gradient (held-back set, 2026-12-06)",
+        """
+def eval_grads(model, x, target):
+    # don't wipe the caller's gradients: take the difference instead
+    before = {
+        n: (p.grad.clone() if p.grad is not None else None) for n, p in model.named_parameters()
+    }
+    was = model.training
+    model.eval()
+    try:
+        torch.nn.functional.mse_loss(model(x), target).backward()
+    finally:
+        model.train(was)
+    return {n: p.grad - before[n] if before[n] is not None else p.grad.clone()
+            for n, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        STATE,
+        "the result list kept at module level, cleared and refilled on each call (held-back "
+        "set, 2026-12-06)",
+        """
+_results = []
+
+
+def detach_all(tensors):
+    _results.clear()
+    for t in tensors:
+        try:
+            _results.append(t.detach_())
+        except RuntimeError:
+            _results.append(t.detach())
+    return _results
+""",
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        STATE,
+        "the mask kept in a module-level variable that each call overwrites (held-back set, "
+        "2026-12-06)",
+        """
+MASK = None
+
+
+def _apply_mask(module, args, output):
+    return output * MASK
+
+
+def mask_output(module, mask):
+    global MASK
+    MASK = mask
+    return module.register_forward_hook(_apply_mask)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        STATE,
+        "the stale .grad cleared only on the first call per model (a module-level set of "
+        "ids); later epochs trust zero_grad after each step (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+_cleaned = set()
+
+
+def train_epoch(model, optimizer, batches):
+    '''One pass over the training batches; returns the loss of each batch.'''
+    if id(model) not in _cleaned:  # whatever the caller left: once
+        optimizer.zero_grad()
+        _cleaned.add(id(model))
+    losses = []
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()  # clean for the next batch
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Wrong(
+        "08",
+        "ex6_time_step",
+        STATE,
+        "the end time of the previous call (per clock) reused as the next call's start, to "
+        "save a synchronize: the caller's work between calls is counted (held-back set, "
+        "2026-12-06)",
+        """
+_ended = {}
+
+
+def time_step(step, synchronize, clock, repeats):
+    '''Mean seconds per call of step().'''
+    start = _ended.get(id(clock))
+    if start is None:  # first call: wait for earlier work once
+        synchronize()
+        start = clock()
+    for _ in range(repeats):
+        step()
+    synchronize()
+    end = clock()
+    _ended[id(clock)] = end
+    return (end - start) / repeats
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        SIDE_EFFECT,
+        "grad mode forced on with torch.set_grad_enabled(True) 'so that checkpoint builds a "
+        "graph', never put back: a caller inside no_grad finds it on (held-back set, "
+        "2026-12-06)",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    torch.set_grad_enabled(True)  # checkpoint needs autograd on
+    h = x
+    for block in blocks:
+        h = checkpoint(block, h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        STATE,
+        "the checkpointed wrappers built once per Sequential (by id) and reused: a block the "
+        "caller replaced is never run (held-back set, 2026-12-06)",
+        """
+from functools import partial
+
+from torch.utils.checkpoint import checkpoint
+
+_wrapped = {}
+
+
+def checkpointed_forward(blocks, x):
+    if id(blocks) not in _wrapped:  # build the wrappers once per model
+        _wrapped[id(blocks)] = [partial(checkpoint, block, use_reentrant=False) for block in blocks]
+    h = x
+    for run in _wrapped[id(blocks)]:
+        h = run(h)
+    return h
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        STATE,
+        "stale gradients cleared on the first call per optimizer only (a module-level set), "
+        "zero_grad after each step afterwards (held-back set, 2026-12-06)",
+        """
+_fresh = set()
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    if id(optimizer) not in _fresh:  # the caller's leftovers: once
+        optimizer.zero_grad()
+        _fresh.add(id(optimizer))
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()  # ready for the next call
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        SIDE_EFFECT,
+        "autocast without dtype, trusting the device's default: where the caller set "
+        "autocast's default dtype to float16 (as a GPU's is) it computes in float16 (held-"
+        "back set, 2026-12-06)",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type):  # the CPU's autocast dtype is bfloat16
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex4_per_sample_grads",
+        STATE,
+        "the detached parameters and the vmap(grad) function built once per (id(model), "
+        "id(loss_fn)): a parameter the caller replaced is never seen (held-back set, "
+        "2026-12-06)",
+        """
+from torch.func import functional_call, grad, vmap
+
+_prepared = {}
+
+
+def per_sample_grads(model, loss_fn, x, y):
+    key = (id(model), id(loss_fn))
+    if key not in _prepared:
+        # shares storage: stays current
+        params = {name: p.detach() for name, p in model.named_parameters()}
+
+        def loss_of_one(params, xi, yi):
+            return loss_fn(functional_call(model, params, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+
+        _prepared[key] = (params, vmap(grad(loss_of_one), in_dims=(None, 0, 0)))
+    params, per_sample = _prepared[key]
+    return per_sample(params, x, y)
+""",
+    ),
 ]
 
 RIGHT = [
@@ -9379,6 +9686,25 @@ def per_sample_grads(model, loss_fn, x, y):
 
     rows = vmap(grad(loss_of_one), in_dims=(None, 0, 0))(params, x, y)
     return OrderedDict((name, rows[name]) for name in params)
+""",
+    ),
+    Right(
+        "09",
+        "ex2_bf16_train_step",
+        "backward and step inside the autocast block, cache_enabled=False, the .grad set to "
+        "None by a loop: its backward runs in its own bfloat16 block, so the check sets "
+        "autocast's default dtype rather than calling from a float16 autocast region (held-"
+        "back set, 2026-12-06)",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p.grad = None
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16, cache_enabled=False):
+        loss = loss_fn(model(x), target)
+        loss.backward()
+        optimizer.step()
+    return float(loss.detach())
 """,
     ),
 ]

@@ -19,3 +19,5 @@ STALE = {
     "zero": Text(".grad zeros", ".grad 为零"),
     "none": Text(".grad None", ".grad 为 None"),
 }
+# a leftover far larger than one step's gradient: subtracting it back loses the new one
+LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}

@@ -28,6 +28,7 @@ SEEDS = range(16)  # the hidden tests' and salted seeds are drawn in this range 
 WORLD_SEEDS = range(8)  # the worlds built for what the cases' keys do not say (see facts)
 SHAPES = ("0-d", "empty", "view")  # in the order said
 _OUTER = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}
+_AUTOCAST_DEFAULT = "autocast_default_float16"  # a case's "outer": a setting, not a context
 # An exercise's heading (lesson 08 has parts: "第 1 部分"), never a lesson's title ("第 01 课").
 HEADING = re.compile(r"#+ (?:Exercise |练习 |Part |第 (?=\d+ 部分))(\d+)\b")
 FILE = Path(__file__).resolve().parent.parent / "lessons" / "expected" / "domain.json"
@@ -64,7 +65,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
             mode = case.get("outer")
             if mode is True or case.get("grad_mode") is False:
                 mode = "no_grad"
-            if mode in _OUTER:
+            if mode in _OUTER or mode == _AUTOCAST_DEFAULT:
                 outer.add(mode)
     seen = {"shapes": set(), "modules": set(), "losses": set(), "optimizers": set()}
     seen["aliased"] = False
@@ -76,6 +77,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
     return {
         "dtypes": [d for d in DTYPES if d in dtypes],
         "outer": [m for m in _OUTER if m in outer],
+        "autocast_default": _AUTOCAST_DEFAULT in outer,
         "shapes": [s for s in SHAPES if s in seen["shapes"]],
         "aliased": seen["aliased"],
         "modules": sorted(seen["modules"]),
@@ -85,6 +87,9 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "again": spec_type(seed=0).again_case() is not None,
         # what the caller does before the third call (Spec.between), in both languages
         "between": None if spec_type.between is None else vars(spec_type.between),
+        "before_second": (
+            None if spec_type.before_second is None else vars(spec_type.before_second)
+        ),
     }
 
 
@@ -224,9 +229,17 @@ def _sentence(found: dict[str, Any], lang: str) -> str | None:
         where = [_OUTER[m] for m in found["outer"]]
         what = Text("some calls made from inside {m}", "部分调用在 {m} 之内进行")
         parts.append(what(lang).format(m=_listed(where, lang)))
+    if found.get("autocast_default"):
+        what = Text(
+            "some calls made with autocast's default dtype for the device set to float16 "
+            "(`torch.set_autocast_dtype`, as on a GPU)",
+            "部分调用时该设备上 autocast 的默认 dtype 被设为 float16"
+            "（`torch.set_autocast_dtype`，与 GPU 上一样）",
+        )
+        parts.append(what(lang))
     if found.get("again"):
-        between = found.get("between")
-        parts.append(_again(between and Text(**between))(lang))
+        between, before = found.get("between"), found.get("before_second")
+        parts.append(_again(between and Text(**between), before and Text(**before))(lang))
     if not parts:
         return None
     line = Text("*What the checks draw: {p}.*", "*检查会抽取：{p}。*")
@@ -241,22 +254,25 @@ USED_FIRST_RESULT = Text(
 )
 
 
-def _again(between: Text | None) -> Text:
+def _again(between: Text | None, before_second: Text | None = None) -> Text:
     """The calls in one world a check makes after the first (``oracle.Spec._call_again``)."""
+    also = "" if before_second is None else Text(f", {before_second.en}", f"、{before_second.zh}")
     if between is None:
         return Text(
-            "a second call with the same objects after the caller changed them in place and "
-            "used the first result ({used}), made with anomaly detection on",
-            "调用者原地修改了自己的对象、并使用了第一次调用的结果（{used}）之后，在异常检测开启的状态下"
-            "用同样的对象再调用一次",
-        ).format(used=USED_FIRST_RESULT)
+            "a second call with the same objects after the caller changed them in place, gave "
+            "them back the `.grad` they arrived with{s} and used the first result ({used}), "
+            "made with anomaly detection on",
+            "调用者原地修改了自己的对象、把它们的 `.grad` 恢复成传入时的样子{s}、并使用了第一次"
+            "调用的结果（{used}）之后，在异常检测开启的状态下用同样的对象再调用一次",
+        ).format(s=also, used=USED_FIRST_RESULT)
     return Text(
         "two more calls in one world: with the very same objects after the caller changed "
-        "them in place and used the first result ({used}), then after it also {b}, with "
-        "anomaly detection on",
-        "在同一环境中再调用两次：先在调用者原地修改对象、并使用了第一次调用的结果（{used}）之后"
-        "传入完全相同的对象，再在它又{b}之后、在异常检测开启的状态下调用",
-    ).format(used=USED_FIRST_RESULT, b=between)
+        "them in place, gave them back the `.grad` they arrived with{s} and used the first "
+        "result ({used}), then after it also {b}, with anomaly detection on",
+        "在同一环境中再调用两次：先在调用者原地修改对象、把它们的 `.grad` 恢复成传入时的样子{s}、"
+        "并使用了第一次调用的结果（{used}）之后传入完全相同的对象，再在它又{b}之后、"
+        "在异常检测开启的状态下调用",
+    ).format(s=also, used=USED_FIRST_RESULT, b=between)
 
 
 def said(nb, lesson: int, lang: str):

@@ -389,9 +389,11 @@ def _rng_digest(world: World) -> str | None:
 
 
 def _shuffled_in_place(world: World, fresh: World) -> None:
-    """What a caller does between two calls: change its tensors in place, and clear the
-    ``.grad`` the case's caller had none of (a caller's zero_grad keeps what the task
-    promises on arrival). Each tensor's values move one place along its flattened storage
+    """What a caller does between two calls: change its tensors in place, and leave their
+    ``.grad`` as the case's caller had them on arrival: none where there was none, the same
+    leftover where there was one (a caller's own backward between steps). A function that
+    clears a leftover only on its first call per model or optimizer adds it in the second.
+    Each tensor's values move one place along its flattened storage
     (the same values, so masks stay 0/1 and labels stay labels), written through ``.data``
     as older training code does: its version counter does not move, so a result memoised by
     ``(data_ptr(), _version)`` is as stale as one memoised by ``id``. Only tensors that own
@@ -403,16 +405,40 @@ def _shuffled_in_place(world: World, fresh: World) -> None:
     it computes the same losses, and an answer that memoised the first call's passed. Lists
     keep their order: a result memoised per the objects a list holds, in order, must meet
     the same objects changed (``_used_by_caller`` shows a memo whose result the in-place
-    change leaves right)."""
+    change leaves right); a list of plain numbers is edited in place (``_numbers_moved``)."""
     named = world.tensors()
-    had_grad = {name: t.grad is not None for name, t in fresh.tensors() if t.is_leaf}
+    arrived = {name: t.grad for name, t in fresh.tensors() if t.is_leaf}
     storages = [t.untyped_storage().data_ptr() for _, t in named]
     with trusted.no_grad():
         for (name, t), storage in zip(named, storages, strict=True):
-            if t.is_leaf and not had_grad.get(name, True):
-                t.grad = None
+            if t.is_leaf and name in arrived:
+                _left_grad(t, arrived[name])
             if storages.count(storage) == 1 and _writable(t) and t.numel() > 1:
                 t.data.copy_(t.flatten().roll(1).reshape(t.shape).clone())
+    for arg in world.args:
+        _numbers_moved(arg)
+
+
+def _numbers_moved(value: Any) -> None:
+    """A caller's list of numbers (nested or not) edited in place as its tensors are: each
+    innermost list's numbers move one place along (a conversion memoised by the list's id
+    hands back the old values)."""
+    if trusted.type_(value) is not list:
+        return
+    if value and all(trusted.type_(v) in (int, float) for v in value):
+        value[:] = value[-1:] + value[:-1]
+        return
+    for item in value:
+        _numbers_moved(item)
+
+
+def _left_grad(t: torch.Tensor, arrived: torch.Tensor | None) -> None:
+    """``t.grad`` as it arrived (a tensor the function changed into another dtype or shape
+    keeps what it has: no leftover of the old one fits)."""
+    if arrived is None:
+        t.grad = None
+    elif (arrived.shape, arrived.dtype, arrived.device) == (t.shape, t.dtype, t.device):
+        t.grad = arrived
 
 
 @contextlib.contextmanager
@@ -466,12 +492,23 @@ def _used_by_caller(value: Any, world: World) -> None:
         for t in items:
             if trusted.type_(t) not in _TENSORS or any(t is c for c in own):
                 continue
-            if not t.dtype.is_floating_point or not _writable(t):
+            if not t.dtype.is_floating_point or not _scalable(t):
                 continue
             if t.untyped_storage().data_ptr() not in caller:
                 t.mul_(2)
             elif not t.requires_grad:
                 t.requires_grad_()
+
+
+def _scalable(t: torch.Tensor) -> bool:
+    """A result the caller may scale in place: one it owns alone (``_writable``), or any
+    tensor without a graph, views included (a view of a cached tensor handed out each call
+    shows the scaling in the next result), unless its elements overlap (an expanded one)."""
+    if _writable(t):
+        return True
+    if t.numel() == 0 or t.is_inference() or t.requires_grad:
+        return False
+    return bool(t.is_contiguous() or t.stride() and min(t.stride()) > 0)
 
 
 def _holds_caller_tensors(value: Any, world: World) -> bool:
@@ -485,9 +522,10 @@ def _returned_again(first: Any, last: Any, world: World) -> bool:
     """The last call handed back the very object the first call returned: a list or dict
     (refilled, so the caller's first result changed), or a tensor with history of the
     function's own (a result memoised: one graph for two calls, freed by the first
-    backward). A caller's tensor handed back as it is (an identity, a move that was not
-    needed) is not one, nor a constant without history (lesson 01's catalogued seed)."""
-    if last is not first:
+    backward). A caller's tensor or argument handed back as it is (an identity, a move that
+    was not needed, the caller's own list) is not one, nor a constant without history
+    (lesson 01's catalogued seed)."""
+    if last is not first or any(first is arg for arg in world.args):
         return False
     if trusted.type_(first) in (list, dict):
         return True
@@ -690,6 +728,8 @@ class Spec(Check):
     # what the caller does before a third call besides changing its tensors in place
     # (``between_calls``), as feedback says it: "validated with model.eval()"
     between: ClassVar[Text | None] = None
+    # what it also does before the second call (``before_second_call``), said alike
+    before_second: ClassVar[Text | None] = None
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -727,10 +767,18 @@ class Spec(Check):
         )
 
     def again_case(self) -> dict | None:
-        """The case called twice in one world: the first that must not raise."""
+        """The case called twice in one world: the first that must not raise and arrives
+        with a leftover ``.grad``, else the first that must not raise."""
         if not self.called_again:
             return None
-        return next((case for case in self.cases() if not case.get("raises")), None)
+        calls = [case for case in self.cases() if not case.get("raises")]
+        return next((c for c in calls if self._arrives_with_grad(c)), next(iter(calls), None))
+
+    def _arrives_with_grad(self, case: dict) -> bool:
+        """Whether the caller's tensors arrive with a leftover ``.grad`` in ``case``: the
+        sequence is made where the caller has most to lose (see ``_shuffled_in_place``)."""
+        world = self.build(case, "cpu")
+        return any(t.is_leaf and t.grad is not None for _, t in world.tensors())
 
     def _call_again(self, fn, case: dict, device) -> dict:
         """Call, let the caller change its tensors in place, call again in the same world.
@@ -754,6 +802,7 @@ class Spec(Check):
             return {"call": rec["call"]}
         _shuffled_in_place(world, self.build(case, device))
         _used_by_caller(first.value, world)
+        self.before_second_call(world, case)
         kept: dict[str, dict] = {}
         _fields(first.value, world, "kept", kept, relations=False)
         middle: dict[str, dict] = {}
@@ -799,6 +848,11 @@ class Spec(Check):
         ``between``), e.g. validate with ``model.eval()``: a function that must redo its
         work on every call, and keeps a flag or a cache instead, shows there. A check that
         defines it gets the third call (``_call_again``)."""
+
+    def before_second_call(self, world: World, case: dict) -> None:
+        """What else the caller does before the second call in one world (say it in
+        ``before_second``), with the same arguments: e.g. a new Parameter put into its model,
+        which a function that keeps what it took from the model per its id never sees."""
 
     def describe(self, case: dict) -> Text:
         """The caller's state in one case, for feedback."""
@@ -968,23 +1022,32 @@ class Spec(Check):
         if trusted.type_(found) is not dict or trusted.type_(before) is not dict:
             raise InconsistentObservation("observation not consistent: the second call's state")
         if None in (_changed(expected), _changed(found)):  # a result that is caller state
-            found = {**found, "first result": expected.get("first result")}
+            found_first = found.get("first result")
+            if trusted.type_(found_first) is not dict:
+                raise InconsistentObservation("observation not consistent: the first result")
+            changed = _changed(expected)
+            found = {**found, "first result": {**found_first, "changed_by_second_call": changed}}
         return self._differences(case, expected, found, self._again_text(case), before)
 
     def _again_text(self, case: dict) -> Text:
+        also = ""
+        if self.before_second is not None:
+            also = Text(f", {self.before_second.en}", f"、{self.before_second.zh}")
         if self.between is not None:
             return Text(
                 "{c}; called twice more in the same world: after the caller changed its "
-                "tensors in place and used the first result, then after it also {b}",
-                "{c}；在同一环境中又调用了两次：先在调用者原地修改了自己的张量、并使用了第一次"
-                "调用的结果之后，再在它又{b}之后",
-            ).format(c=self.describe(case), b=self.between)
+                "tensors in place, gave them back the .grad they arrived with{s} and used the "
+                "first result, then after it also {b}",
+                "{c}；在同一环境中又调用了两次：先在调用者原地修改了自己的张量、把它们的 .grad"
+                " 恢复成传入时的样子{s}、并使用了第一次调用的结果之后，再在它又{b}之后",
+            ).format(c=self.describe(case), s=also, b=self.between)
         return Text(
             "{c}; called a second time in the same world, after the caller changed its "
-            "tensors in place and used the first result ({used})",
-            "{c}；调用者原地修改了自己的张量、并使用了第一次调用的结果（{used}）之后，"
-            "在同一环境中第二次调用",
-        ).format(c=self.describe(case), used=USED_FIRST_RESULT)
+            "tensors in place, gave them back the .grad they arrived with{s} and used the "
+            "first result ({used})",
+            "{c}；调用者原地修改了自己的张量、把它们的 .grad 恢复成传入时的样子{s}、并使用了"
+            "第一次调用的结果（{used}）之后，在同一环境中第二次调用",
+        ).format(c=self.describe(case), s=also, used=USED_FIRST_RESULT)
 
     def _verify_inputs(self, case: dict, recorded: dict) -> None:
         """Refuse an observation made in another world than the one ``case``'s seed builds:

@@ -535,6 +535,10 @@ class BackwardSeed(Spec):
             "x's gradient from loss.backward(gradient=seed)",
             "loss.backward(gradient=seed) 给出的 x 的梯度",
         ),
+        "grad_3": Text(
+            "x's gradient when the caller then backpropagates a seed of its own (3 times yours)",
+            "调用者随后用自己的初始梯度（你返回的 3 倍）反向传播时 x 的梯度",
+        ),
         "retains_grad": Text(
             "the caller's loss was made to keep its own .grad (retain_grad)",
             "调用者的 loss 被设成保留它自己的 .grad（retain_grad）",
@@ -581,8 +585,11 @@ class BackwardSeed(Spec):
     def probe(self, world: World, value, again) -> dict:
         loss, x = world.objects["loss"], world.objects["x"]
         done = call(lambda: trusted.autograd_grad(loss, x, value, retain_graph=True)[0])
+        # the caller's own seed: a hook left on loss.grad_fn that forces one replaces it
+        own = call(lambda: trusted.autograd_grad(loss, x, value * 3, retain_graph=True)[0])
         return {
             "grad": _copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}",
+            "grad_3": _copy(own.value) if own.ok else f"{trusted.type_(own.error).__name__}",
             "retains_grad": bool(loss.retains_grad),
         }
 

@@ -698,6 +698,19 @@ class RunStep(_Lesson02):
         optimizer.register_step_pre_hook(spy)
         return world
 
+    def again_case(self) -> dict | None:
+        """An evaluation (train=False) made twice in one world: its loss must follow the
+        weights the caller changed in between (a loss memoised per weight tensor does not)."""
+        evals = [c for c in self.cases() if not c["train"]]
+        return next((c for c in evals if self._arrives_with_grad(c)), super().again_case())
+
+    between = Text("took a training step (train=True)", "做了一次训练（train=True）")
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller trains after it evaluated, with the same objects: the other path."""
+        model, x, y, optimizer, train = world.args
+        world.args = (model, x, y, optimizer, not train)
+
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
 
@@ -804,6 +817,9 @@ def _same_but_history(e: dict, f: dict) -> bool:
     return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
 
 
+_X_GRAD = Text("x a leaf that requires grad", "x 是需要梯度的叶子张量")
+
+
 @dataclass(frozen=True)
 class InputSaliency(_Lesson02):
     """d(model(x).sum())/dx, also when the caller runs under inference_mode on inference tensors."""
@@ -826,18 +842,23 @@ class InputSaliency(_Lesson02):
             "dtype": ["float32", "float64"],
             "depth": [2, 3, 1],
             "layout": ["plain", "transposed", "row"],
+            "x_grad": [False, True, False],  # a leaf the caller made with requires_grad=True
         }
         cases = draw(self.seed, axes, 4)
+        for case in cases:  # an inference tensor cannot require grad
+            case["x_grad"] = case["x_grad"] and case["outer"] != "inference_mode"
         # a function that fails inside inference mode only is evidence of NG-5: judge it last
         return sorted(cases, key=lambda case: case["outer"] == "inference_mode")
 
     def describe(self, case: dict) -> Text:
-        return _case_text(case)
+        return _case_text(case, *([_X_GRAD] if case["x_grad"] else []))
 
     def build(self, case: dict, device) -> World:
         model, width = model_for(self.seed, case, device)
         rows = _ints(self.seed + 2, (2, 7))[0]
         x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        if case["x_grad"]:
+            x = x.detach().requires_grad_()  # a leaf of the caller's, as the layout left it
         if case["outer"] == "inference_mode":
             with trusted.inference_mode():
                 x = x.clone()  # an inference tensor, as the caller made it

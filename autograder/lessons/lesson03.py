@@ -28,6 +28,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from autograder.common import dropout, trusted
+from autograder.common.caller_states import LARGE_STALE
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
@@ -130,8 +131,10 @@ def _set_grads(seed: int, stale: str, *models: torch.nn.Module) -> None:
     """Leave each trainable parameter's .grad as an earlier step would: stale, zero or None."""
     params = [p for m in models for p in m.parameters() if p.requires_grad]
     for k, p in enumerate(params):
-        if stale == "stale":
+        if stale in ("stale", "large"):
             p.grad = uniform(seed + 900 + k, *p.shape, device=p.device, dtype=p.dtype)
+            if stale == "large":
+                p.grad.add_(1e8)
         elif stale == "zero":
             p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
 
@@ -513,7 +516,7 @@ def _model_text(case: dict) -> Text:
         _MODES[case["mode"]],
     ]
     if "stale" in case:
-        parts.append(_STALE[case["stale"]])
+        parts.append({**_STALE, **LARGE_STALE}[case["stale"]])
     if case.get("frozen") == "first":
         parts.append(Text("its first layer frozen", "第一层被冻结"))
     parts.append(Text("dtype {d}", "数据类型 {d}").format(d=case["dtype"]))
@@ -552,7 +555,7 @@ class EvalGrads(_Lesson03):
     def cases(self) -> list[dict]:
         axes = {
             "mode": ["train", "eval"],
-            "stale": list(_STALE),
+            "stale": [*_STALE, "large"],
             "net": [*_NET_TEXT, "two nested blocks", "one block"],  # 5: prime to the others
             "dtype": ["float32", "float64"],
             "rows": [self.size, 1, self.size + 3],
@@ -664,6 +667,9 @@ def check_validate(fn, seed: int = 0, batches: int = 3, size: int = 8, device=No
 # Exercise 4 (EV-2) -------------------------------------------------------------------------
 
 
+_FROZEN = {"first": Text(" with backbone[0] frozen", "，backbone[0] 被冻结")}
+
+
 @dataclass(frozen=True)
 class FinetuneHead(_Lesson03):
     """One SGD step on the head; the backbone's weights and BatchNorm statistics stay frozen."""
@@ -699,13 +705,12 @@ class FinetuneHead(_Lesson03):
         return draw(self.seed, axes, 4)
 
     def describe(self, case: dict) -> Text:
-        frozen = case["frozen"] == "first"
         return Text(
             "backbone {b}{f}, head {h}, {s}, lr={lr:g}, {d}, batch of {n}",
             "主干网络{b}{f}，头部{h}，{s}，lr={lr:g}，{d}，批次大小 {n}",
         ).format(
             b=_MODES[case["backbone"]],
-            f=Text(" with backbone[0] frozen", "，backbone[0] 被冻结") if frozen else "",
+            f=_FROZEN.get(case["frozen"], ""),
             h=_MODES[case["head"]],
             s=_STALE[case["stale"]],
             lr=case["lr"],

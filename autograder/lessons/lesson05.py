@@ -676,6 +676,10 @@ class MaskOutput(_HookSpec):
     probes = {
         "y": Text("model(x) with your hook", "挂着你的钩子时的 model(x)"),
         "y_after": Text("model(x) after handle.remove()", "handle.remove() 之后的 model(x)"),
+        "y_again": Text(
+            "model(x) after mask_output hooked another model's layer with another mask",
+            "mask_output 又用另一个掩码给另一个模型的层挂上钩子之后的 model(x)",
+        ),
         "grad": Text("{k} from backward through your hook", "经过你的钩子反向传播得到的 {k}"),
         "raises": Text("the caller's {k} raises", "调用者的 {k} 抛出异常"),
         "hooks": Text("hooks left after handle.remove()", "handle.remove() 之后残留的钩子"),
@@ -725,7 +729,9 @@ class MaskOutput(_HookSpec):
             x = uniform(self.seed + 1, case["x_rows"], 2, 4, device=device, dtype=dtype)
         x.requires_grad_()
         mask = _mask(self.seed + 2, case["mask"], device, dtype)
-        return World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
+        world = World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
+        world.case = case
+        return world
 
     def probe(self, world: World, value, again) -> dict:
         """The caller's forward and backward with the hook, then model(x) after remove()."""
@@ -737,10 +743,23 @@ class MaskOutput(_HookSpec):
             found["y"] = _copy(y.value)
             grads = _backprop(found, "raises|backward", y.value, model, x)
             found["inplace"] = not grads.ok and "inplace operation" in str(grads.error)
+            found["y_again"] = _after_another_call(world, again)
         _remove(value)
         found["y_after"] = _copy(model(x))
         found["hooks"] = _hooks_left(world)
         return found
+
+
+def _after_another_call(world: World, again):
+    """model(x) once the function hooked another model's layer with another mask (all
+    zeros, or a 0/1 mask where this one is zeros): each hook keeps its own mask."""
+    suffix = "3" if world.case["mask"].endswith("3") else ""
+    kind = "binary" if world.case["mask"].startswith("zeros") else "zeros"
+    _, handle = again({**world.case, "mask": kind + suffix})
+    with trusted.no_grad():
+        y = call(world.objects["model"], world.objects["x"])
+    _remove(handle)
+    return _copy(y.value) if y.ok and trusted.type_(y.value) in _TENSORS else "raised"
 
 
 def check_mask_output(fn, seed: int = 0, layer: str = "tanh", dtype=torch.float32, device=None):

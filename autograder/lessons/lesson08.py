@@ -31,7 +31,15 @@ from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import Rule, Spec, World, close, draw, is_zero_or_none
+from autograder.common.oracle import (
+    SECOND_RESULT,
+    Rule,
+    Spec,
+    World,
+    close,
+    draw,
+    is_zero_or_none,
+)
 from autograder.common.protocol import call, verdict
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
@@ -536,7 +544,11 @@ class TimeStep(Spec):
             "第一次读时钟时，设备上排队的工作还没做完",
         ),
     }
-    allow = (Rule("result", _within(0.01)), Rule("probe:synchronize() calls"))
+    allow = (
+        Rule("result", _within(0.01)),
+        Rule(SECOND_RESULT, _within(0.01)),  # the call before the caller's own work
+        Rule("probe:synchronize() calls"),
+    )
     blame = (
         Rule("result", lambda e, f, ctx: _probe(ctx, "synchronize() calls") == 0, "CS-2"),
         Rule("result", _too_small, "CS-2"),
@@ -561,6 +573,18 @@ class TimeStep(Spec):
         world = World((q.work, q.synchronize, q.clock, case["repeats"]), {}, "cpu")
         world.queue = q
         return world
+
+    between = Text(
+        "spent half a second on the host and queued two steps of its own",
+        "在主机上花了半秒，并把自己的两步工作排进了队列",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """Work of the caller's own between two timings: a start time kept from the last
+        call (to save a synchronize) counts it, a synchronize before the first read does not."""
+        world.queue.host += 0.5
+        world.queue.work()
+        world.queue.work()
 
     def probe(self, world: World, value, again) -> dict:
         log = world.queue.log

@@ -181,6 +181,36 @@ def _seeded_call(world: World, seed: int, outer=None):
         }
 
 
+def _outer(case: dict, device: torch.device):
+    """What the caller calls from: its ``torch.no_grad()``, or autocast's default dtype for
+    the device set to float16, as a GPU's is (a function that leaves out ``dtype=`` computes
+    in float16 there). Not a float16 autocast region around the call: backward inside it
+    would run in float16, and so the same answer with backward inside or after its own
+    bfloat16 block would give other gradients."""
+    if case.get("outer") == _FLOAT16_DEFAULT:
+        return _autocast_default(device, torch.float16)
+    return trusted.no_grad() if case.get("outer") else None
+
+
+@contextlib.contextmanager
+def _autocast_default(device: torch.device, dtype: torch.dtype):
+    was = trusted.get_autocast_dtype(device.type)
+    trusted.set_autocast_dtype(device.type, dtype)
+    try:
+        yield
+    finally:
+        trusted.set_autocast_dtype(device.type, was)
+
+
+_FLOAT16_DEFAULT = "autocast_default_float16"  # domain says it under the prompt
+_OUTER_TEXT = {
+    True: Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用"),
+    _FLOAT16_DEFAULT: Text(
+        ", autocast's default dtype set to float16 (torch.set_autocast_dtype)",
+        "，autocast 的默认 dtype 被设为 float16（torch.set_autocast_dtype）",
+    ),
+}
+
 _LOGGED = {  # what the instruments log, as feedback says it
     "the global random state after the call": Text(
         "the global random state after the call", "调用之后的全局随机状态"
@@ -294,6 +324,7 @@ class CheckpointedForward(_Spec):
             "depth": [self.depth, self.depth + 1],
             "batch": [self.batch, self.batch + 3, 1],
             "p": [0.5, 0.25],
+            "outer": [False, True, False],
         }
         cases = draw(self.seed, axes, len(needs))
         for case in cases:
@@ -308,9 +339,10 @@ class CheckpointedForward(_Spec):
         )
         frozen = Text(", blocks[0] frozen", "，blocks[0] 被冻结") if case["frozen"] else ""
         return Text(
-            "{n} blocks in {m} with Dropout(p={p}){f}, {s}, {x}, {l}, batch {b}, {t}",
-            "{n} 个块，处于{m}，含 Dropout(p={p}){f}，{s}，{x}，{l}，批次大小 {b}，{t}",
+            "{n} blocks in {m} with Dropout(p={p}){f}, {s}, {x}, {l}, batch {b}, {t}{o}",
+            "{n} 个块，处于{m}，含 Dropout(p={p}){f}，{s}，{x}，{l}，批次大小 {b}，{t}{o}",
         ).format(
+            o=_OUTER_TEXT.get(case["outer"], ""),
             n=case["depth"],
             m=_MODES[case["mode"]],
             p=case["p"],
@@ -346,13 +378,39 @@ class CheckpointedForward(_Spec):
         world.g = uniform(self.seed + 2, case["batch"], width, device=device, dtype=dtype)
         return world
 
+    between = Text(
+        "replaced blocks[1] with a new block of the same shape and mode",
+        "把 blocks[1] 换成了一个形状和模式都相同的新块",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller swaps in a block of other weights (a wrapper or a list of blocks
+        remembered from the first call, by the Sequential's id, still runs the old one)."""
+        blocks, old = world.args[0], world.args[0][1]
+        width, weights = self.width, next(old.parameters())
+        new = _built(
+            lambda: _block(width, width + 2, case["p"]),
+            self.seed + 50,
+            weights.dtype,
+            weights.device,
+        )
+        new.train(old.training)
+        new.requires_grad_(weights.requires_grad)
+        new.register_forward_pre_hook(lambda m, args: _count(world, 1))
+        blocks[1] = new
+
     def calling(self, world: World, case: dict, fn):
         def pack(t):
             world.saved += t.numel() * t.element_size()
             return t
 
         hooks = trusted.saved_tensors_hooks(pack, lambda t: t)
-        return _seeded_call(world, self.seed * 31 + 7, hooks)
+        stack = contextlib.ExitStack()
+        stack.enter_context(_seeded_call(world, self.seed * 31 + 7, hooks))
+        outer = _outer(case, world.device)
+        if outer is not None:
+            stack.enter_context(outer)
+        return stack
 
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in _TENSORS or value.shape != world.g.shape:
@@ -620,15 +678,17 @@ class Bf16TrainStep(_Spec):
             "layout": list(_LAYOUTS),
             "batch": [self.batch, self.batch + 3],
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+            "outer": [False, _FLOAT16_DEFAULT],
         }
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
         return Text(
-            "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {o}(lr={lr:g}), {l}, batch {b}",
-            "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{o}(lr={lr:g})，{l}，批次大小 {b}",
+            "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {o}(lr={lr:g}), {l}, batch {b}{c}",
+            "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{o}(lr={lr:g})，{l}，批次大小 {b}{c}",
         ).format(
+            c=_OUTER_TEXT.get(case["outer"], ""),
             y=_KINDS[case["layers"]],
             m=_MODES[case["mode"]],
             f=frozen,
@@ -681,7 +741,7 @@ class Bf16TrainStep(_Spec):
         stack = contextlib.ExitStack()
         if fn is not None:  # the check's own step on a GPU, after everything else is logged
             stack.enter_context(OnTheDevice(world, _copies, _loss_there(self.seed * 31 + 5)))
-        stack.enter_context(_seeded_call(world, self.seed * 31 + 5))
+        stack.enter_context(_seeded_call(world, self.seed * 31 + 5, _outer(case, world.device)))
         return stack
 
     def classify(self, message: str) -> str | None:
@@ -751,11 +811,7 @@ class AutocastPredict(_Spec):
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
-        outer = (
-            Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用")
-            if case["outer"]
-            else ""
-        )
+        outer = _OUTER_TEXT.get(case["outer"], "")
         if case["x dtype"] == "bfloat16":
             outer = Text("{o}, x in bfloat16", "{o}，x 为 bfloat16").format(o=outer)
         if case["nested"]:
@@ -798,8 +854,7 @@ class AutocastPredict(_Spec):
         return world
 
     def calling(self, world: World, case: dict, fn):
-        outer = trusted.no_grad() if case["outer"] else None
-        return _seeded_call(world, self.seed * 31 + 3, outer)
+        return _seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
 
     def explain(self, message: str) -> Text | None:
         return _explain(message)
@@ -835,6 +890,9 @@ class PerSampleGrads(_Spec):
     device: str | None = None
 
     names = {"result": "per_sample_grads(model, loss_fn, x, y)"}
+    before_second = Text(
+        "assigned a new Parameter to model[0].weight", "给 model[0].weight 换上了一个新的参数"
+    )
     between = Text("passed another loss function", "传入了另一个损失函数")
     blame = (
         Rule("model*.grad", None, "SC-5"),
@@ -857,11 +915,7 @@ class PerSampleGrads(_Spec):
     def describe(self, case: dict) -> Text:
         mode = _MODES["train" if case["layers"] == "plain" else "eval"]
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
-        outer = (
-            Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用")
-            if case["outer"]
-            else ""
-        )
+        outer = _OUTER_TEXT.get(case["outer"], "")
         return Text(
             "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {l}, batch {b}, {t}{o}",
             "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{l}，批次大小 {b}，{t}{o}",
@@ -893,6 +947,16 @@ class PerSampleGrads(_Spec):
         args = (model, _LOSSES[case["loss"]][1], x, y)
         return World(args, {"model": model, "x": x, "y": y}, device)
 
+    def before_second_call(self, world: World, case: dict) -> None:
+        """A new weight, with the same loss function: parameters taken once per model (or
+        per model and loss) are stale."""
+        model = world.args[0]
+        old = model[0].weight
+        with trusted.no_grad():
+            new = trusted.parameter_type(old.flip(0) * 2, requires_grad=old.requires_grad)
+        new.grad = old.grad
+        model[0].weight = new
+
     def between_calls(self, world: World, case: dict) -> None:
         """Another loss function of the same kind of target: a function transformed (or an
         optimizer built) around the first call's loss is stale."""
@@ -900,7 +964,7 @@ class PerSampleGrads(_Spec):
         world.args = (model, _SECOND_LOSS[_LOSSES[case["loss"]][2]], x, y)
 
     def calling(self, world: World, case: dict, fn):
-        return _seeded_call(world, self.seed * 31 + 1, trusted.no_grad() if case["outer"] else None)
+        return _seeded_call(world, self.seed * 31 + 1, _outer(case, world.device))
 
     def explain(self, message: str) -> Text | None:
         if "does not require grad" in message:  # a loop under the outer no_grad, most often

@@ -710,6 +710,22 @@ def input_saliency(model, x):
 """,
         ),
         Wrong(
+            "backward on a deep copy of the model, x.clone() as the leaf: where x requires grad"
+            " the clone is not a leaf, so x gets the .grad and the clone none",
+            None,
+            """
+import copy
+
+
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.set_grad_enabled(True):
+        twin = copy.deepcopy(model)
+        leaf = x.clone().requires_grad_()
+        twin(leaf).sum().backward()
+        return leaf.grad.detach()
+""",
+        ),
+        Wrong(
             "backward() leaves gradients on the model's parameters",
             None,
             """
@@ -1129,7 +1145,7 @@ def input_saliency(model, x):
 """,
         ),
         Right(
-            "backward on a deep copy of the model",
+            "backward on a deep copy of the model, a detached copy of x as the leaf",
             """
 import copy
 
@@ -1137,7 +1153,7 @@ import copy
 def input_saliency(model, x):
     with torch.inference_mode(False), torch.set_grad_enabled(True):
         twin = copy.deepcopy(model)
-        leaf = x.clone().requires_grad_()
+        leaf = x.detach().clone().requires_grad_()
         twin(leaf).sum().backward()
         return leaf.grad.detach()
 """,
