@@ -7230,6 +7230,52 @@ def per_sample_grads(model, loss_fn, x, y):
     return per_sample(params, x, y)
 """,
     ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        SIDE_EFFECT,
+        "sets the default dtype to float64 and 'restores' float32, not the caller's default "
+        "(held-back set, 2026-12-06)",
+        """
+def product_grads(a, b):
+    torch.set_default_dtype(torch.float64)  # accurate intermediate sums
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    y = (c ** 2).sum()
+    y.backward()
+    torch.set_default_dtype(torch.float32)  # back to the default
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        SIDE_EFFECT,
+        "set_default_dtype(float32) to get float32, the caller's default dtype overwritten "
+        "(held-back set, 2026-12-06)",
+        """
+def make_trainable(values, device):
+    torch.set_default_dtype(torch.float32)  # the task wants the default float dtype, float32
+    return torch.tensor(values, device=device, dtype=torch.get_default_dtype()).requires_grad_()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        SIDE_EFFECT,
+        "default dtype set to float64 for the copy, then 'restored' to float32: a caller "
+        "whose default was float64 finds it changed (held-back set, 2026-12-06)",
+        """
+def backward_is_correct(fn, x):
+    torch.set_default_dtype(torch.float64)
+    x64 = torch.tensor(x.tolist(), requires_grad=True, device=x.device)
+    ok = torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+    torch.set_default_dtype(torch.float32)
+    return ok
+""",
+    ),
 ]
 
 RIGHT = [

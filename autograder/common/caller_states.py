@@ -19,5 +19,10 @@ STALE = {
     "zero": Text(".grad zeros", ".grad 为零"),
     "none": Text(".grad None", ".grad 为 None"),
 }
+# a case's "default_dtype": the caller's own torch.set_default_dtype (oracle._caller_default)
+DEFAULT_DTYPE = Text(
+    ", the caller's default dtype float64 (torch.set_default_dtype)",
+    "，调用者的默认 dtype 为 float64（torch.set_default_dtype）",
+)
 # a leftover far larger than one step's gradient: subtracting it back loses the new one
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}

@@ -60,13 +60,15 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
     for seed in seeds:
         for case in spec_type(seed=seed).cases():
             for key, value in case.items():
-                if key.endswith("dtype") and value in DTYPES:
+                if key.endswith("dtype") and key != "default_dtype" and value in DTYPES:
                     dtypes.add(value)
             mode = case.get("outer")
             if mode is True or case.get("grad_mode") is False:
                 mode = "no_grad"
             if mode in _OUTER or mode == _AUTOCAST_DEFAULT:
                 outer.add(mode)
+            if case.get("default_dtype"):
+                outer.add("default_dtype")
     seen = {"shapes": set(), "modules": set(), "losses": set(), "optimizers": set()}
     seen["aliased"] = False
     for seed in WORLD_SEEDS:
@@ -78,6 +80,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "dtypes": [d for d in DTYPES if d in dtypes],
         "outer": [m for m in _OUTER if m in outer],
         "autocast_default": _AUTOCAST_DEFAULT in outer,
+        "default_dtype": "default_dtype" in outer,  # oracle._caller_default
         "shapes": [s for s in SHAPES if s in seen["shapes"]],
         "aliased": seen["aliased"],
         "modules": sorted(seen["modules"]),
@@ -229,6 +232,13 @@ def _sentence(found: dict[str, Any], lang: str) -> str | None:
         where = [_OUTER[m] for m in found["outer"]]
         what = Text("some calls made from inside {m}", "部分调用在 {m} 之内进行")
         parts.append(what(lang).format(m=_listed(where, lang)))
+    if found.get("default_dtype"):
+        what = Text(
+            "some calls made with the caller's default dtype set to float64 "
+            "(`torch.set_default_dtype`)",
+            "部分调用时调用者的默认 dtype 被设为 float64（`torch.set_default_dtype`）",
+        )
+        parts.append(what(lang))
     if found.get("autocast_default"):
         what = Text(
             "some calls made with autocast's default dtype for the device set to float16 "

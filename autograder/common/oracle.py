@@ -442,6 +442,22 @@ def _left_grad(t: torch.Tensor, arrived: torch.Tensor | None) -> None:
 
 
 @contextlib.contextmanager
+def _caller_default(case: dict):
+    """The default dtype a case's caller set (``"default_dtype"``), around each call: an
+    answer that sets its own and then "restores" float32 leaves the caller's changed."""
+    name = case.get("default_dtype")
+    if name is None:
+        yield
+        return
+    was = trusted.get_default_dtype()
+    trusted.set_default_dtype(getattr(torch, name))
+    try:
+        yield
+    finally:
+        trusted.set_default_dtype(was)
+
+
+@contextlib.contextmanager
 def _anomaly_detection_on():
     """The last call in one world is made as a caller debugging its model makes it, with
     anomaly detection on (``check_nan`` off: values stay the task's business). An answer
@@ -835,7 +851,7 @@ class Spec(Check):
 
     def _call_in(self, world: World, case: dict, fn) -> Call:
         """One more call in ``world``: the learner's ``fn``, or the reference where it is None."""
-        with self.calling(world, case, fn), _settings_watched(world):
+        with _caller_default(case), self.calling(world, case, fn), _settings_watched(world):
             return call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
 
     @property
@@ -924,7 +940,7 @@ class Spec(Check):
         if seeded:
             _manual_seed(RNG_SEED)
         rng = _rng_states(world)
-        with self.calling(world, case, fn), _settings_watched(world):
+        with _caller_default(case), self.calling(world, case, fn), _settings_watched(world):
             if fn is not None:
                 outcome = call(fn, *world.args)
             elif case.get("raises"):  # a case where the caller must see an exception

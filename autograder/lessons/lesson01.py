@@ -28,6 +28,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from autograder.common import trusted
+from autograder.common.caller_states import DEFAULT_DTYPE
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -127,6 +128,9 @@ class ProductGrads(Spec):
             {"n": self.size, "layout": "plain", "dtype": "float64", "same": True},
             # each its own floating dtype: c = a * b is float64, a.grad float32
             {"n": self.size, "layout": "plain", "dtype": "float32", "b_dtype": "float64"},
+            # the caller's default dtype float64: an answer that sets one and "restores"
+            # float32 changes it
+            {"n": self.size, "layout": "plain", "dtype": "float32", "default_dtype": "float64"},
         ]
         return [*drawn, *edges]
 
@@ -134,6 +138,8 @@ class ProductGrads(Spec):
         shown = Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
+        if case.get("default_dtype"):
+            shown = Text(shown.en + DEFAULT_DTYPE.en, shown.zh + DEFAULT_DTYPE.zh)
         if case.get("b_dtype"):
             return Text("{s}, b in {d}", "{s}，b 为 {d}").format(s=shown, d=case["b_dtype"])
         if not case.get("same"):
@@ -350,15 +356,29 @@ _RANGES = {  # large: beyond int8 and float16's exact integers; huge: beyond int
 }
 
 
+def _in_the_callers_default(e: dict, f: dict, ctx) -> bool:
+    """Where the caller set float64 as its default, a result in that default dtype with the
+    same values is right as well: the prompt asks for the default floating-point dtype."""
+    if not ctx.case.get("default_dtype") or f.get("dtype") != "torch.float64":
+        return False
+    found, expected = f.get("value"), e.get("value")
+    if trusted.type_(found) not in _TENSORS or trusted.type_(expected) not in _TENSORS:
+        return False
+    same = found.shape == expected.shape and trusted.equal(found.to(expected.dtype), expected)
+    return same and differs_only_in("dtype", "value")(e, f, ctx)
+
+
 @dataclass(frozen=True)
 class MakeTrainable(Spec):
-    """A float32 leaf on the device asked for, with the values, requiring grad."""
+    """A float32 leaf on the device asked for, with the values, requiring grad (or a
+    leaf in the caller's default dtype, where it set float64)."""
 
     number = 3
     seed: int = 0
     device: str | None = None
 
     names = {"result": "make_trainable(values, device)"}
+    allow = (Rule("result", _in_the_callers_default),)
     probes = {
         "values": Text("the caller's list values after the call", "调用之后调用者的列表 values"),
         "own_tensor": Text(
@@ -369,14 +389,20 @@ class MakeTrainable(Spec):
 
     def cases(self) -> list[dict]:
         axes = {"shape": list(_SHAPES), "range": list(_RANGES), "target": ["course", "cpu"]}
-        return draw(self.seed, axes, 5)
+        cases = draw(self.seed, axes, 5)
+        return [*cases, {**cases[0], "default_dtype": "float64"}]  # float32 all the same
 
     def describe(self, case: dict) -> Text:
         target = {"course": Text("the inputs' device", "输入所在的设备"), "cpu": "cpu"}
         return Text(
-            "a list of shape {s}, integers within ±{r}, device: {t}",
-            "形状为 {s} 的列表，整数范围 ±{r}，设备：{t}",
-        ).format(s=str(self._shape(case)), r=_RANGES[case["range"]] - 1, t=target[case["target"]])
+            "a list of shape {s}, integers within ±{r}, device: {t}{d}",
+            "形状为 {s} 的列表，整数范围 ±{r}，设备：{t}{d}",
+        ).format(
+            s=str(self._shape(case)),
+            r=_RANGES[case["range"]] - 1,
+            t=target[case["target"]],
+            d=DEFAULT_DTYPE if case.get("default_dtype") else "",
+        )
 
     def _shape(self, case: dict) -> tuple[int, ...]:
         g = trusted.generator().manual_seed(self.seed)

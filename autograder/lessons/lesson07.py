@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
+from autograder.common.caller_states import DEFAULT_DTYPE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -635,7 +636,10 @@ class BackwardIsCorrect(_FunctionSpec):
             drawn = draw(self.seed + k, axes, 6 if k == 0 else len(states))
             cases += [{**case, **case.pop("x")} for case in drawn]
         also = {"layout": "vector", "scale": 1.5, "dtype": "float32", "grad": "fresh"}
-        return cases + [{"fn": name, **also} for name in _ALSO_CHECKED]
+        cases += [{"fn": name, **also} for name in _ALSO_CHECKED]
+        # the caller's default dtype float64: a copy made in float64 by setting the default,
+        # then "restoring" float32, changes it
+        return [*cases, {**cases[0], "default_dtype": "float64"}]
 
     between = Text(
         "made fn apply the Function whose backward is the other way round (a wrong one "
@@ -663,6 +667,8 @@ class BackwardIsCorrect(_FunctionSpec):
     def describe(self, case: dict) -> Text:
         text = super().describe(case)
         fn = _FUNCTIONS[case["fn"]][0]
+        if case.get("default_dtype"):
+            text = Text(text.en + DEFAULT_DTYPE.en, text.zh + DEFAULT_DTYPE.zh)
         return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")
 
 
