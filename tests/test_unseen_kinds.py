@@ -7276,6 +7276,61 @@ def backward_is_correct(fn, x):
     return ok
 """,
     ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        EDGE,
+        "batch.float() first 'for integer batches': a float64 batch asked in float64 is "
+        "rounded through float32 (held-back set, 2026-12-06)",
+        """
+def to_device(batch, model, device, dtype):
+    batch = batch.float().to(device=device, dtype=dtype)   # integer batches need a float first
+    model.to(device=device, dtype=dtype)
+    return batch, model
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "mask as floor(u + 1 - p): u just below p rounds to 1 and is kept (held-back set, "
+        "2026-12-06)",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    mask = torch.floor(u + (1 - p))   # 1 where u >= p, 0 where u < p
+    return x * mask / (1 - p)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "casts u to x's dtype before comparing: a float64 u just below p is rounded up to p "
+        "and kept (held-back set, 2026-12-06)",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    keep = u.to(x.dtype) >= p          # compare in x's precision
+    return torch.where(keep, x / (1 - p), torch.zeros_like(x))
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "copied as float32 then cast back to the dtype: float64 and large int64 values change"
+        " (held-back set, 2026-12-06)",
+        """
+def to_host(tensors, synchronize):
+    # bfloat16 and friends: move as float32, restore the dtype once the data is there
+    staged = [t.float().to("cpu", non_blocking=True) for t in tensors]
+    synchronize()
+    return [s.to(t.dtype) for s, t in zip(staged, tensors)]
+""",
+    ),
 ]
 
 RIGHT = [

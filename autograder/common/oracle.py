@@ -628,11 +628,13 @@ def _tolerance(fields: dict) -> tuple[float, float]:
 
 
 def differs_only_in(*fields: str):
-    """A rule's condition: expected and found agree on every field except ``fields``."""
+    """A rule's condition: expected and found agree on every field except ``fields``, values
+    within the tolerance of the expected dtype (a float64 result rounded through float32
+    differs)."""
 
     def when(e: dict, f: dict, ctx) -> bool:
         keys = (set(e) | set(f)) - set(fields)
-        return all(close(e.get(k), f.get(k), (1e-4, 1e-5)) for k in keys)
+        return all(close(e.get(k), f.get(k), _tolerance(e)) for k in keys)
 
     return when
 

@@ -33,7 +33,15 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, pick
+from autograder.common.oracle import (
+    Rule,
+    Spec,
+    World,
+    close,
+    differs_only_in,
+    draw,
+    pick,
+)
 from autograder.common.protocol import verdict
 from autograder.kernel.selfcheck import run_self_check
 
@@ -44,6 +52,7 @@ _fork_rng = torch.random.fork_rng
 _get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
 _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
 _where = torch.where
+_nextafter = torch.nextafter
 _KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
 _ONE_SAMPLE = "more than 1 value per channel when training"
 
@@ -269,16 +278,6 @@ def _ev2(ctx) -> bool:
     )
 
 
-def _differs_only_in(*fields: str):
-    """A rule's condition: expected and found agree on every field except ``fields``."""
-
-    def when(e: dict, f: dict, ctx) -> bool:
-        tolerance = TOLERANCE.get(e.get("dtype", ""), (0.0, 0.0))
-        return all(close(e.get(k), f.get(k), tolerance) for k in (set(e) | set(f)) - set(fields))
-
-    return when
-
-
 def _explain(message: str) -> Text | None:
     """One line, in the learner's language, for PyTorch errors these exercises provoke."""
     if "does not require grad" in message:
@@ -378,6 +377,9 @@ _LAYOUTS = {
 _EDGES = {
     "plain": Text("values in [-1, 1)", "取值在 [-1, 1) 内"),
     "ties": Text("some u exactly equal to p", "部分 u 恰好等于 p"),
+    "below": Text(
+        "some u just below p (the next number down)", "部分 u 恰好比 p 小一点（紧挨着的下一个数）"
+    ),
     "zeros": Text("some x exactly 0", "部分 x 恰好为 0"),
     "large": Text("|x| up to 10⁴", "|x| 最大到 10⁴"),
 }
@@ -425,7 +427,7 @@ class DropoutByHand(_Lesson03):
     device: str | None = None
 
     names = {"result": "dropout_by_hand(x, p, u, training)"}
-    allow = (Rule("result", _differs_only_in("is", "shares")),)  # x itself, or a copy
+    allow = (Rule("result", differs_only_in("is", "shares")),)  # x itself, or a copy
     blame = (Rule("result", _keep_probability, "EV-3"),)
 
     def cases(self) -> list[dict]:
@@ -436,20 +438,26 @@ class DropoutByHand(_Lesson03):
             "p": [self.p, pick(self.seed, _EXACT)],
             "edge": list(_EDGES),
             "history": [True, False, True],
+            "u dtype": ["x's", "float64", "x's"],  # u of x's shape, in a dtype of its own
         }
         cases = draw(self.seed, axes, 8)
         for case in cases:  # a tie is u == p exactly: p must be a float32 number
-            if case["edge"] == "ties":
+            if case["edge"] in ("ties", "below"):
                 case["p"] = pick(self.seed + 1, _EXACT)
             if not case["training"]:  # the identity must keep x's graph (x itself, or a copy)
                 case["history"] = True
-        return cases
+        # u just below p in every matrix: in float32 (u + 1 - p rounds up to 1 there), and in
+        # float64 beside a float32 x (u rounded to x's dtype reaches p)
+        below = {"training": True, "layout": "contiguous", "dtype": "float32", "edge": "below"}
+        below.update(p=pick(self.seed + 1, _EXACT), history=False)
+        return [*cases, {**below, "u dtype": "x's"}, {**below, "u dtype": "float64"}]
 
     def describe(self, case: dict) -> Text:
         return Text(
-            "x {l}{h}, dtype {d}, p={p}, training={t}, {e}",
-            "x 为{l}{h}，数据类型 {d}，p={p}，training={t}，{e}",
+            "x {l}{h}, dtype {d}{u}, p={p}, training={t}, {e}",
+            "x 为{l}{h}，数据类型 {d}{u}，p={p}，training={t}，{e}",
         ).format(
+            u=_U_FLOAT64 if _u_dtype(case) != case["dtype"] else "",
             l=_LAYOUTS[case["layout"]],
             h=_HISTORY if case["history"] else "",
             d=case["dtype"],
@@ -471,10 +479,15 @@ class DropoutByHand(_Lesson03):
         }[case["layout"]]
         dtype, p = getattr(torch, case["dtype"]), case["p"]
         x = uniform(self.seed + 1, *shape, device=device, dtype=dtype)
-        u = (uniform(self.seed + 2, *shape, device=device, dtype=dtype) + 1) / 2
+        u_dtype = getattr(torch, _u_dtype(case))
+        u = (uniform(self.seed + 2, *shape, device=device, dtype=u_dtype) + 1) / 2
         flat_x, flat_u = x.view(-1), u.view(-1)
         if case["edge"] == "ties":
             flat_u[::3] = p
+        elif case["edge"] == "below":  # in u's own dtype: rounding that to x's reaches p
+            flat_u[::3] = _nextafter(
+                trusted.tensor(p, dtype=u_dtype), trusted.tensor(0.0, dtype=u_dtype)
+            )
         elif case["edge"] == "zeros":
             flat_x[::2] = 0
         elif case["edge"] == "large":
@@ -483,6 +496,13 @@ class DropoutByHand(_Lesson03):
             x = x.requires_grad_().clone()
         x, u = _laid_out(x, case["layout"]), _laid_out(u, case["layout"])
         return World((x, p, u, case["training"]), {"x": x, "u": u}, device)
+
+
+_U_FLOAT64 = Text(", u float64", "，u 为 float64")
+
+
+def _u_dtype(case: dict) -> str:
+    return case["dtype"] if case.get("u dtype", "x's") == "x's" else case["u dtype"]
 
 
 def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> None:
@@ -545,7 +565,7 @@ class EvalGrads(_Lesson03):
     names = {"result": "eval_grads(model, x, target)"}
     allow = (
         Rule("model*.grad"),  # what .grad holds afterwards is not part of the task
-        Rule("result[*]", _differs_only_in("is", "shares")),  # so the dict may hold .grad itself
+        Rule("result[*]", differs_only_in("is", "shares")),  # so the dict may hold .grad itself
     )
     blame = (
         Rule("result[*]", lambda e, f, ctx: f.get("kind") == "None", "EV-1"),
@@ -686,8 +706,8 @@ class FinetuneHead(_Lesson03):
     allow = (
         Rule("backbone*.grad"),  # what .grad holds afterwards is not part of the task
         Rule("head*.grad"),
-        Rule("backbone*", _differs_only_in("training")),  # nor the modes the modules are left in
-        Rule("head*", _differs_only_in("training")),
+        Rule("backbone*", differs_only_in("training")),  # nor the modes the modules are left in
+        Rule("head*", differs_only_in("training")),
     )
     blame = (Rule("*", lambda e, f, ctx: _ev2(ctx), "EV-2"),)
 
