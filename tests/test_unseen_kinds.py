@@ -7331,6 +7331,86 @@ def to_host(tensors, synchronize):
     return [s.to(t.dtype) for s, t in zip(staged, tensors)]
 """,
     ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "only floating-point inputs looked at: a complex tensor that requires grad is skipped"
+        " (held-back set, 2026-12-06)",
+        """
+def output_requires_grad(*inputs):
+    # only floating-point tensors can require grad (RG-3): look at those
+    return any(t.requires_grad for t in inputs if t.is_floating_point())
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "a view answers with its base's flag: views made under no_grad, or leaf views given "
+        "requires_grad, are misjudged (held-back set, 2026-12-06)",
+        """
+def output_requires_grad(*inputs):
+    # a view shares its base's data, so it shares its base's flag
+    return any((t._base if t._base is not None else t).requires_grad for t in inputs)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        EDGE,
+        "tanh and its derivative from exp(2x/limit), clamped at ±40 'against overflow': "
+        "exp(40) is inf in float16 (any dtype allowed), NaN there (held-back set, 2026-12-06)",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        ctx.save_for_backward(x)
+        ctx.limit = limit
+        e = torch.exp(2 * (x / limit).clamp(-40.0, 40.0))
+        return limit * (e - 1) / (e + 1)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        e = torch.exp(2 * (x / ctx.limit).clamp(-40.0, 40.0))
+        t = (e - 1) / (e + 1)
+        return grad_out * (1 - t * t), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        EDGE,
+        "log1p(exp(x)) below softplus' threshold 20, x above: exp overflows in float16 for 11"
+        " < x <= 20 (any dtype is allowed) (held-back set, 2026-12-06)",
+        """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.where(x > 20, x, torch.log1p(torch.exp(x)))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -23,7 +23,7 @@ from typing import Any
 
 from autograder.common.i18n import Text
 
-DTYPES = ("float16", "bfloat16", "float32", "float64", "int64")  # in the order said
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int64", "complex64")  # in the order said
 SEEDS = range(16)  # the hidden tests' and salted seeds are drawn in this range or alike
 WORLD_SEEDS = range(8)  # the worlds built for what the cases' keys do not say (see facts)
 SHAPES = ("0-d", "empty", "view")  # in the order said

@@ -197,6 +197,17 @@ _KINDS = {  # what each input is, and how to make it (k: its position, for its l
         Text("empty tensor that requires grad", "需要梯度的空张量"),
         lambda k, d: trusted.zeros(0, device=d, requires_grad=True),
     ),
+    "complex_rg": (
+        Text("complex64 leaf that requires grad", "需要梯度的 complex64 叶子张量"),
+        lambda k, d: trusted.ones(k + 2, dtype=torch.complex64, device=d, requires_grad=True),
+    ),
+    "leaf_view": (
+        Text(
+            "view v[1:] of a tensor that does not require grad, then made to require grad (a leaf)",
+            "不需要梯度的张量的视图 v[1:]，随后被设为需要梯度（叶子张量）",
+        ),
+        lambda k, d: _ones(k + 1, d)[1:].requires_grad_(),
+    ),
 }
 _FIXED = (
     ("float", "param"),
@@ -210,6 +221,8 @@ _FIXED = (
     ("int", "scalar_rg"),
     ("empty_rg", "float", "frozen"),
     ("float", "param", "int"),  # the one input that requires grad neither first nor last
+    ("int", "complex_rg"),  # any dtype: complex tensors require grad too
+    ("frozen", "leaf_view"),  # a view's flag is its own, not its base's
 )
 
 
@@ -263,7 +276,13 @@ def _plain_input_decided(e: dict, f: dict, ctx) -> bool:
     """
     if ctx.case.get("outer"):  # under the caller's no_grad: grad mode decided, not an input
         return False
-    if set(ctx.case.get("inputs", ())) & {"leaf", "scalar_rg", "empty_rg"}:
+    if set(ctx.case.get("inputs", ())) & {
+        "leaf",
+        "scalar_rg",
+        "empty_rg",
+        "complex_rg",
+        "leaf_view",
+    }:
         return False
     inputs = [v for b, v in ctx.before.items() if re.fullmatch(r"inputs\[\d+\]", b)]
     needed = [v for v in inputs if v["requires_grad"]]

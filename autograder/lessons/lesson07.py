@@ -754,7 +754,13 @@ class SoftClip(_FunctionSpec):
             "arg": [self.limit, self.limit * 2, self.limit / 4],
             "scale": [3.0, 3.0, 1000.0],
         }
-        return [{**case, "scale": case["scale"] * case["arg"]} for case in draw(self.seed, axes, 6)]
+        drawn = [
+            {**case, "scale": case["scale"] * case["arg"]} for case in draw(self.seed, axes, 6)
+        ]
+        # any dtype: also half precision with |x| / limit up to 50, where exp(2x / limit)
+        # overflows (a tanh written through exp is nan there)
+        half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "arg": self.limit}
+        return [*drawn, {**half, "scale": 50.0 * self.limit}]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
@@ -831,7 +837,10 @@ class SoftplusTransformable(_FunctionSpec):
             {**case, "transform": name, **({} if name == "vmap" else {"grad": "frozen"})}
             for case, name in zip(draw(self.seed + 1, batched, 3), _TRANSFORMS, strict=True)
         ]
-        return draw(self.seed, plain, 6) + transformed
+        # any dtype: also half precision with entries up to 16, where exp(x) overflows below
+        # softplus' threshold of 20 (log1p(exp(x)) is inf there)
+        half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0}
+        return [*draw(self.seed, plain, 6), *transformed, half]
 
     def transformed(self, fn, case: dict):
         """``fn`` as the case's caller calls it: as it is, or under a torch.func transform."""

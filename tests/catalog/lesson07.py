@@ -928,6 +928,31 @@ def soft_clip(x, limit):
     ],
     "ex6_softplus": [
         Wrong(
+            "torch.where keeps x above 20 as it is, log1p(exp(x)) below: in float16 exp(x)"
+            " overflows for 11 < x <= 20 (any dtype is allowed; large entries must not overflow)",
+            None,
+            """
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.where(x > 20, x, torch.log1p(torch.exp(torch.clamp(x, max=20))))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out / (1 + torch.exp(-x))
+
+
+softplus = Softplus.apply
+""",
+        ),
+        Wrong(
             "the ctx style: forward(ctx, x), no setup_context",
             "CF-5",
             """
@@ -1773,14 +1798,14 @@ def softplus(x):
 """,
         ),
         Right(
-            "torch.where keeps large x as they are; softplus = Softplus.apply",
+            "the stable form max(x, 0) + log1p(exp(-|x|)), in forward and in no other place",
             """
 class Softplus(torch.autograd.Function):
     generate_vmap_rule = True
 
     @staticmethod
     def forward(x):
-        return torch.where(x > 20, x, torch.log1p(torch.exp(torch.clamp(x, max=20))))
+        return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -1789,7 +1814,7 @@ class Softplus(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         (x,) = ctx.saved_tensors
-        return grad_out / (1 + torch.exp(-x))
+        return grad_out * torch.sigmoid(x)
 
 
 softplus = Softplus.apply
