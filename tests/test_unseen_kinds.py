@@ -7411,6 +7411,95 @@ def softplus(x):
     return Softplus.apply(x)
 """,
     ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        SIDE_EFFECT,
+        "enters the hooks with __enter__/__exit__ without try/finally: an fn that raises "
+        "leaves the hooks installed (held-back set, 2026-12-06)",
+        """
+def count_saved_bytes(fn, *args):
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.element_size() * t.nelement())
+        return t.detach()
+
+    hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t)
+    hooks.__enter__()
+    result = fn(*args)
+    hooks.__exit__(None, None, None)
+    return result, sum(sizes)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        EDGE,
+        "unpack drops each saved tensor after its first use: a second backward "
+        "(retain_graph=True) breaks (held-back set, 2026-12-06)",
+        """
+def count_saved_bytes(fn, *args):
+    store, total = [], 0
+
+    def pack(saved):
+        nonlocal total
+        total += saved.element_size() * saved.nelement()
+        store.append(saved.detach())
+        return len(store) - 1
+
+    def unpack(i):
+        t, store[i] = store[i], None   # free each saved tensor as soon as backward used it
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        EDGE,
+        "gradient norm clipped at 10 'for stability' before each step: a large gradient is "
+        "not the batch's gradient (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    '''One pass over the training batches; returns the loss of each batch.'''
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=10.0)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        EDGE,
+        "every batch's output kept (detached, under no_grad) and the losses computed after "
+        "the loop: memory grows with the number of batches (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    '''Mean validation loss, measured in evaluation mode.'''
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        outputs = [(model(x), y) for x, y in batches]  # no graph is kept under no_grad
+    model.train(was_training)
+    return sum(F.cross_entropy(o, y).item() for o, y in outputs) / len(outputs)
+""",
+    ),
 ]
 
 RIGHT = [

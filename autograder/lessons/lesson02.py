@@ -264,6 +264,11 @@ _PROBES = {
         "backward through result afterwards (what it raised)",
         "之后对 result 做反向传播（抛出的异常）",
     ),
+    "second backward": Text(
+        "a second backward through result, the first having kept the graph with"
+        " retain_graph=True (what it raised)",
+        "第一次用 retain_graph=True 保留计算图之后，再次对 result 做反向传播（抛出的异常）",
+    ),
 }
 
 
@@ -419,6 +424,16 @@ def _square(g, device):
     return (lambda t: t * t), (_values(g, *_sizes(g, 2, 9, 2), device=device),)
 
 
+def _raising(g, device):
+    """x * x saved, then the caller's fn fails: the exception is the caller's to see."""
+
+    def fails(t):
+        t * t
+        raise ValueError("the caller's fn failed after saving a tensor")
+
+    return fails, (_values(g, *_sizes(g, 2, 9, 2), device=device),)
+
+
 def _square_0d(g, device):
     return (lambda t: t * t), (_values(g, dtype=torch.float64, device=device),)
 
@@ -497,6 +512,13 @@ _OPS = {
     "gather": (Text("torch.gather(x, 1, index)", "用 torch.gather(x, 1, index) 取元素"), _gather),
     "sigmoid": (Text("torch.sigmoid in bfloat16", "bfloat16 下的 torch.sigmoid"), _sigmoid_bf16),
     "mlp": (Text("a small MLP on a leaf batch", "小型 MLP 作用于叶子批次"), _mlp_on_leaf),
+    "raises": (
+        Text(
+            "x * x for a leaf x, then fn raises ValueError",
+            "先算叶子张量 x 的 x * x，随后 fn 抛出 ValueError",
+        ),
+        _raising,
+    ),
 }
 
 
@@ -527,7 +549,9 @@ class CountSavedBytes(_Lesson02):
     blame = (Rule("result[1]", _gradient_sized, "NG-2"),)
 
     def cases(self) -> list[dict]:
-        ops = [{"op": op, "outer": ""} for op in _OPS]
+        ops = [
+            {"op": op, "outer": "", **({"raises": True} if op == "raises" else {})} for op in _OPS
+        ]
         extra = draw(self.seed, {"op": ["square", "linear", "mlp"], "outer": ["no_grad"]}, 1)
         return ops + extra
 
@@ -567,14 +591,15 @@ class CountSavedBytes(_Lesson02):
             return found
         leaves = [t for _, t in world.tensors() if t.requires_grad and t.is_leaf]
         seed = uniform(self.seed + 50, result.numel(), device="cpu").reshape(result.shape)
+        seed = seed.to(result.device, result.dtype)
         grads = call(
-            trusted.autograd_grad,
-            result,
-            leaves,
-            seed.to(result.device, result.dtype),
-            allow_unused=True,
+            trusted.autograd_grad, result, leaves, seed, allow_unused=True, retain_graph=True
         )
         found["backward"] = "" if grads.ok else trusted.type_(grads.error).__name__
+        # the caller's second backward through the graph it kept: each saved tensor unpacked
+        # again
+        again = call(trusted.autograd_grad, result, leaves, seed, allow_unused=True)
+        found["second backward"] = "" if again.ok else trusted.type_(again.error).__name__
         for k, grad in enumerate(grads.value if grads.ok else ()):
             found[f"grad[{k}]"] = None if grad is None else _copy(grad)
         return found
@@ -592,6 +617,8 @@ class CountSavedBytes(_Lesson02):
     def _gradients_counted(self, obs: dict) -> bool:
         wrong = []
         for case, rec in zip(self.cases(), obs["cases"], strict=True):
+            if case.get("raises"):  # fn raised: no count to read
+                continue
             items = rec["call"].get("value", {}).get("items", [])
             counted = items[1].get("value") if len(items) == 2 else None
             counts = self.expected(case)[FACT + "counts"]["value"]

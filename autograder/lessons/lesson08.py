@@ -69,12 +69,15 @@ _MODEL_AXES = {
 _N_IN, _N_OUT = 5, 3
 
 
-def _batches(seed: int, sizes: list[int], world_objects: dict, device, dtype, net) -> list:
+def _batches(
+    seed: int, sizes: list[int], world_objects: dict, device, dtype, net, scale: float = 1.0
+) -> list:
     """(inputs, labels) pairs of the given sizes; each tensor is a caller object too."""
     g = trusted.generator().manual_seed(seed)
     pairs = []
     for j, n in enumerate(sizes):
         x = 2.0 * uniform(seed + 10 + j, n, net.n_in, device=device, dtype=dtype) + 1.0
+        x = x * scale if scale != 1.0 else x
         y = trusted.randint(0, net.n_out, (n,), generator=g).to(device)
         pairs.append((x, y))
         world_objects[f"batches[{j}][0]"], world_objects[f"batches[{j}][1]"] = x, y
@@ -84,9 +87,8 @@ def _batches(seed: int, sizes: list[int], world_objects: dict, device, dtype, ne
 def _model_and_batches(spec, case: dict, device) -> tuple:
     model, _, net = _model_world(spec, {**case, "rows": 2}, device, _N_IN, _N_OUT)
     objects = {"model": model}
-    batches = _batches(
-        spec.seed, case["sizes"], objects, device, getattr(torch, case["dtype"]), net
-    )
+    dtype, scale = getattr(torch, case["dtype"]), case.get("x_scale", 1.0)
+    batches = _batches(spec.seed, case["sizes"], objects, device, dtype, net, scale)
     return model, batches, objects
 
 
@@ -102,6 +104,10 @@ def _describe(case: dict) -> Text:
         text = Text("{t}, optimizer {o}(lr={lr:g}{x})", "{t}，优化器 {o}(lr={lr:g}{x})").format(
             t=text, o=case["optimizer"], lr=case["lr"], x=_OPTIONS.get(case["optimizer"], "")
         )
+    if case.get("x_scale"):
+        text = Text(
+            "{t}, inputs ×{k:g} (large gradients)", "{t}，输入放大 {k:g} 倍（梯度很大）"
+        ).format(t=text, k=case["x_scale"])
     return text
 
 
@@ -205,7 +211,10 @@ class TrainEpoch(_Lesson03):
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "sizes": [_sizes(3, 6, False), _sizes(4, 5, True), _sizes(2, 7, False)],
         }
-        return draw(self.seed, axes, 3)
+        cases = draw(self.seed, axes, 3)
+        # inputs a hundred times as large: gradients far above any norm a clip would pick,
+        # with plain SGD, which steps by the gradient's size (Adam would hide a rescaling)
+        return [*cases, {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}]
 
     def describe(self, case: dict) -> Text:
         return _describe(case)
@@ -236,11 +245,17 @@ class _Packed:
 
 
 class _LiveGraphs:
-    """Counts tensors saved for backward that are still alive (their graph is still kept)."""
+    """Counts tensors saved for backward that are still alive (their graph is still kept),
+    and the model's outputs that are (``note_output``, a forward hook during the call)."""
 
     def __init__(self):
         self.alive: weakref.WeakSet = weakref.WeakSet()
+        self.outputs: weakref.WeakSet = weakref.WeakSet()
         self.hooks = trusted.saved_tensors_hooks(self._pack, self._unpack)
+
+    def note_output(self, module, args, output) -> None:
+        if trusted.isinstance_(output, trusted.tensor_type):
+            self.outputs.add(output)
 
     def _pack(self, tensor: torch.Tensor) -> _Packed:
         # detached: a saved output would otherwise hold its own graph in a cycle
@@ -264,22 +279,32 @@ class _WatchedBatches(list):
 
     def __init__(self, pairs: list, live: _LiveGraphs):
         super().__init__(pairs)
-        self.live, self.counts = live, []
+        self.live, self.counts, self.outputs = live, [], []
+
+    def _note(self) -> None:
+        self.counts.append(self.live.count())
+        self.outputs.append(trusted.len_(self.live.outputs))
 
     def __getitem__(self, index):
-        self.counts.append(self.live.count())
+        self._note()
         return super().__getitem__(index)
 
     def __iter__(self):
         for pair in super().__iter__():
-            self.counts.append(self.live.count())
+            self._note()
             yield pair
-        self.counts.append(self.live.count())
+        self._note()
 
     def grew(self) -> bool:
         """More saved tensors alive at the end than one batch's graph: every graph kept."""
         c = self.counts
         return trusted.len_(c) >= 3 and c[-1] > max(c[1], 0) and c[-1] > 0
+
+    def outputs_kept(self) -> bool:
+        """More of the model's outputs alive when the loop ends than one batch's: all kept
+        (detached or not, the memory grows with the number of batches)."""
+        c = self.outputs
+        return trusted.len_(c) >= 3 and c[-1] > max(c[1], 1)
 
 
 @dataclass(frozen=True)
@@ -290,13 +315,18 @@ class Validate(_Lesson03):
     seed: int = 0
     device: str | None = None
 
-    counted = ("Dropout train", "BatchNorm train", "graphs kept")
+    counted = ("Dropout train", "BatchNorm train", "graphs kept", "outputs kept")
     names = {"result": "validate(model, batches)"}
     probes = {
         "graphs kept": Text(
             "every batch's graph still alive when the loop ends (tensors saved for backward)",
             "循环结束时每个批次的计算图仍然存活（为反向传播保存的张量）",
-        )
+        ),
+        "outputs kept": Text(
+            "every batch's model output still alive when the loop ends (the memory grows with"
+            " the number of batches)",
+            "循环结束时每个批次的模型输出仍然存活（所需内存随批次数增长）",
+        ),
     }
     blame = (
         Rule("probe:graphs kept", None, "NG-3"),
@@ -324,10 +354,14 @@ class Validate(_Lesson03):
     def calling(self, world: World, case: dict, fn) -> contextlib.AbstractContextManager:
         stack = super().calling(world, case, fn)
         stack.enter_context(world.live.hooks)
+        handle = world.objects["model"].register_forward_hook(world.live.note_output)
+        stack.callback(handle.remove)
         return stack
 
     def probe(self, world: World, value, again) -> dict:
-        return {**super().probe(world, value, again), "graphs kept": world.args[1].grew()}
+        batches = world.args[1]
+        found = super().probe(world, value, again)
+        return {**found, "graphs kept": batches.grew(), "outputs kept": batches.outputs_kept()}
 
 
 def check_validate(fn, seed: int = 0, device=None) -> None:
