@@ -7500,6 +7500,22 @@ def validate(model, batches):
     return sum(F.cross_entropy(o, y).item() for o, y in outputs) / len(outputs)
 """,
     ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        EDGE,
+        "losses weighted by len(batch): not the mean of the returned losses when the last "
+        "batch is short (held-back set, 2026-12-06)",
+        """
+def epoch_mean_loss(step, batches):
+    total, rows = 0, 0
+    for batch in batches:
+        n = len(batch)  # weight each loss by its batch size: a short last batch counts less
+        total = total + step(batch) * n
+        rows += n
+    return (total / rows).item()
+""",
+    ),
 ]
 
 RIGHT = [

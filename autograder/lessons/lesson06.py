@@ -1200,15 +1200,19 @@ class EpochMeanLoss(_Modelled):
         text = Text("{n} batches, losses {d}", "{n} 个批次，损失为 {d}").format(
             n=case["count"], d=case["dtype"]
         )
+        if case["count"] > 1:
+            text = Text("{t}, the last batch shorter", "{t}，最后一个批次较短").format(t=text)
         if case["history"]:
             text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
         return text
 
     def build(self, case: dict, device) -> World:
         gpu, dtype = _ModelGPU(), getattr(torch, case["dtype"])
+        # a short last batch, as a DataLoader gives: the mean is over the losses step returned
+        rows = [4] * (case["count"] - 1) + [2 if case["count"] > 1 else 4]
         batches = [
-            gpu.place(uniform(self.seed + 10 * case["count"] + j, 4, 3, device="cpu", dtype=dtype))
-            for j in range(case["count"])
+            gpu.place(uniform(self.seed + 10 * case["count"] + j, n, 3, device="cpu", dtype=dtype))
+            for j, n in enumerate(rows)
         ]
         w = gpu.place(uniform(self.seed, 3, device="cpu", dtype=dtype))
         w.requires_grad_(case["history"])
