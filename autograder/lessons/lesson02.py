@@ -690,6 +690,11 @@ class RunStep(_Lesson02):
 
     def describe(self, case: dict) -> Text:
         step = Text("train={t}, {o}(lr={lr:g})", "train={t}，优化器 {o}(lr={lr:g})")
+        if case.get("stepped"):
+            step = Text(
+                "train={t}, {o}(lr={lr:g}) that has stepped before",
+                "train={t}，之前已经更新过的优化器 {o}(lr={lr:g})",
+            )
         return _case_text(case, step.format(t=case["train"], o=case["optimizer"], lr=case["lr"]))
 
     def compared(self, base: str, fields: dict) -> dict:
@@ -706,6 +711,8 @@ class RunStep(_Lesson02):
         y = trusted.randint(0, model[-1].out_features, (x.shape[0],), generator=g).to(device)
         trainable = [p for p in model.parameters() if p.requires_grad]
         optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        if case.get("stepped"):
+            _stepped_before(optimizer, trainable, self.seed)
         world = World(
             (model, x, y, optimizer, case["train"]), {"model": model, "x": x, "y": y}, device
         )
@@ -727,9 +734,16 @@ class RunStep(_Lesson02):
 
     def again_case(self) -> dict | None:
         """An evaluation (train=False) made twice in one world: its loss must follow the
-        weights the caller changed in between (a loss memoised per weight tensor does not)."""
+        weights the caller changed in between (a loss memoised per weight tensor does not).
+        Its optimizer has momentum and arrives having stepped before, so that the training
+        step that follows (``between_calls``) has state of the caller's to keep."""
         evals = [c for c in self.cases() if not c["train"]]
-        return next((c for c in evals if self._arrives_with_grad(c)), super().again_case())
+        case = next((c for c in evals if self._arrives_with_grad(c)), None)
+        case = case or next(iter(evals), None) or super().again_case()
+        if case is None:
+            return None
+        stateful = case["optimizer"] if case["optimizer"] != "sgd" else "momentum"
+        return {**case, "optimizer": stateful, "stepped": True}
 
     between = Text("took a training step (train=True)", "做了一次训练（train=True）")
 
@@ -740,6 +754,17 @@ class RunStep(_Lesson02):
 
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
+
+
+def _stepped_before(optimizer, params: list, seed: int) -> None:
+    """An optimizer that has taken a step of the caller's (momentum buffers, Adam's moments),
+    each parameter's ``.grad`` left as it was."""
+    kept = [p.grad for p in params]
+    for k, p in enumerate(params):
+        p.grad = uniform(seed + 300 + k, *p.shape, device=p.device, dtype=p.dtype)
+    optimizer.step()
+    for p, grad in zip(params, kept, strict=True):
+        p.grad = grad
 
 
 def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
