@@ -7516,6 +7516,18 @@ def epoch_mean_loss(step, batches):
     return (total / rows).item()
 """,
     ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        EDGE,
+        "x flattened to a vector before gradcheck: a function of the last dimension is "
+        "checked at another input (held-back set, 2026-12-06)",
+        """
+def backward_is_correct(fn, x):
+    x64 = x.detach().reshape(-1).double().requires_grad_()  # gradcheck on a flat vector
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+    ),
 ]
 
 RIGHT = [

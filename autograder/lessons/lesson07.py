@@ -100,8 +100,14 @@ _LAYOUTS = {  # name: (description, storage shape for n columns and r rows, x fr
         lambda n, r: (0, n),
         lambda v: v,
     ),
+    # exercise 3's x for a function of the last dimension: a copy flattened is another input
+    "pairs": (
+        Text("of shape (n, 2), pairs along the last dimension", "形状为 (n, 2)，最后一维两两成对"),
+        lambda n, r: (n, 2),
+        lambda v: v,
+    ),
 }
-_DRAWN = [name for name in _LAYOUTS if name != "empty"]  # every exercise's axis of layouts
+_DRAWN = [name for name in _LAYOUTS if name not in ("empty", "pairs")]  # every axis of layouts
 _GRAD_STATES = {
     "stale": Text("a leaf with a stale .grad", "带残留 .grad 的叶子张量"),
     "fresh": Text("a leaf, .grad None", "叶子张量，.grad 为 None"),
@@ -637,6 +643,9 @@ class BackwardIsCorrect(_FunctionSpec):
             cases += [{**case, **case.pop("x")} for case in drawn]
         also = {"layout": "vector", "scale": 1.5, "dtype": "float32", "grad": "fresh"}
         cases += [{"fn": name, **also} for name in _ALSO_CHECKED]
+        # the moving sum along a last dimension of 2: no x[i-2] there, so the backward that
+        # forgets it is right; gradcheck at a flattened copy checks another function
+        cases.append({**also, "fn": "moving_sum_off", "layout": "pairs"})
         # the caller's default dtype float64: a copy made in float64 by setting the default,
         # then "restoring" float32, changes it
         return [*cases, {**cases[0], "default_dtype": "float64"}]

@@ -395,6 +395,27 @@ def quantise(x, step):
     ],
     "ex3_backward_is_correct": [
         Wrong(
+            "the Jacobians compared by hand on a flattened float64 copy: a function of the last"
+            " dimension is checked at another input",
+            None,
+            """
+def backward_is_correct(fn, x):
+    x64 = x.detach().double().reshape(-1)
+    eps = 1e-6
+    rows_analytic, rows_numeric = [], []
+    for i in range(x64.numel()):
+        e = torch.zeros_like(x64)
+        e[i] = 1.0
+        xi = x64.clone().requires_grad_()
+        (row,) = torch.autograd.grad(fn(xi), xi, e)
+        rows_analytic.append(row)
+        rows_numeric.append((fn(x64 + eps * e) - fn(x64 - eps * e)) / (2 * eps))
+    analytic = torch.stack(rows_analytic)
+    numeric = torch.stack(rows_numeric).detach().t()
+    return bool(torch.allclose(analytic, numeric, rtol=1e-3, atol=1e-5))
+""",
+        ),
+        Wrong(
             "gradcheck on the float32 input as it comes",
             "CF-3",
             """
@@ -1412,19 +1433,21 @@ def backward_is_correct(fn, x):
 """,
         ),
         Right(
-            "the Jacobians compared by hand in float64",
+            "the Jacobians compared by hand in float64, at x's own shape",
             """
 def backward_is_correct(fn, x):
-    x64 = x.detach().double().reshape(-1)
+    x64 = x.detach().double()
     eps = 1e-6
     rows_analytic, rows_numeric = [], []
     for i in range(x64.numel()):
-        e = torch.zeros_like(x64)
+        e = torch.zeros(x64.numel(), dtype=x64.dtype, device=x64.device)
         e[i] = 1.0
+        e = e.reshape(x64.shape)
         xi = x64.clone().requires_grad_()
         (row,) = torch.autograd.grad(fn(xi), xi, e)
-        rows_analytic.append(row)
-        rows_numeric.append((fn(x64 + eps * e) - fn(x64 - eps * e)) / (2 * eps))
+        rows_analytic.append(row.reshape(-1))
+        step = (fn(x64 + eps * e) - fn(x64 - eps * e)) / (2 * eps)
+        rows_numeric.append(step.reshape(-1))
     analytic = torch.stack(rows_analytic)
     numeric = torch.stack(rows_numeric).detach().t()
     return bool(torch.allclose(analytic, numeric, rtol=1e-3, atol=1e-5))
