@@ -24,5 +24,14 @@ DEFAULT_DTYPE = Text(
     ", the caller's default dtype float64 (torch.set_default_dtype)",
     "，调用者的默认 dtype 为 float64（torch.set_default_dtype）",
 )
+
+
+def with_default_dtype(text: Text, case: dict) -> Text:
+    """A case's description, followed by the caller's default dtype where the case sets one."""
+    if not case.get("default_dtype"):
+        return text
+    return Text(text.en + DEFAULT_DTYPE.en, text.zh + DEFAULT_DTYPE.zh)
+
+
 # a leftover far larger than one step's gradient: subtracting it back loses the new one
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}

@@ -264,9 +264,17 @@ USED_FIRST_RESULT = Text(
 )
 
 
+def before_second_clause(before_second: Text | None) -> Text | str:
+    """What the caller also does before the second call (``Spec.before_second``), as a
+    clause of the sentences on the calls in one world: here and in feedback."""
+    if before_second is None:
+        return ""
+    return Text(f", {before_second.en}", f"、{before_second.zh}")
+
+
 def _again(between: Text | None, before_second: Text | None = None) -> Text:
     """The calls in one world a check makes after the first (``oracle.Spec._call_again``)."""
-    also = "" if before_second is None else Text(f", {before_second.en}", f"、{before_second.zh}")
+    also = before_second_clause(before_second)
     if between is None:
         return Text(
             "a second call with the same objects after the caller changed them in place, gave "

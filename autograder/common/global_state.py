@@ -24,6 +24,7 @@ changes the module attribute, not what is read here.
 from __future__ import annotations
 
 import array
+import contextlib
 import hashlib
 import random as _python_random
 import sys
@@ -242,6 +243,18 @@ def plain(value: Any, kind: type) -> bool:
 
 
 # --- readers and writers that take more than one call -------------------------------------
+
+
+@contextlib.contextmanager
+def set_during(read: Callable[[], Any], write: Callable[[Any], None], value: Any):
+    """A setting the caller chose, around a call: ``write(value)``, and what ``read()`` found
+    written back afterwards (the caller's default dtype, anomaly mode, autocast's dtype)."""
+    was = read()
+    write(value)
+    try:
+        yield
+    finally:
+        write(was)
 
 
 def anomaly_state() -> tuple[bool, bool]:

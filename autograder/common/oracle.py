@@ -35,7 +35,7 @@ import torch
 from autograder.common import compare as c
 from autograder.common import expectations, reference_states, trusted
 from autograder.common import global_state as global_settings
-from autograder.common.domain import USED_FIRST_RESULT
+from autograder.common.domain import USED_FIRST_RESULT, before_second_clause
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device
 from autograder.common.observation import InconsistentObservation
@@ -441,34 +441,23 @@ def _left_grad(t: torch.Tensor, arrived: torch.Tensor | None) -> None:
         t.grad = arrived
 
 
-@contextlib.contextmanager
-def _caller_default(case: dict):
+def _caller_default(case: dict) -> contextlib.AbstractContextManager:
     """The default dtype a case's caller set (``"default_dtype"``), around each call: an
     answer that sets its own and then "restores" float32 leaves the caller's changed."""
     name = case.get("default_dtype")
     if name is None:
-        yield
-        return
-    was = trusted.get_default_dtype()
-    trusted.set_default_dtype(getattr(torch, name))
-    try:
-        yield
-    finally:
-        trusted.set_default_dtype(was)
+        return contextlib.nullcontext()
+    read, write = trusted.get_default_dtype, trusted.set_default_dtype
+    return global_settings.set_during(read, write, getattr(torch, name))
 
 
-@contextlib.contextmanager
-def _anomaly_detection_on():
+def _anomaly_detection_on() -> contextlib.AbstractContextManager:
     """The last call in one world is made as a caller debugging its model makes it, with
     anomaly detection on (``check_nan`` off: values stay the task's business). An answer
     that switches it off when done, instead of putting back what it found, leaves the
     caller's setting changed; the results are the same either way."""
-    was = global_settings.anomaly_state()
-    global_settings.set_anomaly_state((True, False))
-    try:
-        yield
-    finally:
-        global_settings.set_anomaly_state(was)
+    read, write = global_settings.anomaly_state, global_settings.set_anomaly_state
+    return global_settings.set_during(read, write, (True, False))
 
 
 def _changed_since(world: World, value: Any, found: dict) -> list[str]:
@@ -1048,9 +1037,7 @@ class Spec(Check):
         return self._differences(case, expected, found, self._again_text(case), before)
 
     def _again_text(self, case: dict) -> Text:
-        also = ""
-        if self.before_second is not None:
-            also = Text(f", {self.before_second.en}", f"、{self.before_second.zh}")
+        also = before_second_clause(self.before_second)
         if self.between is not None:
             return Text(
                 "{c}; called twice more in the same world: after the caller changed its "

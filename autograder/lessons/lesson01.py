@@ -28,9 +28,9 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from autograder.common import trusted
-from autograder.common.caller_states import DEFAULT_DTYPE
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
+from autograder.common.caller_states import with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -138,8 +138,7 @@ class ProductGrads(Spec):
         shown = Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
-        if case.get("default_dtype"):
-            shown = Text(shown.en + DEFAULT_DTYPE.en, shown.zh + DEFAULT_DTYPE.zh)
+        shown = with_default_dtype(shown, case)
         if case.get("b_dtype"):
             return Text("{s}, b in {d}", "{s}，b 为 {d}").format(s=shown, d=case["b_dtype"])
         if not case.get("same"):
@@ -413,15 +412,11 @@ class MakeTrainable(Spec):
 
     def describe(self, case: dict) -> Text:
         target = {"course": Text("the inputs' device", "输入所在的设备"), "cpu": "cpu"}
-        return Text(
-            "a list of shape {s}, integers within ±{r}, device: {t}{d}",
-            "形状为 {s} 的列表，整数范围 ±{r}，设备：{t}{d}",
-        ).format(
-            s=str(self._shape(case)),
-            r=_RANGES[case["range"]] - 1,
-            t=target[case["target"]],
-            d=DEFAULT_DTYPE if case.get("default_dtype") else "",
-        )
+        shown = Text(
+            "a list of shape {s}, integers within ±{r}, device: {t}",
+            "形状为 {s} 的列表，整数范围 ±{r}，设备：{t}",
+        ).format(s=str(self._shape(case)), r=_RANGES[case["range"]] - 1, t=target[case["target"]])
+        return with_default_dtype(shown, case)
 
     def _shape(self, case: dict) -> tuple[int, ...]:
         g = trusted.generator().manual_seed(self.seed)

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
-from autograder.common.caller_states import DEFAULT_DTYPE
+from autograder.common.caller_states import with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -676,8 +676,7 @@ class BackwardIsCorrect(_FunctionSpec):
     def describe(self, case: dict) -> Text:
         text = super().describe(case)
         fn = _FUNCTIONS[case["fn"]][0]
-        if case.get("default_dtype"):
-            text = Text(text.en + DEFAULT_DTYPE.en, text.zh + DEFAULT_DTYPE.zh)
+        text = with_default_dtype(text, case)
         return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")
 
 

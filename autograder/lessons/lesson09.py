@@ -24,6 +24,7 @@ holds no answer. The references, with the torch functions they use, are in
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from autograder.common import trusted
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
+from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 from autograder.common.on_device import OnTheDevice, there
@@ -192,14 +194,10 @@ def _outer(case: dict, device: torch.device):
     return trusted.no_grad() if case.get("outer") else None
 
 
-@contextlib.contextmanager
 def _autocast_default(device: torch.device, dtype: torch.dtype):
-    was = trusted.get_autocast_dtype(device.type)
-    trusted.set_autocast_dtype(device.type, dtype)
-    try:
-        yield
-    finally:
-        trusted.set_autocast_dtype(device.type, was)
+    read = functools.partial(trusted.get_autocast_dtype, device.type)
+    write = functools.partial(trusted.set_autocast_dtype, device.type)
+    return set_during(read, write, dtype)
 
 
 _FLOAT16_DEFAULT = "autocast_default_float16"  # domain says it under the prompt
