@@ -7528,6 +7528,137 @@ def backward_is_correct(fn, x):
     return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
 """,
     ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        EDGE,
+        "special-cases samples=1 with a zero std instead of preds.std(dim=0) (nan) (held-back"
+        " set, 2026-12-06)",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    try:
+        with torch.no_grad():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
+    std = preds.std(dim=0) if samples > 1 else torch.zeros_like(preds[0])  # one sample: no spread
+    return preds.mean(dim=0), std
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        EDGE,
+        "G's gradient norm-clipped to 1.0 before opt_g.step() (held-back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    torch.nn.utils.clip_grad_norm_(G.parameters(), 1.0)  # stabilise the generator
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        EDGE,
+        "median by torch.tensor(durations).median().item(): durations rounded to float32 "
+        "(held-back set, 2026-12-06)",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    durations = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        durations.append(clock() - start)
+    return torch.tensor(durations).median().item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        EDGE,
+        "the step skipped when a batch's loss is not finite: not one step per batch (held-"
+        "back set, 2026-12-06)",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    '''One pass over the training batches; returns the loss of each batch.'''
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        if torch.isfinite(loss):  # a bad batch must not spoil the weights
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        EDGE,
+        "torch.as_tensor(t, device=device): a blocking copy, no non_blocking (held-back set, "
+        "2026-12-06)",
+        """
+def load_batch(batch, device):
+    return tuple(torch.as_tensor(t, device=device) for t in batch)  # no copy when already there
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        EDGE,
+        "destination allocated on the current stream before the side block, filled on the "
+        "side stream (held-back set, 2026-12-06)",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    moved = torch.empty_like(batch, device=device)  # the destination, ready before the copy
+    with cuda.stream(side):
+        moved.copy_(batch, non_blocking=True)
+    result = compute()
+    main = cuda.current_stream()
+    main.wait_stream(side)
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        EDGE,
+        "the side-stream tensor cloned on the current stream instead of record_stream (held-"
+        "back set, 2026-12-06)",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        staged = batch.to(device, non_blocking=True)
+    result = compute()
+    main = cuda.current_stream()
+    main.wait_stream(side)
+    moved = staged.clone()  # memory of the current stream: no record_stream needed
+    return result, moved
+""",
+    ),
 ]
 
 RIGHT = [

@@ -591,10 +591,18 @@ class Context:
         return self._before
 
 
-def close(a: Any, b: Any, tolerance: tuple[float, float] = (1e-7, 1e-9)) -> bool:
-    """Equal plain values; tensors of one shape, and floats, within a tolerance."""
+def close(
+    a: Any,
+    b: Any,
+    tolerance: tuple[float, float] = (1e-7, 1e-9),
+    floats: tuple[float, float] = FLOAT_TOLERANCE,
+) -> bool:
+    """Equal plain values; tensors of one shape, and floats, within a tolerance (``floats``
+    for Python floats, (rtol, atol)); NaN equals NaN, as in tensors compared."""
     if trusted.type_(a) is float and trusted.type_(b) is float:
-        return a == b or abs(a - b) <= FLOAT_TOLERANCE[1] + FLOAT_TOLERANCE[0] * abs(b)
+        if a != a or b != b:  # NaN
+            return a != a and b != b
+        return a == b or abs(a - b) <= floats[1] + floats[0] * abs(b)
     if trusted.type_(a) in _TENSORS or trusted.type_(b) in _TENSORS:
         if not (trusted.type_(a) in _TENSORS and trusted.type_(b) in _TENSORS):
             return False
@@ -737,6 +745,9 @@ class Spec(Check):
     between: ClassVar[Text | None] = None
     # what it also does before the second call (``before_second_call``), said alike
     before_second: ClassVar[Text | None] = None
+    # how close two Python floats must be: a loss's .item() may come from float32; a
+    # figure the caller's own float64 numbers make (a median of clock readings) is closer
+    float_tolerance: ClassVar[tuple[float, float]] = FLOAT_TOLERANCE
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -1101,12 +1112,11 @@ class Spec(Check):
                 results.append(self._result(case, name, field, e1, f1, blame, told))
         return results
 
-    @staticmethod
-    def _first_difference(e: dict, f: dict) -> str | None:
+    def _first_difference(self, e: dict, f: dict) -> str | None:
         order = [*_FIELD_ORDER, *(k for k in e if k not in _FIELD_ORDER)]
         order += [k for k in f if k not in order]
-        tol = _tolerance(e)
-        return next((k for k in order if not close(e.get(k), f.get(k), tol)), None)
+        tol, floats = _tolerance(e), self.float_tolerance
+        return next((k for k in order if not close(e.get(k), f.get(k), tol, floats)), None)
 
     def _result(self, case, base, field, e, f, blame: Rule | None, told=None) -> CheckResult:
         misconception = blame.misconception if blame else None

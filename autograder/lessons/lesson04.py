@@ -419,6 +419,11 @@ _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its
     ),
 }
 _D_NORM = Text(", D starting with a BatchNorm1d", "，D 的第一层是 BatchNorm1d")
+_SHARP = 50.0  # D's last weights scaled: G's gradient norm well above 1 (a clip would show)
+_SHARP_TEXT = Text(
+    ", D's last layer weights ×50 (G's gradients large)",
+    "，D 最后一层的权重放大 50 倍（G 的梯度很大）",
+)
 _IMAGES = Text(
     ", samples shaped as 2×3 images (G ends in a view)",
     "，样本形状为 2×3 的图像（G 的输出是视图）",
@@ -504,11 +509,12 @@ class _GanStep(Spec):
             else Text("{m}[{k}] frozen", "{m}[{k}] 被冻结").format(m=which, k=index)
         )
         return Text(
-            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}){h}, {t}, batch {n}, {z}{b}{i}",
-            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}{i}",
+            "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}){h}, {t}, batch {n}, {z}{b}{k}{i}",
+            "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}{k}{i}",
         ).format(
             h=Text(" after an earlier step", "，之前已走过一步") if case.get("history") else "",
             b=_D_NORM if case.get("D_norm") else "",
+            k=_SHARP_TEXT if case.get("sharp") else "",
             i=_IMAGES if case.get("images") else "",
             z=_LOGITS[case["logits"]][1],
             g=_MODES[case["G_mode"]],
@@ -527,6 +533,8 @@ class _GanStep(Spec):
         G, D = make_gan(self.seed, self.depth, dtype, device, case.get("D_norm", False), images)
         with trusted.no_grad():
             D[-2].bias.add_(_LOGITS[case["logits"]][0])
+            if case.get("sharp"):
+                D[-2].weight.mul_(_SHARP)
         z = uniform(self.seed + 1, case["batch"], 3, device=device, dtype=dtype)
         sample = IMAGE if images else (6,)
         real = (uniform(self.seed + 2, case["batch"], *sample, device=device, dtype=dtype) + 1) / 2
@@ -727,6 +735,12 @@ class GStep(_GanStep):
     # the step-time gradients are what counts
     allow = (Rule("D*.grad"), Rule("G*.grad"), Rule("G*", _adam_noise))
     blame = (Rule("G*.grad when *", _nothing_new, "DT-5"),)
+
+    def cases(self) -> list[dict]:
+        """The drawn cases, and a sharp D under plain SGD: G's gradient norm is then above
+        any norm a clip would pick, and the step is the gradient's size."""
+        drawn = super().cases()
+        return [*drawn, {**drawn[0], "sharp": True, "optimizer": "sgd"}]
 
 
 def check_g_step(

@@ -39,6 +39,7 @@ from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
 from autograder.common.oracle import (
+    TOLERANCE,
     Rule,
     Spec,
     World,
@@ -213,6 +214,7 @@ class _ModelGPU(TorchFunctionMode):
         self.log.append(f"to device, {memory}, {'non_blocking' if non_blocking else 'blocking'}")
         self._timeline(source, pinned, non_blocking)
         if self.streams is not None and out is not None:
+            self.streams.writing(out, max(self.streams.current.free_at, self.streams.host_us))
             ready = self.streams.launch(self.copy_us)
             if not (pinned and non_blocking):
                 self.streams.host_us = max(self.streams.host_us, ready)
@@ -249,8 +251,10 @@ class _ModelGPU(TorchFunctionMode):
             if prop in ("device", "is_cuda", "is_cpu"):
                 return {"device": where, "is_cuda": True, "is_cpu": False}[prop]
         if first is not None and name == "record_stream" and self.streams is not None:
-            self.streams.recorded.setdefault(id(first), []).append(getattr(args[1], "name", "?"))
+            self.streams.recording(first, str(getattr(args[1], "name", "?")))
             return None
+        if self.streams is not None and name not in _METADATA:
+            self.streams.reading(_tensors(args, kwargs))
         if first is not None and name == "is_pinned":
             return self.is_pinned(first)
         if first is not None and name == "pin_memory":
@@ -296,10 +300,16 @@ class _ModelGPU(TorchFunctionMode):
             self.log.append("to host, blocking")
             return func(*args, **kwargs)
         asked, pin = kwargs.get("device"), kwargs.get("pin_memory")
+        if first is not None and name in _FROM_DATA:
+            device = asked if asked is not None else _positional_device(args)
+            device = _cuda(device if device is not None else where or "cpu")
+            dtype = kwargs.get("dtype") or _positional_dtype(args) or first.dtype
+            if where is not None or device.type == "cuda":  # a copy, never non_blocking
+                return self._copy(first, where, device, dtype, False)
         if asked is not None and torch.device(asked).type == "cuda":
             out = self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
             if self.streams is not None and _is_tensor(out):
-                self.streams.landed(out, 0.0)  # allocated on the current stream
+                self.streams.allocate(out)
             return out
         out = func(*args, **{k: v for k, v in kwargs.items() if k != "pin_memory"})
         if pin and _is_tensor(out):  # a pinned host buffer (empty(..., pin_memory=True))
@@ -321,6 +331,27 @@ class _ModelGPU(TorchFunctionMode):
         if where is None:
             self._to_device(source, non_blocking, out)
         return out
+
+
+# what reads a tensor's description, not its memory: no kernel on any stream
+_METADATA = frozenset(
+    ("__get__", "__set__", "size", "dim", "numel", "nelement", "stride", "storage_offset")
+    + ("is_contiguous", "is_pinned", "data_ptr", "element_size", "get_device", "record_stream")
+)
+
+# factories that take their data from a tensor: torch.as_tensor(t, device=...) is a copy
+# (blocking) where the device differs, and the tensor itself where it does not
+_FROM_DATA = ("as_tensor", "asarray", "tensor")
+
+
+def _positional_device(args: tuple):
+    """``torch.as_tensor(data, dtype, device)``: the device given by position, if any (else
+    the data's own device)."""
+    return next((a for a in args[1:] if trusted.isinstance_(a, (str, torch.device))), None)
+
+
+def _positional_dtype(args: tuple) -> torch.dtype | None:
+    return next((a for a in args[1:] if trusted.isinstance_(a, torch.dtype)), None)
 
 
 _US_PER_BYTE = 0.01  # the model's copy speed (host memcpy and DMA alike): 100 MB/s
@@ -435,6 +466,10 @@ class Benchmark(_Modelled):
     seed: int = 0
     device: str | None = None
 
+    # the median is one of the intervals the caller's float64 clock gives: kept in float64
+    # (a float32 copy of the durations moves it by about 1e-8 of itself, which no clock
+    # subtraction in another order does)
+    float_tolerance = TOLERANCE["torch.float64"]
     names = {
         "result": "benchmark(...)",
         "work() calls in this world": Text(
@@ -1340,6 +1375,12 @@ class _VDevice:
         self.current, self.host_us, self.log = self.default, 0.0, []
         self.made: dict[int, tuple[weakref.ref, float, _VStream]] = {}
         self.recorded: dict[int, list[str]] = {}
+        # memory allocated on a stream, and until when that stream's earlier work runs
+        self.allocated: dict[int, tuple[weakref.ref, _VStream, float]] = {}
+        # tensors made on one stream and read by work on another: (tensor, reader, recorded
+        # for) -- kept past the tensor's life: freed unrecorded, its memory may be reused
+        self.borrowed: list[tuple[weakref.ref, str, set[str]]] = []
+        self.early_writes = 0  # writes into memory another stream's queued work may still use
 
     def Stream(self, *args, **kwargs) -> _VStream:  # noqa: N802 - torch.cuda's spelling
         return _VStream(self, "side")
@@ -1382,6 +1423,38 @@ class _VDevice:
         entry = self.made.get(id(t))
         return entry[1:] if entry is not None and entry[0]() is t else None
 
+    def allocate(self, t: torch.Tensor) -> None:
+        """``t``'s memory comes from the current stream's pool, whose queued work runs until
+        its ``free_at``: a block freed by that work may still be read until then."""
+        self.allocated[id(t)] = (weakref.ref(t), self.current, self.current.free_at)
+        self.landed(t, 0.0)
+
+    def writing(self, t: torch.Tensor, start: float) -> None:
+        """Work on the current stream writes into ``t`` from ``start``: too early where ``t``
+        was allocated on another stream whose earlier work may still use the block."""
+        entry = self.allocated.get(id(t))
+        if entry is not None and entry[0]() is t and entry[1] is not self.current:
+            self.early_writes += int(start < entry[2] - 1e-9)
+
+    def reading(self, tensors: list[torch.Tensor]) -> None:
+        """Work on the current stream reads ``tensors``: those made on a side stream are
+        borrowed, and need ``record_stream`` for this stream before they are freed."""
+        for t in tensors:
+            made = self.made_of(t)
+            if made is not None and made[1] is not self.current and made[1] is not self.default:
+                recorded = set(self.recorded.get(id(t), []))
+                self.borrowed.append((weakref.ref(t), self.current.name, recorded))
+
+    def recording(self, t: torch.Tensor, stream_name: str) -> None:
+        self.recorded.setdefault(id(t), []).append(stream_name)
+        for ref, _, recorded in self.borrowed:
+            if ref() is t:
+                recorded.add(stream_name)
+
+    def unrecorded_borrows(self) -> int:
+        """Borrowed tensors not recorded for the stream that read them."""
+        return sum(reader not in recorded for _, reader, recorded in self.borrowed)
+
 
 @dataclass(frozen=True)
 class OverlapCopy(_Modelled):
@@ -1420,11 +1493,23 @@ class OverlapCopy(_Modelled):
             "（wait_stream 或事件；请重读 §10 CUDA 流：让拷贝与计算并行）",
         ),
         "memory unprotected": Text(
-            "memory made on the side stream and used on the current one without record_stream:"
-            " the caching allocator may hand it out again while the current stream still reads"
-            " it (re-read §10 Streams: a copy beside the computation)",
-            "在辅助流上分配、在当前流上使用，却没有调用 record_stream 的内存：当前流还在读取时，"
-            "缓存分配器就可能把它分配给别人（请重读 §10 CUDA 流：让拷贝与计算并行）",
+            "memory made on the side stream and used on the current one without record_stream"
+            " (the batch returned, or a tensor your function read on the current stream): once"
+            " freed, the caching allocator may hand it out again while the current stream still"
+            " reads it (re-read §10 Streams: a copy beside the computation)",
+            "在辅助流上分配、在当前流上使用（返回的批次，或者你的函数在当前流上读取过的张量），"
+            "却没有调用 record_stream 的内存：它一旦被释放，缓存分配器就可能在当前流还在读取时"
+            "把它分配给别人（请重读 §10 CUDA 流：让拷贝与计算并行）",
+        ),
+        "memory still in use": Text(
+            "memory allocated on the current stream while work was still queued there, then"
+            " written by the side stream before that work was done: the block may be one that"
+            " queued work still reads; allocate it inside the side stream's block, or make the"
+            " side stream wait for the current one first (re-read §10 Streams: a copy beside"
+            " the computation)",
+            "在当前流上还有排队工作时从当前流分配的内存，在那些工作完成之前就被辅助流写入："
+            "这块内存可能正被排队的工作读取；请在辅助流的 with 块里分配它，或者先让辅助流等待当前流"
+            "（请重读 §10 CUDA 流：让拷贝与计算并行）",
         ),
         "host waited": Text(
             "model µs the host was held up (MODEL, not a measurement); the host need not wait:"
@@ -1494,11 +1579,13 @@ class OverlapCopy(_Modelled):
         race = made is not None and use_start < made[0] - 1e-9
         recorded = cuda.recorded.get(id(moved), []) if moved is not None else []
         unprotected = made is not None and made[1] is not cuda.default and "default" not in recorded
+        unprotected = unprotected or cuda.unrecorded_borrows() > 0
         return {
             "where": ", ".join(str(w) for w in _on_model(world, value)),
             "device time": round(float(done), 6),
             "race": bool(race),
             "memory unprotected": bool(unprotected),
+            "memory still in use": cuda.early_writes > 0,
             "host waited": round(host, 6),
         }
 

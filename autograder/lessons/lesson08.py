@@ -213,14 +213,30 @@ class TrainEpoch(_Lesson03):
         }
         cases = draw(self.seed, axes, 3)
         # inputs a hundred times as large: gradients far above any norm a clip would pick,
-        # with plain SGD, which steps by the gradient's size (Adam would hide a rescaling)
-        return [*cases, {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}]
+        # with plain SGD, which steps by the gradient's size (Adam would hide a rescaling);
+        # and a last batch whose loss is not finite: its step is taken all the same
+        scaled = {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}
+        return [*cases, scaled, {**cases[0], "inf_batch": True}]
+
+    def again_case(self) -> dict | None:
+        """Not the case whose last step leaves the model NaN: a second epoch from there
+        would compare NaN with NaN."""
+        calls = [case for case in self.cases() if not case.get("inf_batch")]
+        return next((c for c in calls if self._arrives_with_grad(c)), calls[0])
 
     def describe(self, case: dict) -> Text:
+        if case.get("inf_batch"):
+            return Text(
+                "{t}, an inf in the last batch's inputs (its loss is not finite)",
+                "{t}，最后一个批次的输入里有 inf（它的损失不是有限值）",
+            ).format(t=_describe(case))
         return _describe(case)
 
     def build(self, case: dict, device) -> World:
         model, batches, objects = _model_and_batches(self, case, device)
+        if case.get("inf_batch"):
+            with trusted.no_grad():
+                batches[-1][0][0, 0] = float("inf")
         trainable = [p for p in model.parameters() if p.requires_grad]
         optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
         world = World((model, optimizer, batches), objects, device)
