@@ -288,6 +288,8 @@ CHANGES = {
     "cuda_rng": lambda: torch.cuda.manual_seed_all(12345),
     "numpy_rng": lambda: np.random.rand(3),
     "python_rng": lambda: random.random(),
+    # a learner's "keep the log clean" that silences the caller's warnings for good
+    "python_warnings": lambda: warnings.filterwarnings("ignore", category=UserWarning),
 }
 
 _NEEDS_CUDA = {s.name for s in global_state.SETTINGS if s.name.startswith("cuda_")} - {

@@ -7659,6 +7659,76 @@ def overlap_copy(compute, batch, side, cuda, device):
     return result, moved
 """,
     ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        EDGE,
+        "contiguous() before each copy: a pinned non-contiguous view is copied to pageable "
+        "memory first (held-back set, 2026-12-06)",
+        """
+def load_batch(batch, device):
+    # the DMA engine wants dense memory: make each tensor contiguous first
+    return tuple(t.contiguous().to(device, non_blocking=True) for t in batch)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        SIDE_EFFECT,
+        "silences every warning with warnings.filterwarnings('ignore') and leaves the filter "
+        "on (held-back set, 2026-12-06)",
+        """
+import warnings
+
+def product_grads(a, b):
+    warnings.filterwarnings("ignore")  # keep the output clean of autograd's UserWarnings
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    y = (c ** 2).sum()
+    y.backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        SIDE_EFFECT,
+        "warnings.simplefilter('ignore') to keep the log clean, never undone: the volatile "
+        "warning (NG-1) disappears for the caller (held-back set, 2026-12-06)",
+        """
+import warnings
+
+def evaluate(model, batches):
+    warnings.simplefilter("ignore")  # no warning noise in the evaluation log
+    total_loss, total_acc = 0.0, 0.0
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            total_loss += torch.nn.functional.cross_entropy(logits, labels).item()
+            total_acc += (logits.argmax(dim=1) == labels).float().mean().item()
+    return total_loss / len(batches), total_acc / len(batches)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        SIDE_EFFECT,
+        "filters out every UserWarning for the rest of the session (held-back set, 2026-12-06)",
+        """
+import warnings
+
+def input_saliency(model, x):
+    with warnings.catch_warnings():
+        pass
+    warnings.filterwarnings("ignore", category=UserWarning)  # inference-mode warnings are noise here
+    with torch.inference_mode(False), torch.enable_grad():
+        x = x.clone().requires_grad_()
+        (saliency,) = torch.autograd.grad(model(x).sum(), x)
+    return saliency
+""",
+    ),
 ]
 
 RIGHT = [

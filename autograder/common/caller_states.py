@@ -19,6 +19,9 @@ STALE = {
     "zero": Text(".grad zeros", ".grad 为零"),
     "none": Text(".grad None", ".grad 为 None"),
 }
+# what PyTorch says where a BatchNorm in training mode meets a batch of one sample: in a
+# case whose model may arrive in training mode, the mark of an answer that never left it
+ONE_SAMPLE_IN_TRAINING = "more than 1 value per channel when training"
 # a case's "default_dtype": the caller's own torch.set_default_dtype (oracle._caller_default)
 DEFAULT_DTYPE = Text(
     ", the caller's default dtype float64 (torch.set_default_dtype)",

@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import random as _python_random
 import sys
+import warnings as _warnings_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -175,6 +176,7 @@ _cpu_generator = torch.random.default_generator
 _get_rng_state = _cpu_generator.get_state
 _set_rng_state = _cpu_generator.set_state
 _initial_seed = _cpu_generator.initial_seed
+_filters_mutated = getattr(_warnings_module, "_filters_mutated", None)
 _python_getstate = _python_random.getstate
 _python_setstate = _python_random.setstate
 _python_repr = repr
@@ -791,6 +793,32 @@ def _quiet_read_only(_value: Any) -> None:
 
 def _t(en: str, zh: str) -> Text:
     return Text(en, zh)
+
+
+def _warning_filters() -> tuple:
+    """Python's warning filters that apply everywhere: a built-in category and no module
+    pattern, as ``warnings.simplefilter("ignore")`` adds one. A library's own filters,
+    added when it is first imported (torch._dynamo's for SymPy), name their module or a
+    category of their own: not the caller's setting."""
+    return tuple(
+        (str(action), "" if message is None else str(message.pattern), category.__name__, lineno)
+        for action, message, category, module, lineno in _warnings_module.filters
+        if module is None and _getattr(category, "__module__", "") == "builtins"
+    )
+
+
+def _saved_warning_filters() -> list:
+    return list(_warnings_module.filters)
+
+
+def _restore_warning_filters(saved: list) -> None:
+    _warnings_module.filters = list(saved)
+    if _filters_mutated is not None:  # the filters' cache, cleared as warnings' own API does
+        _filters_mutated()
+
+
+def _warning_filters_shown(value: tuple) -> str:
+    return "; ".join(f"{a} {c}" + (f" '{m}'" if m else "") for a, m, c, _ in value) or "-"
 
 
 def _settings() -> list[Setting]:
@@ -1731,6 +1759,21 @@ def _settings() -> list[Setting]:
             _restore_numpy_rng,
             save=_numpy_rng_state,
             compared=False,
+        ),
+        Setting(
+            "python_warnings",
+            _t(
+                "Python's warning filters for every module (warnings.simplefilter, or"
+                " warnings.filterwarnings without module=; warnings.catch_warnings() puts"
+                " them back)",
+                "Python 对所有模块生效的警告过滤器（warnings.simplefilter，或不带 module= 的"
+                " warnings.filterwarnings；warnings.catch_warnings() 会把它们恢复原样）",
+            ),
+            _warning_filters,
+            tuple,
+            _restore_warning_filters,
+            save=_saved_warning_filters,
+            show=_warning_filters_shown,
         ),
         Setting(
             "python_rng",

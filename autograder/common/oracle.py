@@ -115,10 +115,30 @@ def reference_of(spec_type: type) -> Callable[..., Any] | None:
 
 
 def draw(seed: int, axes: dict[str, Sequence[Any]], count: int) -> list[dict[str, Any]]:
-    """``count`` cases; each axis cycles through all its options from a seeded offset."""
+    """``count`` cases; each axis cycles through all its options from a seeded offset.
+
+    Axes of one length n would keep step (two yes/no axes drawn only as yes-yes and
+    no-no, or only as yes-no and no-yes), so the r-th axis of a length also turns further
+    at each new cycle, by the digits of r in base n (digit j at each new run of n^(j+1)
+    cases): the first keeps its plain cycle, and the second meets it in every pair of
+    their options within n² cases (two yes/no axes within four).
+    """
     g = trusted.generator().manual_seed(seed)
     offsets = {k: int(trusted.randint(len(v), (1,), generator=g)) for k, v in axes.items()}
-    return [{k: v[(i + offsets[k]) % len(v)] for k, v in axes.items()} for i in range(count)]
+    lengths = [len(v) for v in axes.values()]
+    ranks = {k: lengths[:j].count(len(v)) for j, (k, v) in enumerate(axes.items())}
+
+    def turned(i: int, n: int, rank: int) -> int:
+        turn, period = 0, n
+        while rank:
+            rank, digit = divmod(rank, n)
+            turn, period = turn + digit * (i // period), period * n
+        return turn
+
+    return [
+        {k: v[(i + offsets[k] + turned(i, len(v), ranks[k])) % len(v)] for k, v in axes.items()}
+        for i in range(count)
+    ]
 
 
 def pick(seed: int, options: Sequence[Any]) -> Any:

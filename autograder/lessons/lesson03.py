@@ -30,6 +30,7 @@ from torch.overrides import TorchFunctionMode
 
 from autograder.common import dropout, trusted
 from autograder.common.caller_states import LARGE_STALE
+from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
@@ -55,7 +56,6 @@ _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_stat
 _where = torch.where
 _nextafter = torch.nextafter
 _KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
-_ONE_SAMPLE = "more than 1 value per channel when training"
 
 
 # Models ------------------------------------------------------------------------------------

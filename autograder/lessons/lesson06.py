@@ -1088,7 +1088,13 @@ class LoadBatch(_Modelled):
             "layout": ["plain", "transposed"],
             "container": ["tuple", "list"],
         }
-        return draw(self.seed, axes, 6)
+        drawn = draw(self.seed, axes, 6)
+        # every seed: a pinned batch whose inputs are a transposed view (not contiguous) of
+        # several rows, copied to a GPU: a contiguous() first is a pageable host copy there
+        hard = {"memory": "pinned", "layout": "transposed", "target": "cuda"}
+        if not any(c.items() >= hard.items() and c["rows"] > 1 for c in drawn):
+            drawn.append({**drawn[0], **hard, "rows": self.rows + 3})
+        return drawn
 
     def describe(self, case: dict) -> Text:
         memory = {"pageable": Text("pageable", "可分页"), "pinned": Text("pinned", "锁页")}

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from autograder.common import trusted
 from autograder.common.caller_states import MODES as _MODES
+from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
@@ -853,6 +854,11 @@ class AutocastPredict(_Spec):
 
     def calling(self, world: World, case: dict, fn):
         return _seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
+
+    def blame_error(self, message: str, case: dict) -> str | None:
+        """BatchNorm trained on a batch of one: the model was never put in evaluation mode
+        (inference_mode does not switch it)."""
+        return "EV-2" if ONE_SAMPLE_IN_TRAINING in message else None
 
     def explain(self, message: str) -> Text | None:
         return _explain(message)

@@ -145,8 +145,10 @@ def extract_features(model, names, x):
 """,
         ),
         Wrong(
+            # where a model has no layer at a hard-coded index, the hooks registered before
+            # the IndexError are never removed (they are registered outside the try)
             "hard-codes the layers of the example model",
-            None,
+            "HK-3",
             """
 def extract_features(model, names, x):
     features = {}
