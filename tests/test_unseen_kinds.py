@@ -7722,7 +7722,8 @@ import warnings
 def input_saliency(model, x):
     with warnings.catch_warnings():
         pass
-    warnings.filterwarnings("ignore", category=UserWarning)  # inference-mode warnings are noise here
+    # inference-mode warnings are noise here
+    warnings.filterwarnings("ignore", category=UserWarning)
     with torch.inference_mode(False), torch.enable_grad():
         x = x.clone().requires_grad_()
         (saliency,) = torch.autograd.grad(model(x).sum(), x)
