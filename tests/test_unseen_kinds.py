@@ -7730,6 +7730,79 @@ def input_saliency(model, x):
     return saliency
 """,
     ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        EDGE,
+        "clears only opt_d.param_groups[0]'s gradients: with several param groups the stale "
+        "gradients of the other groups are added into the step (fourth held-back set, "
+        "2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    for p in opt_d.param_groups[0]["params"]:
+        p.grad = None
+    with torch.no_grad():
+        fake = G(z)
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = F.binary_cross_entropy_with_logits(
+        real_logits, torch.ones_like(real_logits)
+    ) + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    loss_d.backward()
+    opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        EDGE,
+        "clears only opt_g.param_groups[0]'s gradients: with several param groups stale "
+        "gradients stay in the others and are added into the step (fourth held-back set, "
+        "2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    for p in opt_g.param_groups[0]["params"]:
+        p.grad = None
+    logits = D(G(z))
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        EDGE,
+        "clears .grad by hand for optimizer.param_groups[0] only: with several parameter "
+        "groups the others keep accumulating (fourth held-back set, 2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    '''One pass over the training batches; returns the loss of each batch.'''
+    params = optimizer.param_groups[0]["params"]
+    losses = []
+    for x, y in batches:
+        for p in params:
+            p.grad = None
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
 ]
 
 RIGHT = [

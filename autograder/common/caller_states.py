@@ -36,5 +36,31 @@ def with_default_dtype(text: Text, case: dict) -> Text:
     return Text(text.en + DEFAULT_DTYPE.en, text.zh + DEFAULT_DTYPE.zh)
 
 
+# a case's "groups": the caller's optimizer holds its parameters in one group or in two, as
+# one with another learning rate or weight decay for some parameters would
+GROUPS = (1, 2)
+TWO_GROUPS = Text(
+    ", the optimizer's parameters in two param_groups",
+    "，优化器的参数分成两个 param_groups",
+)
+
+
+def grouped(params: list, case: dict) -> list:
+    """The caller's parameters as its optimizer is made with them: one list, or, where the
+    case says two groups, the first half and the rest (a step, a zero_grad or a clip that
+    reads only ``param_groups[0]`` then misses some)."""
+    if case.get("groups", 1) < 2 or len(params) < 2:
+        return params
+    half = len(params) // 2
+    return [{"params": params[:half]}, {"params": params[half:]}]
+
+
+def with_groups(text: Text, case: dict) -> Text:
+    """A case's description, followed by the optimizer's two groups where the case has them."""
+    if case.get("groups", 1) < 2:
+        return text
+    return Text(text.en + TWO_GROUPS.en, text.zh + TWO_GROUPS.zh)
+
+
 # a leftover far larger than one step's gradient: subtracting it back loses the new one
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}

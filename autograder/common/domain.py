@@ -70,7 +70,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
             if case.get("default_dtype"):
                 outer.add("default_dtype")
     seen = {"shapes": set(), "modules": set(), "losses": set(), "optimizers": set()}
-    seen["aliased"] = False
+    seen["aliased"] = seen["groups"] = False
     for seed in WORLD_SEEDS:
         spec = spec_type(seed=seed)
         for case in spec.cases():
@@ -86,6 +86,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "modules": sorted(seen["modules"]),
         "losses": sorted(seen["losses"]),
         "optimizers": sorted(seen["optimizers"]),
+        "param_groups": seen["groups"],  # some optimizer holds several param_groups
         # the sequence in one world the contract adds (oracle.Spec._call_again)
         "again": spec_type(seed=0).again_case() is not None,
         # what the caller does before the third call (Spec.between), in both languages
@@ -125,6 +126,7 @@ def _observe(args: tuple, seen: dict, dtypes: set) -> None:
                     seen["modules"].add(name)
         elif isinstance(value, torch.optim.Optimizer):
             seen["optimizers"].add(_torch_class(type(value), "torch.optim"))
+            seen["groups"] |= len(value.param_groups) > 1
 
 
 def _walk(value: Any, depth: int = 0) -> Iterator[Any]:
@@ -227,6 +229,11 @@ def _sentence(found: dict[str, Any], lang: str) -> str | None:
         parts.append(what(lang).format(f=_listed(found["losses"], lang)))
     if found.get("optimizers"):
         what = Text("optimizers {o}", "优化器 {o}")
+        if found.get("param_groups"):
+            what = Text(
+                "optimizers {o}, some with their parameters in two `param_groups`",
+                "优化器 {o}（有些把参数分成两个 `param_groups`）",
+            )
         parts.append(what(lang).format(o=_listed(found["optimizers"], lang)))
     if found.get("outer"):
         where = [_OUTER[m] for m in found["outer"]]

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograder.common import trusted
+from autograder.common.caller_states import GROUPS, grouped, with_groups
 from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
@@ -685,6 +686,7 @@ class RunStep(_Lesson02):
             "depth": [2, 3, 1],
             "layout": ["plain", "transposed", "row"],
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
+            "groups": list(GROUPS),
         }
         return draw(self.seed, axes, 6)
 
@@ -695,7 +697,8 @@ class RunStep(_Lesson02):
                 "train={t}, {o}(lr={lr:g}) that has stepped before",
                 "train={t}，之前已经更新过的优化器 {o}(lr={lr:g})",
             )
-        return _case_text(case, step.format(t=case["train"], o=case["optimizer"], lr=case["lr"]))
+        step = with_groups(step.format(t=case["train"], o=case["optimizer"], lr=case["lr"]), case)
+        return _case_text(case, step)
 
     def compared(self, base: str, fields: dict) -> dict:
         """The model's mode is not part of the task (model.train(train) is fine)."""
@@ -710,7 +713,7 @@ class RunStep(_Lesson02):
         g = trusted.generator().manual_seed(self.seed + 3)
         y = trusted.randint(0, model[-1].out_features, (x.shape[0],), generator=g).to(device)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("stepped"):
             _stepped_before(optimizer, trainable, self.seed)
         world = World(

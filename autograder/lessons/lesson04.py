@@ -27,6 +27,7 @@ from typing import ClassVar
 import torch
 
 from autograder.common import trusted
+from autograder.common.caller_states import GROUPS, grouped, with_groups
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -498,6 +499,7 @@ class _GanStep(Spec):
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "logits": list(self.logits),
             "history": [True, False],  # the optimizer has taken a step before (its state)
+            "groups": list(GROUPS),
         }
 
     def describe(self, case: dict) -> Text:
@@ -508,7 +510,7 @@ class _GanStep(Spec):
             if which == "none"
             else Text("{m}[{k}] frozen", "{m}[{k}] 被冻结").format(m=which, k=index)
         )
-        return Text(
+        text = Text(
             "G in {g}, D in {d}, {s}, {f}, {o}(lr={lr:g}){h}, {t}, batch {n}, {z}{b}{k}{i}",
             "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}{k}{i}",
         ).format(
@@ -526,6 +528,7 @@ class _GanStep(Spec):
             t=case["dtype"],
             n=case["batch"],
         )
+        return with_groups(text, case)
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -546,7 +549,7 @@ class _GanStep(Spec):
                 (layer if self.depth > 1 else layer.bias).requires_grad_(False)
         stepped = models[self.which]
         trainable = [p for p in stepped.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("history"):  # steps of earlier iterations: momentum and Adam's moments
             for k, p in enumerate(trainable):
                 p.grad = uniform(self.seed + 200 + k, *p.shape, device=device, dtype=dtype)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from autograder.common import trusted
+from autograder.common.caller_states import GROUPS, grouped, with_groups
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -210,6 +211,7 @@ class TrainEpoch(_Lesson03):
             "optimizer": list(_OPTIMIZERS),
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "sizes": [_sizes(3, 6, False), _sizes(4, 5, True), _sizes(2, 7, False)],
+            "groups": list(GROUPS),
         }
         cases = draw(self.seed, axes, 3)
         # inputs a hundred times as large: gradients far above any norm a clip would pick,
@@ -225,12 +227,13 @@ class TrainEpoch(_Lesson03):
         return next((c for c in calls if self._arrives_with_grad(c)), calls[0])
 
     def describe(self, case: dict) -> Text:
+        text = with_groups(_describe(case), case)
         if case.get("inf_batch"):
             return Text(
                 "{t}, an inf in the last batch's inputs (its loss is not finite)",
                 "{t}，最后一个批次的输入里有 inf（它的损失不是有限值）",
-            ).format(t=_describe(case))
-        return _describe(case)
+            ).format(t=text)
+        return text
 
     def build(self, case: dict, device) -> World:
         model, batches, objects = _model_and_batches(self, case, device)
@@ -238,7 +241,7 @@ class TrainEpoch(_Lesson03):
             with trusted.no_grad():
                 batches[-1][0][0, 0] = float("inf")
         trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         world = World((model, optimizer, batches), objects, device)
         _grad_at_step(world, optimizer, "optimizer.step()")
         return world

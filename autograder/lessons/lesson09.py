@@ -32,8 +32,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
+from autograder.common.caller_states import GROUPS, ONE_SAMPLE_IN_TRAINING, grouped, with_groups
 from autograder.common.caller_states import MODES as _MODES
-from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
@@ -678,12 +678,13 @@ class Bf16TrainStep(_Spec):
             "batch": [self.batch, self.batch + 3],
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "outer": [False, _FLOAT16_DEFAULT],
+            "groups": list(GROUPS),
         }
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
-        return Text(
+        text = Text(
             "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {o}(lr={lr:g}), {l}, batch {b}{c}",
             "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{o}(lr={lr:g})，{l}，批次大小 {b}{c}",
         ).format(
@@ -698,6 +699,7 @@ class Bf16TrainStep(_Spec):
             l=_LAYOUTS[case["layout"]],
             b=case["batch"],
         )
+        return with_groups(text, case)
 
     def build(self, case: dict, device) -> World:
         n_out = 3
@@ -714,7 +716,7 @@ class Bf16TrainStep(_Spec):
         x = _input(self.seed + 1, case["batch"], self.width, case["layout"], torch.float32, device)
         target = _target(self.seed + 2, case, case["batch"], n_out, device)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](trainable, case["lr"])
+        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         loss_fn = _LOSSES[case["loss"]][1]
         objects = {"model": model, "x": x, "target": target}
         world = World((model, loss_fn, x, target, optimizer), objects, device)
