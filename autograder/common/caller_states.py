@@ -8,6 +8,7 @@ state the same way wherever it appears.
 from __future__ import annotations
 
 from autograder.common.i18n import Text
+from autograder.common.inputs import uniform
 
 MODES = {
     "train": Text("training mode", "训练模式"),
@@ -29,11 +30,14 @@ DEFAULT_DTYPE = Text(
 )
 
 
+def _followed(text: Text, clause: Text | None) -> Text:
+    """A case's description with a clause after it, in both languages (none: as it is)."""
+    return text if clause is None else Text(text.en + clause.en, text.zh + clause.zh)
+
+
 def with_default_dtype(text: Text, case: dict) -> Text:
     """A case's description, followed by the caller's default dtype where the case sets one."""
-    if not case.get("default_dtype"):
-        return text
-    return Text(text.en + DEFAULT_DTYPE.en, text.zh + DEFAULT_DTYPE.zh)
+    return _followed(text, DEFAULT_DTYPE if case.get("default_dtype") else None)
 
 
 # a case's "groups": the caller's optimizer holds its parameters in one group or in two, as
@@ -57,9 +61,19 @@ def grouped(params: list, case: dict) -> list:
 
 def with_groups(text: Text, case: dict) -> Text:
     """A case's description, followed by the optimizer's two groups where the case has them."""
-    if case.get("groups", 1) < 2:
-        return text
-    return Text(text.en + TWO_GROUPS.en, text.zh + TWO_GROUPS.zh)
+    return _followed(text, TWO_GROUPS if case.get("groups", 1) >= 2 else None)
+
+
+def stepped_before(optimizer, params: list, first_seed: int) -> None:
+    """An optimizer that has taken a step of the caller's (momentum buffers, Adam's moments):
+    one step with seeded gradients (``first_seed`` + k for the k-th parameter), each
+    parameter's ``.grad`` then left as it was."""
+    kept = [p.grad for p in params]
+    for k, p in enumerate(params):
+        p.grad = uniform(first_seed + k, *p.shape, device=p.device, dtype=p.dtype)
+    optimizer.step()
+    for p, grad in zip(params, kept, strict=True):
+        p.grad = grad
 
 
 # a leftover far larger than one step's gradient: subtracting it back loses the new one

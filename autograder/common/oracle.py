@@ -806,10 +806,12 @@ class Spec(Check):
 
     def again_case(self) -> dict | None:
         """The case called twice in one world: the first that must not raise and arrives
-        with a leftover ``.grad``, else the first that must not raise."""
+        with a leftover ``.grad``, else the first that must not raise. A case marked
+        ``"alone"`` is never it: its first call leaves a world no second call says anything
+        about (a model whose weights a non-finite step made NaN)."""
         if not self.called_again:
             return None
-        calls = [case for case in self.cases() if not case.get("raises")]
+        calls = [case for case in self.cases() if not case.get("raises") and not case.get("alone")]
         return next((c for c in calls if self._arrives_with_grad(c)), next(iter(calls), None))
 
     def _arrives_with_grad(self, case: dict) -> bool:

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograder.common import trusted
-from autograder.common.caller_states import GROUPS, grouped, with_groups
+from autograder.common.caller_states import GROUPS, grouped, stepped_before, with_groups
 from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
@@ -715,7 +715,7 @@ class RunStep(_Lesson02):
         trainable = [p for p in model.parameters() if p.requires_grad]
         optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("stepped"):
-            _stepped_before(optimizer, trainable, self.seed)
+            stepped_before(optimizer, trainable, self.seed + 300)
         world = World(
             (model, x, y, optimizer, case["train"]), {"model": model, "x": x, "y": y}, device
         )
@@ -757,17 +757,6 @@ class RunStep(_Lesson02):
 
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
-
-
-def _stepped_before(optimizer, params: list, seed: int) -> None:
-    """An optimizer that has taken a step of the caller's (momentum buffers, Adam's moments),
-    each parameter's ``.grad`` left as it was."""
-    kept = [p.grad for p in params]
-    for k, p in enumerate(params):
-        p.grad = uniform(seed + 300 + k, *p.shape, device=p.device, dtype=p.dtype)
-    optimizer.step()
-    for p, grad in zip(params, kept, strict=True):
-        p.grad = grad
 
 
 def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:

@@ -27,7 +27,7 @@ from typing import ClassVar
 import torch
 
 from autograder.common import trusted
-from autograder.common.caller_states import GROUPS, grouped, with_groups
+from autograder.common.caller_states import GROUPS, grouped, stepped_before, with_groups
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -551,9 +551,7 @@ class _GanStep(Spec):
         trainable = [p for p in stepped.parameters() if p.requires_grad]
         optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("history"):  # steps of earlier iterations: momentum and Adam's moments
-            for k, p in enumerate(trainable):
-                p.grad = uniform(self.seed + 200 + k, *p.shape, device=device, dtype=dtype)
-            optimizer.step()
+            stepped_before(optimizer, trainable, self.seed + 200)
         for model in models.values():
             for k, p in enumerate(model.parameters()):
                 if case["stale"] == "stale" and p.requires_grad:

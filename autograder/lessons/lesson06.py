@@ -128,7 +128,8 @@ def _cuda(device) -> torch.device:
 
 
 def _target(name: str, args: tuple, kwargs: dict, device_of):
-    """(device, dtype, non_blocking) a ``to`` / ``cuda`` / ``cpu`` call asks for."""
+    """(device, dtype, non_blocking) a ``to`` / ``cuda`` / ``cpu`` call asks for, or a factory
+    that takes its data from a tensor (``torch.as_tensor(t, dtype, device)``)."""
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
     non_blocking = bool(kwargs.get("non_blocking", False))
     bools = [a for a in args[1:] if trusted.type_(a) is bool]
@@ -301,11 +302,10 @@ class _ModelGPU(TorchFunctionMode):
             return func(*args, **kwargs)
         asked, pin = kwargs.get("device"), kwargs.get("pin_memory")
         if first is not None and name in _FROM_DATA:
-            device = asked if asked is not None else _positional_device(args)
-            device = _cuda(device if device is not None else where or "cpu")
-            dtype = kwargs.get("dtype") or _positional_dtype(args) or first.dtype
+            device, dtype, _ = _target(name, args, kwargs, self.device_of)
+            device = device or _cuda(where or "cpu")  # none asked: the data's own device
             if where is not None or device.type == "cuda":  # a copy, never non_blocking
-                return self._copy(first, where, device, dtype, False)
+                return self._copy(first, where, device, dtype or first.dtype, False)
         if asked is not None and torch.device(asked).type == "cuda":
             out = self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
             if self.streams is not None and _is_tensor(out):
@@ -342,16 +342,6 @@ _METADATA = frozenset(
 # factories that take their data from a tensor: torch.as_tensor(t, device=...) is a copy
 # (blocking) where the device differs, and the tensor itself where it does not
 _FROM_DATA = ("as_tensor", "asarray", "tensor")
-
-
-def _positional_device(args: tuple):
-    """``torch.as_tensor(data, dtype, device)``: the device given by position, if any (else
-    the data's own device)."""
-    return next((a for a in args[1:] if trusted.isinstance_(a, (str, torch.device))), None)
-
-
-def _positional_dtype(args: tuple) -> torch.dtype | None:
-    return next((a for a in args[1:] if trusted.isinstance_(a, torch.dtype)), None)
 
 
 _US_PER_BYTE = 0.01  # the model's copy speed (host memcpy and DMA alike): 100 MB/s

@@ -218,13 +218,7 @@ class TrainEpoch(_Lesson03):
         # with plain SGD, which steps by the gradient's size (Adam would hide a rescaling);
         # and a last batch whose loss is not finite: its step is taken all the same
         scaled = {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}
-        return [*cases, scaled, {**cases[0], "inf_batch": True}]
-
-    def again_case(self) -> dict | None:
-        """Not the case whose last step leaves the model NaN: a second epoch from there
-        would compare NaN with NaN."""
-        calls = [case for case in self.cases() if not case.get("inf_batch")]
-        return next((c for c in calls if self._arrives_with_grad(c)), calls[0])
+        return [*cases, scaled, {**cases[0], "inf_batch": True, "alone": True}]
 
     def describe(self, case: dict) -> Text:
         text = with_groups(_describe(case), case)
