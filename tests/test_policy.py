@@ -423,7 +423,34 @@ ACCEPTED = {
         "import contextlib\n\ndef f(t):\n    with contextlib.suppress(RuntimeError):\n"
         "        t.detach_()\n    return t"
     ),
+    # the fourth held-back set: a heap of losses, autocast as a decorator, a view test
+    "heapq_top_losses": (
+        "import heapq\n\ndef worst(losses, k):\n    heap = []\n"
+        "    for loss in losses:\n        heapq.heappush(heap, loss)\n"
+        "    return heapq.nlargest(k, heap)"
+    ),
+    "autocast_as_a_decorator": (
+        "def step(model, x):\n"
+        "    @torch.autocast(device_type=x.device.type, dtype=torch.bfloat16)\n"
+        "    def forward():\n        return model(x)\n\n"
+        '    @torch.amp.autocast("cpu")\n    def other():\n        return model(x)\n\n'
+        "    return forward(), other()"
+    ),
+    "is_view_asked": "def f(t):\n    return t._is_view() or t._base is not None",
 }
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "@torch.autocast(x.__class__)\ndef f():\n    pass",  # a dunder step, as anywhere
+        "@torch.autocast(torch.device('cpu').type)\ndef f():\n    pass",  # a call
+        "import heapq\n\nh = heapq._heapify_max",  # heapq's listed members only
+        "import operator",  # attrgetter and methodcaller read names from strings
+    ],
+)
+def test_what_the_fourth_sets_forms_still_refuse(code):
+    assert _violations(code)
 
 
 def test_gradchecks_module_gives_only_its_listed_names():
@@ -690,7 +717,8 @@ def test_the_readme_names_what_the_table_allows(lang):
             assert member in quoted, (lang, module, member)
     builtins_line = next(line for line in section.split("\n- ") if "abs all any" in line)
     words = set(" ".join(re.findall(r"`([^`]+)`", builtins_line)).split())
-    named = {w for w in words if hasattr(builtins, w)} - {"getattr", "type", "vars", "open"}
+    named = {w for w in words if hasattr(builtins, w)} - {"getattr", "setattr", "type", "vars"}
+    named -= {"open"}
     named -= {"exec", "input"}  # the builtins it names as refused
     allowed = table.ALLOWED_BUILTINS | table.DECORATOR_BUILTINS
     assert named <= allowed, named - allowed

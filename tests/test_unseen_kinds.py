@@ -7803,6 +7803,406 @@ def train_epoch(model, optimizer, batches):
     return losses
 """,
     ),
+    Wrong(  # right until every check drew a call that raises (issue 33)
+        "03",
+        "ex5_mc_dropout_predict",
+        SIDE_EFFECT,
+        "train() everywhere, then every BatchNorm back to eval(), modes put back by name"
+        "; the modes put back after the work, not in finally, so a call that raises "
+        "leaves them changed",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = {name: m.training for name, m in model.named_modules()}
+    model.train()
+    for m in model.modules():
+        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            m.eval()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    for name, m in model.named_modules():
+        m.train(modes[name])
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(  # right until every check drew a call that raises (issue 33)
+        "03",
+        "ex2_eval_grads",
+        SIDE_EFFECT,
+        "the dict holds the .grad tensors themselves (zero_grad set them to None first)"
+        "; the modes put back after the work, not in finally, so a call that raises "
+        "leaves them changed",
+        """
+def eval_grads(model, x, target):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    model.zero_grad()
+    torch.nn.functional.mse_loss(model(x), target).backward()
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return {name: p.grad for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(  # right until every check drew a call that raises (issue 33)
+        "03",
+        "ex2_eval_grads",
+        SIDE_EFFECT,
+        "train(False) per module, the modes kept in a dict by name, stale .grad set to None"
+        "; the modes put back after the work, not in finally, so a call that raises "
+        "leaves them changed",
+        """
+def eval_grads(model, x, target):
+    modes = {name: m.training for name, m in model.named_modules()}
+    for m in model.modules():
+        m.train(False)
+    for p in model.parameters():
+        p.grad = None
+    loss = torch.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
+    for name, m in model.named_modules():
+        m.train(modes[name])
+    return grads
+""",
+    ),
+    Wrong(  # right until every check drew a call that raises (issue 33)
+        "03",
+        "ex3_validate",
+        SIDE_EFFECT,
+        "a while loop over an iterator, inference_mode, the mode restored per module"
+        "; the modes put back after the work, not in finally, so a call that raises "
+        "leaves them changed",
+        """
+def validate(model, batches):
+    modes = [m.training for m in model.modules()]
+    model.train(False)
+    total, count = 0.0, 0
+    it = iter(batches)
+    with torch.inference_mode():
+        while True:
+            try:
+                x, y = next(it)
+            except StopIteration:
+                break
+            total += torch.nn.functional.mse_loss(model(x), y).item()
+            count += 1
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return total / count
+""",
+    ),
+    Wrong(  # right until every check drew a call that raises (issue 33)
+        "03",
+        "ex5_mc_dropout_predict",
+        SIDE_EFFECT,
+        "outputs written into a preallocated tensor by index, var().sqrt()"
+        "; the modes put back after the work, not in finally, so a call that raises "
+        "leaves them changed",
+        """
+def mc_dropout_predict(model, x, samples):
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train(True)
+    with torch.no_grad():
+        first = model(x)
+        preds = first.new_empty((samples, *first.shape))
+        preds[0] = first
+        for i in range(1, samples):
+            preds[i] = model(x)
+    for m, mode in modes.items():
+        m.train(mode)
+    return preds.mean(0), preds.var(0).sqrt()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "recursive: first input's flag or the rule applied to the rest: 'any number of "
+        "tensors' of a thousand or more blows Python's recursion limit (fourth held-back set,"
+        " 2026-12-06)",
+        """
+import torch
+
+def output_requires_grad(*inputs):
+    if not inputs:
+        return False
+    return bool(inputs[0].requires_grad) or output_requires_grad(*inputs[1:])
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "clears the leftover gradient with w.grad.mul_(0) when there is one: a leftover nan "
+        "or inf stays nan (0 * inf = nan) and poisons the first copy (fourth held-back set, "
+        "2026-12-06)",
+        """
+import torch
+
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        if w.grad is not None:
+            w.grad.mul_(0)
+        loss = ((x @ w) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        EDGE,
+        "moves each child module with .to(...) in a loop over model.children(): parameters "
+        "and buffers registered on the top module itself are never converted (fourth held-"
+        "back set, 2026-12-06)",
+        """
+import torch
+
+def to_device(batch, model, device, dtype):
+    for child in model.children():
+        child.to(device=device, dtype=dtype)
+    batch = batch.to(device=device, dtype=dtype)
+    return batch, model
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        SIDE_EFFECT,
+        "switches grad mode off with torch.set_grad_enabled(False) and puts the saved mode "
+        "back at the end, but not in a finally: when a batch raises (bad label, shape "
+        "mismatch) the caller is left with grad mode off (fourth held-back set, 2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+def evaluate(model, batches):
+    previous = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    losses, accs = [], []
+    for inputs, labels in batches:
+        logits = model(inputs)
+        losses.append(F.cross_entropy(logits, labels).item())
+        accs.append((logits.argmax(dim=1) == labels).float().mean().item())
+    torch.set_grad_enabled(previous)
+    return sum(losses) / len(losses), sum(accs) / len(accs)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        SIDE_EFFECT,
+        "saves torch.is_grad_enabled(), calls torch.set_grad_enabled(train) as a function and"
+        " restores the saved mode at the end, not in a finally (not the single block asked): "
+        "an exception in the forward pass leaves the caller's grad mode changed (fourth held-"
+        "back set, 2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+def run_step(model, inputs, labels, optimizer, train):
+    was_enabled = torch.is_grad_enabled()
+    torch.set_grad_enabled(train)
+    loss = F.cross_entropy(model(inputs), labels)
+    if train:
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.set_grad_enabled(was_enabled)
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        SIDE_EFFECT,
+        "model.eval(), backward, then model.train(was_training) without try/finally: if the "
+        "forward or the loss raises, the caller's training model is left in evaluation mode "
+        "(fourth held-back set, 2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+def eval_grads(model, x, target):
+    was_training = model.training
+    model.eval()
+    for p in model.parameters():
+        p.grad = None
+    F.mse_loss(model(x), target).backward()
+    model.train(was_training)
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        SIDE_EFFECT,
+        "remembers the top module's mode and each Dropout's mode, then restores with "
+        "model.train(top) and the Dropouts' flags: a model that arrived with a BatchNorm in "
+        "eval inside a training model gets that BatchNorm back in training (fourth held-back "
+        "set, 2026-12-06)",
+        """
+import torch
+import torch.nn as nn
+
+def mc_dropout_predict(model, x, samples):
+    top = model.training
+    drops = [m for m in model.modules() if isinstance(m, nn.Dropout)]
+    drop_modes = [d.training for d in drops]
+    model.eval()
+    for d in drops:
+        d.train()
+    with torch.no_grad():
+        preds = torch.stack([model(x) for _ in range(samples)])
+    model.train(top)
+    for d, mode in zip(drops, drop_modes):
+        d.train(mode)
+    return preds.mean(dim=0), preds.std(dim=0)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        SIDE_EFFECT,
+        "the hook keeps the output tensor and the mean is read after the forward pass: an in-"
+        "place op after the layer has changed it by then (fourth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def train_and_log(model, layer_name, batches, lr):
+    layer = dict(model.named_modules())[layer_name]
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    seen = {}
+    handle = layer.register_forward_hook(lambda m, a, out: seen.__setitem__("out", out))
+    log = []
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            log.append(seen["out"].mean().item())
+            loss.backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        SIDE_EFFECT,
+        "torch.set_grad_enabled(True) called bare 'so the Function is recorded': the caller's"
+        " no_grad block is switched back on (fourth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    torch.set_grad_enabled(True)   # make sure the Function is recorded
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        EDGE,
+        "derivative written 1 - y**2 / limit**2: y**2 overflows to inf in float16 once the "
+        "limit passes ~256, gradient -inf (fourth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        # 1 - tanh^2 = 1 - y^2 / limit^2
+        return grad_out * (1 - y ** 2 / ctx.limit ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        EDGE,
+        "backward turns the saved sigmoid into the derivative in place: a second backward "
+        "through the retained graph finds a modified saved tensor and raises (fourth held-"
+        "back set, 2026-12-06)",
+        """
+import torch
+
+
+class Swish(torch.autograd.Function):
+    '''x * sigmoid(beta * x); beta is a Python float.'''
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        ctx.beta = beta
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        # turn the saved sigmoid into the derivative in place: no new tensor
+        s.mul_(1 + ctx.beta * x * (1 - s))
+        return grad_output * s, None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        SIDE_EFFECT,
+        "every module's mode saved and restored, but not in a finally: when the forward pass "
+        "raises the model stays in eval mode (fourth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+        out = model(x)
+    for m, training in modes:
+        m.training = training
+    return out.float()
+""",
+    ),
 ]
 
 RIGHT = [
@@ -9429,24 +9829,6 @@ def to_device(batch, model, device, dtype):
     return batch.to(device).type(dtype), model
 """,
     ),
-    Right(
-        "03",
-        "ex5_mc_dropout_predict",
-        "train() everywhere, then every BatchNorm back to eval(), modes put back by name",
-        """
-def mc_dropout_predict(model, x, samples):
-    modes = {name: m.training for name, m in model.named_modules()}
-    model.train()
-    for m in model.modules():
-        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
-            m.eval()
-    with torch.no_grad():
-        preds = torch.stack([model(x) for _ in range(samples)])
-    for name, m in model.named_modules():
-        m.train(modes[name])
-    return preds.mean(dim=0), preds.std(dim=0)
-""",
-    ),
     # Lessons 01-04, red team r4
     Right(
         "01",
@@ -9809,40 +10191,6 @@ def dropout_by_hand(x, p, u, training):
     Right(
         "03",
         "ex2_eval_grads",
-        "the dict holds the .grad tensors themselves (zero_grad set them to None first)",
-        """
-def eval_grads(model, x, target):
-    modes = [m.training for m in model.modules()]
-    model.eval()
-    model.zero_grad()
-    torch.nn.functional.mse_loss(model(x), target).backward()
-    for m, mode in zip(model.modules(), modes):
-        m.train(mode)
-    return {name: p.grad for name, p in model.named_parameters()}
-""",
-    ),
-    Right(
-        "03",
-        "ex2_eval_grads",
-        "train(False) per module, the modes kept in a dict by name, stale .grad set to None",
-        """
-def eval_grads(model, x, target):
-    modes = {name: m.training for name, m in model.named_modules()}
-    for m in model.modules():
-        m.train(False)
-    for p in model.parameters():
-        p.grad = None
-    loss = torch.nn.functional.mse_loss(model(x), target)
-    loss.backward()
-    grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
-    for name, m in model.named_modules():
-        m.train(modes[name])
-    return grads
-""",
-    ),
-    Right(
-        "03",
-        "ex2_eval_grads",
         "autograd.grad under enable_grad, modes restored by model.apply from a list",
         """
 def eval_grads(model, x, target):
@@ -9876,29 +10224,6 @@ def validate(model, batches):
         for m, flag in saved:
             m.train(flag)
     return math.fsum(losses) / len(losses)
-""",
-    ),
-    Right(
-        "03",
-        "ex3_validate",
-        "a while loop over an iterator, inference_mode, the mode restored per module",
-        """
-def validate(model, batches):
-    modes = [m.training for m in model.modules()]
-    model.train(False)
-    total, count = 0.0, 0
-    it = iter(batches)
-    with torch.inference_mode():
-        while True:
-            try:
-                x, y = next(it)
-            except StopIteration:
-                break
-            total += torch.nn.functional.mse_loss(model(x), y).item()
-            count += 1
-    for m, mode in zip(model.modules(), modes):
-        m.train(mode)
-    return total / count
 """,
     ),
     Right(
@@ -9962,28 +10287,6 @@ def mc_dropout_predict(model, x, samples):
             m.train(flag)
     std, mean = torch.std_mean(preds, dim=0, correction=1)
     return mean, std
-""",
-    ),
-    Right(
-        "03",
-        "ex5_mc_dropout_predict",
-        "outputs written into a preallocated tensor by index, var().sqrt()",
-        """
-def mc_dropout_predict(model, x, samples):
-    modes = {m: m.training for m in model.modules()}
-    model.eval()
-    for m in model.modules():
-        if isinstance(m, torch.nn.Dropout):
-            m.train(True)
-    with torch.no_grad():
-        first = model(x)
-        preds = first.new_empty((samples, *first.shape))
-        preds[0] = first
-        for i in range(1, samples):
-            preds[i] = model(x)
-    for m, mode in modes.items():
-        m.train(mode)
-    return preds.mean(0), preds.var(0).sqrt()
 """,
     ),
     Right(
@@ -10278,6 +10581,62 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
         loss.backward()
         optimizer.step()
     return float(loss.detach())
+""",
+    ),
+    Right(
+        "04",
+        "ex2_detach_all",
+        "asks Tensor._is_view() first: detach() for views, detach_() for the rest (fourth "
+        "held-back set; allowed by the policy since 2026-12-06)",
+        """
+def detach_all(tensors):
+    return [t.detach() if t._is_view() else t.detach_() for t in tensors]
+""",
+    ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "chained intervals: one synchronize+clock before the loop, then each end time is the "
+        "next start; median via heapq.nsmallest (fourth held-back set; allowed by the policy "
+        "since 2026-12-06)",
+        """
+import heapq
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    previous = clock()
+    durations = []
+    for _ in range(repeats):
+        work()
+        synchronize()
+        now = clock()
+        durations.append(now - previous)
+        previous = now
+    return heapq.nsmallest(repeats // 2 + 1, durations)[-1]
+""",
+    ),
+    Right(
+        "09",
+        "ex2_bf16_train_step",
+        "torch.autocast used as a decorator on an inner compute_loss(); backward and step "
+        "outside it (fourth held-back set; allowed by the policy since 2026-12-06)",
+        """
+import torch
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    @torch.autocast(device_type=x.device.type, dtype=torch.bfloat16)
+    def compute_loss():
+        return loss_fn(model(x), target)
+
+    optimizer.zero_grad()
+    loss = compute_loss()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
 """,
     ),
 ]

@@ -76,5 +76,31 @@ def stepped_before(optimizer, params: list, first_seed: int) -> None:
         p.grad = grad
 
 
+# a case's "raises": partway through the call the model rejects an input one feature short,
+# as a model with a shape bug would. The exception must reach the caller, and whatever the
+# function switched (modes, grad mode, hooks) be back as it was: a restore written after
+# the work, not in a ``finally`` or a ``with`` block, never runs.
+RAISES = Text(
+    ", an input one feature short: the model raises partway through the call",
+    "，有一个输入少一个特征：模型在调用中途抛出异常",
+)
+
+
+def raising(case: dict, **state) -> dict:
+    """A case like ``case``, in the caller's ``state`` (e.g. ``outer="no_grad"``), in which
+    the call raises (``one_short``)."""
+    return {**case, **state, "raises": True}
+
+
+def one_short(x):
+    """``x`` without its last feature: the first layer rejects it (``RAISES``)."""
+    return x[..., :-1].clone()
+
+
+def with_raising(text: Text, case: dict) -> Text:
+    """A case's description, followed by the input the model rejects where the case has one."""
+    return _followed(text, RAISES if case.get("raises") else None)
+
+
 # a leftover far larger than one step's gradient: subtracting it back loses the new one
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}

@@ -56,9 +56,10 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
     worlds the first ``WORLD_SEEDS`` build (on the CPU)."""
     import torch
 
-    dtypes, outer = set(), set()
+    dtypes, outer, raises = set(), set(), False
     for seed in seeds:
         for case in spec_type(seed=seed).cases():
+            raises |= bool(case.get("raises"))
             for key, value in case.items():
                 if key.endswith("dtype") and key != "default_dtype" and value in DTYPES:
                     dtypes.add(value)
@@ -87,8 +88,9 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "losses": sorted(seen["losses"]),
         "optimizers": sorted(seen["optimizers"]),
         "param_groups": seen["groups"],  # some optimizer holds several param_groups
+        "raises": raises,  # some call raises partway (caller_states.RAISES)
         # the sequence in one world the contract adds (oracle.Spec._call_again)
-        "again": spec_type(seed=0).again_case() is not None,
+        "again": bool(spec_type(seed=0).again_cases()),
         # what the caller does before the third call (Spec.between), in both languages
         "between": None if spec_type.between is None else vars(spec_type.between),
         "before_second": (
@@ -252,6 +254,14 @@ def _sentence(found: dict[str, Any], lang: str) -> str | None:
             "(`torch.set_autocast_dtype`, as on a GPU)",
             "部分调用时该设备上 autocast 的默认 dtype 被设为 float16"
             "（`torch.set_autocast_dtype`，与 GPU 上一样）",
+        )
+        parts.append(what(lang))
+    if found.get("raises"):
+        what = Text(
+            "some calls that raise partway (the exception must reach the caller, and whatever "
+            "the function switched, such as modes, grad mode or hooks, be back as it was)",
+            "部分调用会在中途抛出异常（异常必须传到调用者，函数切换过的东西，如模式、梯度模式或钩子，"
+            "也必须恢复原样）",
         )
         parts.append(what(lang))
     if found.get("again"):

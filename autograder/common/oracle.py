@@ -559,6 +559,21 @@ def _returned_again(first: Any, last: Any, world: World) -> bool:
     return not any(first is t for t in _caller_tensors(world))
 
 
+def _backward_through(value: Any, world: World) -> str | None:
+    """Backpropagate from the first call's result once the later calls are made, as a caller
+    that kept it does: "ok", or the type of what it raised (its saved tensors kept in a store
+    a later call cleared, state a later call overwrote). None where no result has a graph
+    that reaches a tensor of the caller's."""
+    items = list(value) if trusted.type_(value) in (list, tuple) else [value]
+    outputs = [t for t in items if trusted.type_(t) in _TENSORS and t.grad_fn is not None]
+    leaves = [t for _, t in world.tensors() if t.is_leaf and t.requires_grad]
+    if not outputs or not leaves:
+        return None
+    seeds = [trusted.ones(t.shape, dtype=t.dtype, device=t.device) for t in outputs]
+    done = call(lambda: trusted.autograd_grad(outputs, leaves, seeds, allow_unused=True))
+    return "ok" if done.ok else trusted.type_(done.error).__name__
+
+
 def _caller_tensors(world: World) -> list[torch.Tensor]:
     """The caller's tensors and their ``.grad``: objects a result may hand back as they are."""
     caller = [t for _, t in world.tensors()]
@@ -714,6 +729,11 @@ _WHAT = {
         "a tensor memoised: not made anew)",
         "最后一次调用又交回了第一次调用返回的那个对象（重新填充的列表或字典、缓存下来的张量，而不是新建的）",
     ),
+    "backward_after_later_call": Text(
+        "a backward through the first call's result, made after the later calls (did a later "
+        "call take away what the first one saved?)",
+        "在后面几次调用之后，沿第一次调用的结果做反向传播（后面的调用是否拿走了第一次调用保存的东西？）",
+    ),
     "changed_by_second_call": Text(
         "the first call's result changed by the second call (a reused buffer?)",
         "第一次调用的结果被第二次调用改变（复用了输出缓冲区？）",
@@ -725,13 +745,15 @@ _PLAIN = {
     "absent": Text("nothing", "没有"),
     "None": Text("None", "None（空）"),
     "no exception": Text("no exception", "没有异常"),
+    "ok": Text("it ran", "正常完成"),
 }
 
 
 def _shown(field: str, value: Any) -> str | Text:
     if field in ("settings_left", "changed", "replaced") and trusted.type_(value) is list:
         return ", ".join(str(v) for v in value) if value else _PLAIN[""]
-    if field in ("is", "shares", "device", "kind", "raised") and value in _PLAIN:
+    plain = ("is", "shares", "device", "kind", "raised", "backward_after_later_call")
+    if field in plain and value in _PLAIN:
         return _PLAIN[value]
     if trusted.type_(value) is str and value == "no exception":  # a probe's record of a call
         return _PLAIN[value]
@@ -814,6 +836,13 @@ class Spec(Check):
         calls = [case for case in self.cases() if not case.get("raises") and not case.get("alone")]
         return next((c for c in calls if self._arrives_with_grad(c)), next(iter(calls), None))
 
+    def again_cases(self) -> list[dict]:
+        """Every case called again in one world: ``again_case``'s, unless a check has paths
+        that keep state apart (lesson 04's shared copy and independent copy each make their
+        own sequence)."""
+        case = self.again_case()
+        return [] if case is None else [case]
+
     def _arrives_with_grad(self, case: dict) -> bool:
         """Whether the caller's tensors arrive with a leftover ``.grad`` in ``case``: the
         sequence is made where the caller has most to lose (see ``_shuffled_in_place``)."""
@@ -866,6 +895,7 @@ class Spec(Check):
         found["first result"] = {
             "changed_by_second_call": changed,
             "returned_again": _returned_again(first.value, last.value, world),
+            "backward_after_later_call": _backward_through(first.value, world),
         }
         if self.acts_between_calls:
             calls = {"second": second.record(), "third": last.record()}
@@ -1005,8 +1035,7 @@ class Spec(Check):
         device = resolve_device(getattr(self, "device", None))
         with _worlds_kept_alive():
             cases = [self._observe_case(fn, case, device) for case in self.cases()]
-            twice = self.again_case()
-            again = None if twice is None else self._call_again(fn, twice, device)
+            again = [self._call_again(fn, case, device) for case in self.again_cases()]
         return {"cases": cases, "again": again}
 
     def judge(self, obs: dict) -> None:
@@ -1027,14 +1056,17 @@ class Spec(Check):
                     continue
                 returned(ex, rec["call"], self.function, self._blame(case), self.explain)
             results += self._differences(case, self.expected(case), rec["state"])
-        if not results:  # the second call is judged once every single call is right
-            results += self._judge_again(obs.get("again"))
+        if not results:  # the calls in one world are judged once every single call is right
+            recs, cases = obs.get("again"), self.again_cases()
+            if trusted.type_(recs) is not list or trusted.len_(recs) != trusted.len_(cases):
+                raise InconsistentObservation("observation not consistent: the second calls")
+            for case, rec in zip(cases, recs, strict=True):
+                results += self._judge_again(case, rec)
+                if results:
+                    break
         require(ex, _chosen(results))
 
-    def _judge_again(self, rec: Any) -> list[CheckResult]:
-        case = self.again_case()
-        if case is None:
-            return []
+    def _judge_again(self, case: dict, rec: Any) -> list[CheckResult]:
         if trusted.type_(rec) is not dict or trusted.type_(rec.get("call")) is not dict:
             raise InconsistentObservation("observation not consistent: the second call is missing")
         self._verify_inputs(case, rec["call"])
@@ -1067,6 +1099,11 @@ class Spec(Check):
                 raise InconsistentObservation("observation not consistent: the first result")
             changed = _changed(expected)
             found = {**found, "first result": {**found_first, "changed_by_second_call": changed}}
+        if expected.get("first result", {}).get("backward_after_later_call") is None:
+            found_first = found.get("first result")  # a graph the reference's result has not:
+            if trusted.type_(found_first) is dict:  # what a backward through it does is free
+                kept = {**found_first, "backward_after_later_call": None}
+                found = {**found, "first result": kept}
         return self._differences(case, expected, found, self._again_text(case), before)
 
     def _again_text(self, case: dict) -> Text:
@@ -1128,7 +1165,8 @@ class Spec(Check):
                         f1 = {k: v for k, v in f1.items() if k != "rng_after"}
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 field = self._first_difference(e1, f1)
-                if field is None or any(r.applies(name, e1, f1, ctx) for r in self.allow):
+                allowed = (*self.allow, _PARTWAY_GRADS)
+                if field is None or any(r.applies(name, e1, f1, ctx) for r in allowed):
                     continue
                 blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)
                 results.append(self._result(case, name, field, e1, f1, blame, told))
@@ -1168,6 +1206,11 @@ class Spec(Check):
         )
 
     probes: ClassVar[dict[str, Text]] = {}  # what each probe's name means, for feedback
+
+
+# What a call that raised left in ``.grad`` is not judged: ``zero_grad()`` may come before
+# the forward pass or after it, and the exception cut the work short either way.
+_PARTWAY_GRADS = Rule("*.grad", lambda e, f, ctx: bool(ctx.case.get("raises")))
 
 
 def _chosen(results: list[CheckResult]) -> list[CheckResult]:

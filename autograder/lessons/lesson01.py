@@ -208,6 +208,8 @@ _KINDS = {  # what each input is, and how to make it (k: its position, for its l
         lambda k, d: _ones(k + 1, d)[1:].requires_grad_(),
     ),
 }
+_MANY = 1500  # beyond sys.getrecursionlimit()'s default of 1,000
+
 _FIXED = (
     ("float", "param"),
     ("int",),
@@ -328,9 +330,16 @@ class OutputRequiresGrad(Spec):
         asked = [{"inputs": list(k)} for k in (*_FIXED, *drawn)]
         # "Any number of tensors": none at all too (an operation on no tensor, a factory, does
         # not require grad).
-        return [*asked, {"inputs": []}, {"inputs": ["float", "param"], "outer": "no_grad"}]
+        # and many: more than Python's recursion limit, as a long list unpacked would be
+        many = {"inputs": ["scalar"] * _MANY + ["scalar_rg"]}
+        return [*asked, {"inputs": []}, {"inputs": ["float", "param"], "outer": "no_grad"}, many]
 
     def describe(self, case: dict) -> Text:
+        if len(case["inputs"]) > _MANY:
+            return Text(
+                "{n:,} inputs: 0-dim tensors, only the last one requires grad",
+                "{n} 个输入：都是 0 维张量，只有最后一个需要梯度",
+            ).format(n=len(case["inputs"]))
         parts = [_KINDS[k][0] for k in case["inputs"]]
         inputs = (
             Text("inputs: {t}", "输入：{t}").format(
@@ -348,7 +357,10 @@ class OutputRequiresGrad(Spec):
 
     def build(self, case: dict, device) -> World:
         inputs = [_KINDS[kind][1](k, device) for k, kind in enumerate(case["inputs"])]
-        return World(tuple(inputs), {f"inputs[{k}]": t for k, t in enumerate(inputs)}, device)
+        named = dict(enumerate(inputs))
+        if len(inputs) > _MANY:  # the first and the last stand for the rest in feedback
+            named = {0: inputs[0], len(inputs) - 1: inputs[-1]}
+        return World(tuple(inputs), {f"inputs[{k}]": t for k, t in named.items()}, device)
 
     def calling(self, world: World, case: dict, fn):
         world.spy = _GraphFrom(list(world.args))
@@ -456,6 +468,10 @@ _GRADS = {
     "zero": Text("w.grad held zeros", "w.grad 为零"),
     "none": Text("w.grad was None", "w.grad 为 None"),
 }
+_DIVERGED = Text(
+    "w.grad held nan and inf (an earlier step diverged)",
+    "w.grad 里有 nan 和 inf（之前某一步发散了）",
+)
 
 
 def _accumulated(e: dict, f: dict, ctx) -> bool:
@@ -494,7 +510,8 @@ class PerBatchGrads(Spec):
             "layout": ["plain", "transposed"],
             "dtype": [self.dtype, other],
         }
-        return draw(self.seed, axes, 3)
+        drawn = draw(self.seed, axes, 3)
+        return [*drawn, {**drawn[0], "grad": "diverged"}]
 
     def describe(self, case: dict) -> Text:
         layout = (
@@ -502,7 +519,13 @@ class PerBatchGrads(Spec):
         )
         return Text(
             "{g}, {n} batches of {d} columns{l}, {t}", "{g}，{n} 个 {d} 列的批次{l}，{t}"
-        ).format(g=_GRADS[case["grad"]], n=case["count"], d=self.dim, l=layout, t=case["dtype"])
+        ).format(
+            g={**_GRADS, "diverged": _DIVERGED}[case["grad"]],
+            n=case["count"],
+            d=self.dim,
+            l=layout,
+            t=case["dtype"],
+        )
 
     def build(self, case: dict, device) -> World:
         dtype, d = getattr(torch, case["dtype"]), self.dim
@@ -511,6 +534,10 @@ class PerBatchGrads(Spec):
             w.grad = uniform(self.seed + 5, d, device=device, dtype=dtype)
         elif case["grad"] == "zero":
             w.grad = trusted.zeros(d, device=device, dtype=dtype)
+        elif case["grad"] == "diverged":  # 0 * inf is nan: scaling it by zero clears nothing
+            w.grad = uniform(self.seed + 5, d, device=device, dtype=dtype)
+            w.grad[:2] = float("nan")
+            w.grad[-1] = float("inf")
         xs = []
         for k in range(case["count"]):
             rows = 1 + (3 * k + self.seed) % 5  # unequal sizes, a single row among them
@@ -583,6 +610,12 @@ class BackwardSeed(Spec):
             "the caller's loss was made to keep its own .grad (retain_grad)",
             "调用者的 loss 被设成保留它自己的 .grad（retain_grad）",
         ),
+        "inference": Text(
+            "your seed is an inference tensor (made under torch.inference_mode(): the caller "
+            "cannot scale it in place, seed *= 3, outside inference mode)",
+            "你返回的初始梯度是推理张量（在 torch.inference_mode() 下创建：调用者不能在推理模式之外"
+            "原地放大它）",
+        ),
     }
     blame = (Rule("result", _rg5, "RG-5"), Rule("probe:grad", _rg5, "RG-5"))
 
@@ -627,11 +660,14 @@ class BackwardSeed(Spec):
         done = call(lambda: trusted.autograd_grad(loss, x, value, retain_graph=True)[0])
         # the caller's own seed: a hook left on loss.grad_fn that forces one replaces it
         own = call(lambda: trusted.autograd_grad(loss, x, value * 3, retain_graph=True)[0])
-        return {
+        found = {
             "grad": _copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}",
             "grad_3": _copy(own.value) if own.ok else f"{trusted.type_(own.error).__name__}",
             "retains_grad": bool(loss.retains_grad),
         }
+        # the caller's own seed, to scale in place as it likes
+        found["inference"] = trusted.type_(value) in _TENSORS and bool(value.is_inference())
+        return found
 
 
 def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
@@ -843,6 +879,19 @@ class _Conversions(TorchFunctionMode):
         return any(not any(r is u for u in used) for r in self.results)
 
 
+class _Scaled(torch.nn.Module):
+    """Layers with a parameter and a buffer of the module's own: moving each child misses them."""
+
+    def __init__(self, layers: torch.nn.Module, scale: torch.Tensor) -> None:
+        super().__init__()
+        self.layers = layers
+        self.scale = torch.nn.Parameter(scale)
+        self.register_buffer("shift", scale.detach() / 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x) * self.scale + self.shift
+
+
 def _dropped(e: dict, f: dict, ctx) -> bool:
     return ctx.found.get("probe", {}).get("dropped_copy") is True
 
@@ -893,6 +942,8 @@ class ToDevice(Spec):
         ]
         # any nn.Module: one whose first layer is already in the dtype asked for, the rest not
         mixed = {"mode": "train", "frozen": False, "layout": "plain", "mixed": True}
+        # and a module with a parameter and a buffer of its own, beside its children
+        own = {**drawn[0], "own": True}
         return [
             *drawn,
             {
@@ -902,6 +953,7 @@ class ToDevice(Spec):
                 "to": "course",
                 "to_dtype": self.dtype,
             },
+            own,
         ]
 
     def describe(self, case: dict) -> Text:
@@ -923,6 +975,11 @@ class ToDevice(Spec):
                 "；model[0] 已经是 {td}，其他层不是",
             ).format(td=case["to_dtype"])
             if case.get("mixed")
+            else Text(
+                "; the model a module with a parameter and a buffer of its own around its layers",
+                "；模型是一个包着各层、自己还带一个参数和一个缓冲区的模块",
+            )
+            if case.get("own")
             else "",
         )
 
@@ -936,6 +993,8 @@ class ToDevice(Spec):
             batch = uniform(self.seed, 3, 4, device=start, dtype=dtype)
         model = make_mlp(self.seed, 2, dtype, start)
         _arrive(model, case["mode"], case["frozen"])
+        if case.get("own"):
+            model = _Scaled(model, uniform(self.seed + 3, 3, device=start, dtype=dtype))
         if case.get("mixed"):
             model[0].to(target, getattr(torch, case["to_dtype"]))
             # the device as a tensor reports it (cuda:0, not cuda): a comparison with the

@@ -34,7 +34,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograder.common import trusted
-from autograder.common.caller_states import GROUPS, grouped, stepped_before, with_groups
+from autograder.common.caller_states import (
+    GROUPS,
+    grouped,
+    one_short,
+    raising,
+    stepped_before,
+    with_groups,
+    with_raising,
+)
 from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
@@ -368,7 +376,8 @@ class Evaluate(_Lesson02):
             "layout": ["plain", "transposed", "plain", "slice"],
             "last": ["same", "short", "row"],
         }
-        return draw(self.seed, axes, 4)
+        drawn = draw(self.seed, axes, 4)
+        return [*drawn, raising(drawn[0], outer="", batches=self.count)]
 
     def describe(self, case: dict) -> Text:
         last = {
@@ -376,7 +385,7 @@ class Evaluate(_Lesson02):
             "short": Text("{n} batches, the last one smaller", "{n} 个批次，最后一个较小"),
             "row": Text("{n} batches, the last one a single row", "{n} 个批次，最后一个只有一行"),
         }[case["last"]].format(n=case["batches"])
-        return _case_text(case, last)
+        return with_raising(_case_text(case, last), case)
 
     def build(self, case: dict, device) -> World:
         model, width = model_for(self.seed, case, device)
@@ -387,6 +396,8 @@ class Evaluate(_Lesson02):
         batches, objects = [], {"model": model}
         for k, n in enumerate(rows):
             x = make_input(self.seed + 10 + k, n, width, case["layout"], device, case["dtype"])
+            if case.get("raises") and k == len(rows) - 1:
+                x = one_short(x)
             y = trusted.randint(0, classes, (n,), generator=g).to(device)
             batches.append((x, y))
             objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})
@@ -668,6 +679,8 @@ class RunStep(_Lesson02):
         Rule("model*.grad", lambda e, f, ctx: ctx.case["train"]),  # judged at step() time
         Rule("model*.grad", _eval_grads_cleared),  # zero_grad() on both paths is fine
         Rule("saved for backward", lambda e, f, ctx: ctx.case["train"]),
+        # a step(closure) was called before the forward inside it raised
+        Rule("optimizer.step() calls", lambda e, f, ctx: bool(ctx.case.get("raises"))),
     )
     blame = (
         Rule("* when optimizer.step() ran*", _stale_added, "RG-4"),
@@ -688,7 +701,8 @@ class RunStep(_Lesson02):
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
             "groups": list(GROUPS),
         }
-        return draw(self.seed, axes, 6)
+        drawn = draw(self.seed, axes, 6)
+        return [*drawn, raising(drawn[0], train=True, outer="no_grad")]
 
     def describe(self, case: dict) -> Text:
         step = Text("train={t}, {o}(lr={lr:g})", "train={t}，优化器 {o}(lr={lr:g})")
@@ -698,7 +712,7 @@ class RunStep(_Lesson02):
                 "train={t}，之前已经更新过的优化器 {o}(lr={lr:g})",
             )
         step = with_groups(step.format(t=case["train"], o=case["optimizer"], lr=case["lr"]), case)
-        return _case_text(case, step)
+        return with_raising(_case_text(case, step), case)
 
     def compared(self, base: str, fields: dict) -> dict:
         """The model's mode is not part of the task (model.train(train) is fine)."""
@@ -710,6 +724,8 @@ class RunStep(_Lesson02):
         model.train(case["arrival"] == "train")
         rows = _ints(self.seed + 2, (6, 13))[0]
         x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        if case.get("raises"):
+            x = one_short(x)
         g = trusted.generator().manual_seed(self.seed + 3)
         y = trusted.randint(0, model[-1].out_features, (x.shape[0],), generator=g).to(device)
         trainable = [p for p in model.parameters() if p.requires_grad]
@@ -818,16 +834,19 @@ class FrozenFeatures(_Lesson02):
         # statistics at work in training mode (not an evaluation-mode forward pass)
         training = {"arrival": "train_norm", "outer": "", "x_grad": False, "frozen": False}
         training |= {"grads": "none", "dtype": "float64", "depth": 2, "layout": "plain"}
-        return [*draw(self.seed, axes, 4), training]
+        drawn = draw(self.seed, axes, 4)
+        return [*drawn, training, raising(drawn[0], outer="")]
 
     def describe(self, case: dict) -> Text:
-        return _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))
+        text = _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         last = _ints(self.seed + 3, (4, 9))[0]
         backbone, width = model_for(self.seed, case, device, last=last)
         rows = _ints(self.seed + 2, (3, 9))[0]
         x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        x = one_short(x) if case.get("raises") else x
         x.requires_grad_(case["x_grad"])
         world = World((backbone, x), {"backbone": backbone, "x": x}, device)
         world.head = make_mlp(self.seed + 7, [last, 2], case["dtype"], device)
@@ -892,15 +911,17 @@ class InputSaliency(_Lesson02):
         for case in cases:  # an inference tensor cannot require grad
             case["x_grad"] = case["x_grad"] and case["outer"] != "inference_mode"
         # a function that fails inside inference mode only is evidence of NG-5: judge it last
-        return sorted(cases, key=lambda case: case["outer"] == "inference_mode")
+        cases = sorted(cases, key=lambda case: case["outer"] == "inference_mode")
+        return [*cases, raising(cases[-1], outer="inference_mode", x_grad=False)]
 
     def describe(self, case: dict) -> Text:
-        return _case_text(case, *([_X_GRAD] if case["x_grad"] else []))
+        return with_raising(_case_text(case, *([_X_GRAD] if case["x_grad"] else [])), case)
 
     def build(self, case: dict, device) -> World:
         model, width = model_for(self.seed, case, device)
         rows = _ints(self.seed + 2, (2, 7))[0]
         x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        x = one_short(x) if case.get("raises") else x
         if case["x_grad"]:
             x = x.detach().requires_grad_()  # a leaf of the caller's, as the layout left it
         if case["outer"] == "inference_mode":

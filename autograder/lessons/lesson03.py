@@ -29,7 +29,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from autograder.common import dropout, trusted
-from autograder.common.caller_states import LARGE_STALE
+from autograder.common.caller_states import LARGE_STALE, one_short, raising, with_raising
 from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -131,10 +131,14 @@ def make_backbone_head(seed: int, net: Net, dtype: str = "float32", device="cpu"
 
 
 def _set_mode(model: torch.nn.Module, mode: str) -> None:
-    """'train', 'eval', or 'mixed': evaluation mode except the first Dropout (as in MC dropout)."""
-    model.train(mode == "train")
+    """'train', 'eval', 'mixed': evaluation mode except the first Dropout (as in MC dropout),
+    or 'frozen_norm': training mode except the first BatchNorm (statistics frozen, as in
+    fine-tuning)."""
+    model.train(mode in ("train", "frozen_norm"))
     if mode == "mixed":
         next(m for m in model.modules() if trusted.isinstance_(m, _DROPOUT)).train()
+    if mode == "frozen_norm":
+        next(m for m in model.modules() if trusted.isinstance_(m, _BATCHNORM)).eval()
 
 
 def _set_grads(seed: int, stale: str, *models: torch.nn.Module) -> None:
@@ -164,6 +168,10 @@ _MODES = {
     "eval": Text("arriving in evaluation mode", "进入时处于评估模式"),
     "mixed": Text(
         "in evaluation mode except its first Dropout", "处于评估模式，但第一个 Dropout 处于训练模式"
+    ),
+    "frozen_norm": Text(
+        "in training mode except its first BatchNorm (statistics frozen)",
+        "处于训练模式，但第一个 BatchNorm 处于评估模式（统计量被冻结）",
     ),
 }
 _OUTER = Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")
@@ -582,15 +590,18 @@ class EvalGrads(_Lesson03):
             "rows": [self.size, 1, self.size + 3],
             "layout": ["contiguous", "transposed"],
         }
-        return draw(self.seed, axes, 4)
+        drawn = draw(self.seed, axes, 4)
+        return [*drawn, raising(drawn[0], mode="train")]
 
     def describe(self, case: dict) -> Text:
-        return Text("{m}, batch of {n}", "{m}，批次大小 {n}").format(
+        text = Text("{m}, batch of {n}", "{m}，批次大小 {n}").format(
             m=_model_text(case), n=case["rows"]
         )
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         model, x, net = _model_world(self, case, device, 4, 2)
+        x = one_short(x) if case.get("raises") else x
         target = uniform(self.seed + 2, case["rows"], net.n_out, device=device, dtype=x.dtype)
         return World((model, x, target), {"model": model, "x": x, "target": target}, device)
 
@@ -658,12 +669,14 @@ class Validate(_Lesson03):
             "count": [self.batches, self.batches + 1],
             "rows": [self.size],
         }
-        return draw(self.seed, axes, 5)
+        drawn = draw(self.seed, axes, 5)
+        return [*drawn, raising(drawn[0], mode="train", outer=False)]
 
     def describe(self, case: dict) -> Text:
-        return Text("{m}, {c} batches, {s}", "{m}，{c} 个批次，{s}").format(
+        text = Text("{m}, {c} batches, {s}", "{m}，{c} 个批次，{s}").format(
             m=_model_text(case), c=case["count"], s=_SIZES[case["sizes"]]
         )
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         model, _, net = _model_world(self, case, device, 4, 2)
@@ -675,6 +688,7 @@ class Validate(_Lesson03):
         dtype, batches, objects = getattr(torch, case["dtype"]), [], {"model": model}
         for j, n in enumerate(sizes):
             x = uniform(self.seed + 10 + j, n, net.n_in, device=device, dtype=dtype)
+            x = one_short(x) if case.get("raises") and j == len(sizes) - 1 else x
             y = uniform(self.seed + 50 + j, n, net.n_out, device=device, dtype=dtype)
             batches.append((x, y))
             objects[f"batches[{j}][0]"], objects[f"batches[{j}][1]"] = x, y
@@ -812,12 +826,29 @@ class McDropoutPredict(_Lesson03):
         }
         drawn = draw(self.seed, axes, 4)
         # and one sample, as the prompt allows: the std of one sample is nan, not zero
-        return [*drawn, {**drawn[-1], "samples": 1}]
+        # a mix the other way too: a training model with its statistics frozen
+        frozen_norm = {**drawn[1], "mode": "frozen_norm"}
+        # outputs far from zero with a small spread, in float32: a std that subtracts
+        # E[p]² from E[p²] loses every digit there
+        far = {**drawn[0], "dtype": "float32", "far": True}
+        return [
+            *drawn,
+            {**drawn[-1], "samples": 1},
+            frozen_norm,
+            far,
+            raising(drawn[0], mode="mixed"),
+        ]
 
     def describe(self, case: dict) -> Text:
-        return Text("{m}, batch of {n}, samples={s}", "{m}，批次大小 {n}，samples={s}").format(
+        text = Text("{m}, batch of {n}, samples={s}", "{m}，批次大小 {n}，samples={s}").format(
             m=_model_text(case), n=case["rows"], s=case["samples"]
         )
+        if case.get("far"):
+            text = Text(
+                "{t}, outputs near 1000 (the head's bias), their spread small",
+                "{t}，输出在 1000 附近（输出层的偏置），离散程度很小",
+            ).format(t=text)
+        return with_raising(text, case)
 
     def calling(self, world: World, case: dict, fn) -> contextlib.AbstractContextManager:
         """With one sample PyTorch warns that std has no degrees of freedom; the nan is what
@@ -830,6 +861,11 @@ class McDropoutPredict(_Lesson03):
 
     def build(self, case: dict, device) -> World:
         model, x, _ = _model_world(self, case, device, 4, 2)
+        x = one_short(x) if case.get("raises") else x
+        if case.get("far"):
+            head = [m for m in model.modules() if trusted.isinstance_(m, torch.nn.Linear)][-1]
+            with trusted.no_grad():
+                head.bias.add_(1000.0)
         return World((model, x, case["samples"]), {"model": model, "x": x}, device)
 
     between = Text(

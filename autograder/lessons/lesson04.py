@@ -128,6 +128,13 @@ class FrozenCopy(Spec):
         }
         return draw(self.seed, axes, 10)
 
+    def again_cases(self) -> list[dict]:
+        """A shared copy and an independent copy, each made twice in one world: a handle or a
+        copy kept per tensor (by its id) comes back the second time, stale or with what the
+        caller did to it since."""
+        cases = self.cases()
+        return [next(c for c in cases if c["share"] is share) for share in (True, False)]
+
     def describe(self, case: dict) -> Text:
         return Text("share={s}, {l}, dtype {d}", "share={s}，{l}，数据类型 {d}").format(
             s=case["share"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]

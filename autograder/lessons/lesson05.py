@@ -264,6 +264,11 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
         "one": Text("names: the last Linear only", "names：只有最后一个 Linear"),
     },
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+    "act": {
+        "relu": Text(
+            "each BatchNorm1d followed by an in-place ReLU", "每个 BatchNorm1d 之后是原地的 ReLU"
+        )
+    },
     "outer": {True: Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")},
     "logger": {
         True: Text(
@@ -826,11 +831,14 @@ class TrainAndLog(_HookSpec):
         if not any(c["ragged"] and not c["raises"] for c in drawn):
             k = next(k for k, c in enumerate(drawn) if not c["raises"])
             drawn[k] = {**drawn[k], "ragged": True}
-        return drawn
+        # the logged layer's output changed in place by the layer after it, once the hook ran
+        inplace = {**drawn[0], "raises": False, "act": "relu", "layer_name": "norm"}
+        return [*drawn, inplace]
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_model(self.seed, self.depth, dtype, nested=case["nested"]).to(device)
+        act, nested = case.get("act", "tanh"), case["nested"]
+        model = make_model(self.seed, self.depth, dtype, act, nested=nested).to(device)
         arrive(model, case, self.seed)
         batches, objects = [], {"model": model}
         for k in range(case["steps"]):

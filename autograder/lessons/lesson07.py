@@ -373,6 +373,16 @@ class SiluFunction(_FunctionSpec):
         edges = [
             {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0},
             {"layout": "empty", "dtype": self.dtype, "grad": "fresh", "scale": 1.0},
+            # bfloat16 at large |x|: 1 + x rounds there, so a derivative multiplied out loses it
+            {"layout": "matrix", "dtype": "bfloat16", "grad": "fresh", "scale": 300.0},
+            # called where the caller records nothing: the grad mode it is left in
+            {
+                "layout": "matrix",
+                "dtype": self.dtype,
+                "grad": "fresh",
+                "scale": 3.0,
+                "grad_mode": False,
+            },
         ]
         return [*draw(self.seed, axes, 6), *edges]
 
@@ -768,7 +778,9 @@ class SoftClip(_FunctionSpec):
         # any dtype: also half precision with |x| / limit up to 50, where exp(2x / limit)
         # overflows (a tanh written through exp is nan there)
         half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "arg": self.limit}
-        return [*drawn, {**half, "scale": 50.0 * self.limit}]
+        # and a limit past 256, where y ** 2 overflows float16 though y itself does not
+        wide = {**half, "arg": 300.0, "scale": 3.0 * 300.0}
+        return [*drawn, {**half, "scale": 50.0 * self.limit}, wide]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)

@@ -28,7 +28,14 @@ from dataclasses import dataclass
 import torch
 
 from autograder.common import trusted
-from autograder.common.caller_states import GROUPS, grouped, with_groups
+from autograder.common.caller_states import (
+    GROUPS,
+    grouped,
+    one_short,
+    raising,
+    with_groups,
+    with_raising,
+)
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -403,13 +410,15 @@ class Accuracy(_Lesson03):
         axes = {**_MODEL_AXES, "mode": _RESTORED, "layout": ["contiguous", "transposed"]}
         axes["rows"] = [24, 9, 2]
         axes["outer"] = _OUTER
-        return draw(self.seed, axes, 3)
+        drawn = draw(self.seed, axes, 3)
+        return [*drawn, raising(drawn[0], mode="train")]
 
     def describe(self, case: dict) -> Text:
         layout = lesson03._LAYOUTS[case["layout"]]
-        return Text("{m}, {n} images, {l}", "{m}，{n} 张图像，{l}").format(
+        text = Text("{m}, {n} images, {l}", "{m}，{n} 张图像，{l}").format(
             m=_model_text(case), n=case["rows"], l=layout
         )
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         model, x, net = _model_world(self, case, device, _N_IN, _N_OUT)
@@ -422,6 +431,7 @@ class Accuracy(_Lesson03):
         other = trusted.randint(0, net.n_out, (case["rows"],), generator=g)
         keep = trusted.rand(case["rows"], generator=g) < 0.67
         labels = predicted.where(keep, other).to(device)
+        x = one_short(x) if case.get("raises") else x
         return World((model, x, labels), {"model": model, "images": x, "labels": labels}, device)
 
 
@@ -511,11 +521,7 @@ class LogFeatures(_Lesson03):
         text = Text("{d}, layer model[{k}]", "{d}，层 model[{k}]").format(
             d=_describe(case), k=case["layer"]
         )
-        if case["raises"]:
-            return Text(
-                "{t}, the last batch has the wrong width", "{t}，最后一个批次宽度不对"
-            ).format(t=text)
-        return text
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         model, batches, objects = _model_and_batches(self, case, device)
@@ -523,7 +529,7 @@ class LogFeatures(_Lesson03):
         layer = layers[case["layer"]]
         if case["raises"]:  # the model raises on the last batch: the hook must go anyway
             x, y = batches[-1]
-            batches[-1] = (x[:, :-1], y)
+            batches[-1] = (one_short(x), y)
         world = World((model, layer, batches), objects, device)
         world.first_x = batches[0][0]  # the probe's input, whatever the call did to the list
         world.attributes = [set(vars(m)) for m in model.modules()]
@@ -711,6 +717,10 @@ class SwishFunction(Spec):
             "backward changed the caller's incoming gradient (grad_output) in place",
             "backward 原地修改了调用者传入的梯度（grad_output）",
         ),
+        "x.grad again": Text(
+            "the gradient a second backward through the same graph (retain_graph=True) gives x",
+            "沿同一计算图第二次反向传播（retain_graph=True）给 x 的梯度",
+        ),
     }
     allow = (Rule("probe:after x changed", _raised_or_right),)
     blame = (
@@ -762,13 +772,18 @@ class SwishFunction(Spec):
         if trusted.type_(value) not in _TENSORS or value.shape != world.args[0].shape:
             return {}
         g = uniform(self.seed + 710, *value.shape, device=value.device, dtype=value.dtype)
-        back = call(lambda: trusted.autograd_grad(value, world.leaf, g))
+        back = call(lambda: trusted.autograd_grad(value, world.leaf, g, retain_graph=True))
         found = {"wrong count": not back.ok and _cf(trusted.repr_(back.error)) == "CF-2"}
         # The caller's gradient may be shared (.sum() passes a view of ones): never written.
         again_g = uniform(self.seed + 710, *value.shape, device=value.device, dtype=value.dtype)
         found["grad_output changed"] = not trusted.equal(g, again_g)
         if back.ok:
             found["x.grad"] = back.value[0].detach().to("cpu", copy=True)
+            # the graph kept: a backward that changed what forward saved gives no second one
+            twice = call(lambda: trusted.autograd_grad(value, world.leaf, again_g))
+            found["x.grad again"] = (
+                twice.value[0].detach().to("cpu", copy=True) if twice.ok else _error_line(twice)
+            )
         world2, value2 = again()  # the input changed in place after forward, then backward
         x2 = world2.args[0]
         if trusted.type_(value2) not in _TENSORS or x2.is_leaf or not value2.requires_grad:
@@ -784,6 +799,11 @@ class SwishFunction(Spec):
 
     def explain(self, message: str) -> Text | None:
         return _CF_EXPLAIN.get(_cf(message) or "")
+
+
+def _error_line(failed) -> str:
+    """What a failed call raised, by its type: the same on every device."""
+    return trusted.type_(failed.error).__name__
 
 
 def check_swish(fn, seed: int = 0, device=None) -> None:

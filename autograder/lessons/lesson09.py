@@ -32,7 +32,15 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
-from autograder.common.caller_states import GROUPS, ONE_SAMPLE_IN_TRAINING, grouped, with_groups
+from autograder.common.caller_states import (
+    GROUPS,
+    ONE_SAMPLE_IN_TRAINING,
+    grouped,
+    one_short,
+    raising,
+    with_groups,
+    with_raising,
+)
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -808,7 +816,8 @@ class AutocastPredict(_Spec):
             "x dtype": ["float32", "float32", "bfloat16"],  # the result is float32 whatever x is
             "nested": [False, True],  # the layers in a body: modes of grandchildren
         }
-        return draw(self.seed, axes, 4)
+        drawn = draw(self.seed, axes, 4)
+        return [*drawn, raising(drawn[0], mode="mixed")]
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
@@ -820,7 +829,7 @@ class AutocastPredict(_Spec):
                 "{o}, the layers nested inside model[0] (a Sequential in the Sequential)",
                 "{o}，各层嵌套在 model[0] 之内（Sequential 里的 Sequential）",
             ).format(o=outer)
-        return Text(
+        text = Text(
             "model ({y}) in {m}{f}, {s}, {l}, batch {b}{o}",
             "模型（{y}）处于{m}{f}，{s}，{l}，批次大小 {b}{o}",
         ).format(
@@ -832,6 +841,7 @@ class AutocastPredict(_Spec):
             b=case["batch"],
             o=outer,
         )
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         model = _built(
@@ -850,6 +860,8 @@ class AutocastPredict(_Spec):
         _stale_grads(model, case["stale"], self.seed)
         dtype = getattr(torch, case["x dtype"])
         x = _input(self.seed + 1, case["batch"], self.width, case["layout"], dtype, device)
+        if case.get("raises"):
+            x = one_short(x)
         world = World((model, x), {"model": model, "x": x}, device)
         _watch_layers(world, model, per_device=True)
         return world

@@ -88,8 +88,7 @@ def _states(checks: list[Spec]) -> dict[str, dict]:
     for check in checks:
         spec = expectations.on_cpu(check)
         cases = {expectations.case_key(case): spec.expected(case) for case in spec.cases()}
-        twice = spec.again_case()
-        if twice is not None:
+        for twice in spec.again_cases():
             cases[expectations.case_key(twice, again=True)] = spec.expected(twice, again=True)
         lesson = out.setdefault(expectations.lesson_of(spec), {})
         lesson[expectations.key(spec)] = cases

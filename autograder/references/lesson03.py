@@ -41,8 +41,10 @@ def eval_grads(spec, world: World, case: dict):
     modes = [m.training for m in model.modules()]
     model.eval()
     names, params = zip(*model.named_parameters(), strict=True)
-    grads = trusted.autograd_grad(_mse(model(x), target), params)
-    _restore(model, modes)
+    try:
+        grads = trusted.autograd_grad(_mse(model(x), target), params)
+    finally:
+        _restore(model, modes)
     return dict(zip(names, grads, strict=True))
 
 
@@ -51,9 +53,11 @@ def validate(spec, world: World, case: dict):
     model, batches = world.args
     modes = [m.training for m in model.modules()]
     model.eval()
-    with trusted.no_grad():
-        losses = [_mse(model(x), y).item() for x, y in batches]
-    _restore(model, modes)
+    try:
+        with trusted.no_grad():
+            losses = [_mse(model(x), y).item() for x, y in batches]
+    finally:
+        _restore(model, modes)
     return sum(losses) / trusted.len_(losses)
 
 
@@ -80,9 +84,11 @@ def mc_dropout_predict(spec, world: World, case: dict):
     for m in model.modules():
         if trusted.isinstance_(m, _DROPOUT):
             m.train()
-    with trusted.no_grad():
-        preds = _stack([model(x) for _ in range(samples)])
-    _restore(model, modes)
+    try:
+        with trusted.no_grad():
+            preds = _stack([model(x) for _ in range(samples)])
+    finally:
+        _restore(model, modes)
     return preds.mean(dim=0), preds.std(dim=0)
 
 

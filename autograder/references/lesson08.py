@@ -56,9 +56,11 @@ def accuracy(spec, world: World, case: dict):
     model, images, labels = world.args
     modes = [m.training for m in model.modules()]
     model.eval()
-    with trusted.no_grad():
-        predicted = model(images).argmax(dim=1)
-    _restore(model, modes)
+    try:
+        with trusted.no_grad():
+            predicted = model(images).argmax(dim=1)
+    finally:
+        _restore(model, modes)
     return (predicted == labels).float().mean().item()
 
 

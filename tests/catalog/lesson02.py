@@ -848,13 +848,15 @@ def evaluate(model, batches):
     was_training = model.training
     model.eval()
     losses, accuracies = [], []
-    with torch.set_grad_enabled(False):
-        for inputs, labels in batches:
-            logits = model(inputs)
-            losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
-            correct = (logits.argmax(dim=1) == labels).sum().item()
-            accuracies.append(correct / len(labels))
-    model.train(was_training)
+    try:
+        with torch.set_grad_enabled(False):
+            for inputs, labels in batches:
+                logits = model(inputs)
+                losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
+                correct = (logits.argmax(dim=1) == labels).sum().item()
+                accuracies.append(correct / len(labels))
+    finally:
+        model.train(was_training)
     return sum(losses) / len(losses), sum(accuracies) / len(accuracies)
 """,
         ),

@@ -318,6 +318,22 @@ def eval_grads(model, x, target):
     ],
     "ex3_validate": [
         Wrong(
+            "the mode put back after the loop, not in finally: a batch that raises leaves a "
+            "training model in evaluation mode",
+            "EV-4",
+            """
+def validate(model, batches):
+    was_training = model.training
+    model.train(False)
+    total = 0.0
+    with torch.set_grad_enabled(False):
+        for x, y in batches:
+            total += torch.nn.functional.mse_loss(model(x), y).item()
+    model.train(was_training)
+    return total / len(batches)
+""",
+        ),
+        Wrong(
             "ev-4 catalogue answer",
             "EV-4",
             """
@@ -367,9 +383,11 @@ def validate(model, batches):
             """
 def validate(model, batches):
     model.eval()
-    with torch.no_grad():
-        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
-    model.train()
+    try:
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.train()
     return sum(losses) / len(losses)
 """,
         ),
@@ -393,11 +411,13 @@ def validate(model, batches):
 def validate(model, batches):
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        xs = torch.cat([x for x, _ in batches])
-        ys = torch.cat([y for _, y in batches])
-        loss = torch.nn.functional.mse_loss(model(xs), ys).item()
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            xs = torch.cat([x for x, _ in batches])
+            ys = torch.cat([y for _, y in batches])
+            loss = torch.nn.functional.mse_loss(model(xs), ys).item()
+    finally:
+        model.train(was_training)
     return loss
 """,
         ),
@@ -408,9 +428,11 @@ def validate(model, batches):
 def validate(model, batches):
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        losses = [torch.nn.functional.mse_loss(model(x), y) for x, y in batches]
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y) for x, y in batches]
+    finally:
+        model.train(was_training)
     return torch.stack(losses).mean()
 """,
         ),
@@ -437,9 +459,11 @@ def validate(model, batches):
     was_training = model.training
     model.eval()
     model.requires_grad_(False)
-    losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
-    model.requires_grad_(True)
-    model.train(was_training)
+    try:
+        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.requires_grad_(True)
+        model.train(was_training)
     return sum(losses) / len(losses)
 """,
         ),
@@ -451,9 +475,11 @@ def validate(model, batches):
     was_training = model.training
     model.eval()
     model.zero_grad()
-    with torch.no_grad():
-        losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.train(was_training)
     return sum(losses) / len(losses)
 """,
         ),
@@ -1152,8 +1178,10 @@ def eval_grads(model, x, target):
     def loss(params):
         return torch.nn.functional.mse_loss(functional_call(model, params, (x,)), target)
 
-    grads = grad(loss)(params)
-    model.train(was_training)
+    try:
+        grads = grad(loss)(params)
+    finally:
+        model.train(was_training)
     return grads
 """,
         ),
@@ -1165,10 +1193,12 @@ def eval_grads(model, x, target):
     model.eval()
     for p in model.parameters():
         p.grad = None
-    with torch.set_grad_enabled(True):
-        torch.nn.functional.mse_loss(model(x), target).backward()
+    try:
+        with torch.set_grad_enabled(True):
+            torch.nn.functional.mse_loss(model(x), target).backward()
+    finally:
+        model.train(was_training)
     grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
-    model.train(was_training)
     return grads
 """,
         ),
@@ -1196,10 +1226,12 @@ def eval_grads(model, x, target):
 def eval_grads(model, x, target):
     was_training = model.training
     model.train(False)
-    with torch.enable_grad():
-        loss = torch.nn.functional.mse_loss(model(x), target)
-        grads = torch.autograd.grad(loss, [p for _, p in model.named_parameters()])
-    model.train(was_training)
+    try:
+        with torch.enable_grad():
+            loss = torch.nn.functional.mse_loss(model(x), target)
+            grads = torch.autograd.grad(loss, [p for _, p in model.named_parameters()])
+    finally:
+        model.train(was_training)
     result = {}
     for (name, _), g in zip(model.named_parameters(), grads):
         result[name] = g
@@ -1241,16 +1273,18 @@ def validate(model, batches):
 """,
         ),
         Right(
-            "set_grad_enabled(False), a running total, no try/finally",
+            "set_grad_enabled(False), a running total, the mode put back in finally",
             """
 def validate(model, batches):
     was_training = model.training
     model.train(False)
     total = 0.0
-    with torch.set_grad_enabled(False):
-        for x, y in batches:
-            total += torch.nn.functional.mse_loss(model(x), y).item()
-    model.train(was_training)
+    try:
+        with torch.set_grad_enabled(False):
+            for x, y in batches:
+                total += torch.nn.functional.mse_loss(model(x), y).item()
+    finally:
+        model.train(was_training)
     return total / len(batches)
 """,
         ),
@@ -1261,8 +1295,12 @@ def validate(model, batches):
 def validate(model, batches):
     was_training = model.training
     model.eval()
-    losses = torch.tensor([torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches])
-    model.train(was_training)
+    try:
+        losses = torch.tensor(
+            [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+        )
+    finally:
+        model.train(was_training)
     return float(losses.mean())
 """,
         ),
@@ -1273,9 +1311,11 @@ def validate(model, batches):
     criterion = torch.nn.MSELoss()
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        outputs = [model(x) for x, _ in batches]
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            outputs = [model(x) for x, _ in batches]
+    finally:
+        model.train(was_training)
     losses = [criterion(out, y).item() for out, (_, y) in zip(outputs, batches)]
     return sum(losses) / len(losses)
 """,
@@ -1290,12 +1330,14 @@ def validate(model, batches):
     for p, _ in flags:
         p.requires_grad_(False)
     total = 0.0
-    for x, y in batches:
-        total += torch.nn.functional.mse_loss(model(x), y).item()
-    for p, flag in flags:
-        p.requires_grad_(flag)
-    for m, mode in modes:
-        m.train(mode)
+    try:
+        for x, y in batches:
+            total += torch.nn.functional.mse_loss(model(x), y).item()
+    finally:
+        for p, flag in flags:
+            p.requires_grad_(flag)
+        for m, mode in modes:
+            m.train(mode)
     return total / len(batches)
 """,
         ),
@@ -1305,9 +1347,11 @@ def validate(model, batches):
 def validate(model, batches):
     was = model.training
     model.eval()
-    with torch.inference_mode():
-        total = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in batches)
-    model.train(was)
+    try:
+        with torch.inference_mode():
+            total = sum(torch.nn.functional.mse_loss(model(x), y) for x, y in batches)
+    finally:
+        model.train(was)
     return float(total / len(batches))
 """,
         ),
@@ -1490,14 +1534,16 @@ def mc_dropout_predict(model, x, samples):
         m.eval()
     for m in drops:
         m.train()
-    with torch.set_grad_enabled(False):
-        first = model(x)
-        preds = torch.empty((samples, *first.shape), dtype=first.dtype, device=first.device)
-        preds[0] = first
-        for k in range(1, samples):
-            preds[k] = model(x)
-    for m, mode in before:
-        m.train(mode)
+    try:
+        with torch.set_grad_enabled(False):
+            first = model(x)
+            preds = torch.empty((samples, *first.shape), dtype=first.dtype, device=first.device)
+            preds[0] = first
+            for k in range(1, samples):
+                preds[k] = model(x)
+    finally:
+        for m, mode in before:
+            m.train(mode)
     return preds.mean(dim=0), preds.std(dim=0)
 """,
         ),
@@ -1538,12 +1584,14 @@ def mc_dropout_predict(model, x, samples):
         if isinstance(m, torch.nn.Dropout):
             m.train(True)
     preds = []
-    with torch.no_grad():
-        for _ in range(samples):
-            preds.append(model(x).unsqueeze(0))
+    try:
+        with torch.no_grad():
+            for _ in range(samples):
+                preds.append(model(x).unsqueeze(0))
+    finally:
+        for name, m in before.items():
+            m.train(modes[name])
     preds = torch.cat(preds)
-    for name, m in before.items():
-        m.train(modes[name])
     return preds.mean(dim=0), preds.std(dim=0)
 """,
         ),
@@ -1555,9 +1603,11 @@ def mc_dropout_predict(model, x, samples):
     saved = [(m, m.training) for m in model.modules()]
     model.eval()
     model.apply(lambda m: m.train() if isinstance(m, torch.nn.Dropout) else None)
-    preds = torch.stack([model(x) for _ in range(samples)])
-    for m, t in saved:
-        m.training = t
+    try:
+        preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        for m, t in saved:
+            m.training = t
     return preds.mean(0), preds.var(0).sqrt()
 """,
         ),

@@ -372,9 +372,11 @@ def accuracy(model, images, labels):
 def accuracy(model, images, labels):
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        predicted = model(images).argmax(dim=1)
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            predicted = model(images).argmax(dim=1)
+    finally:
+        model.train(was_training)
     return 100.0 * (predicted == labels).float().mean().item()
 """,
         ),
@@ -385,9 +387,11 @@ def accuracy(model, images, labels):
 def accuracy(model, images, labels):
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        predicted = model(images).argmax(dim=1)
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            predicted = model(images).argmax(dim=1)
+    finally:
+        model.train(was_training)
     return float((predicted == labels).sum().item())
 """,
         ),
@@ -414,9 +418,11 @@ import torch
 def accuracy(model, images, labels):
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        predicted = model(images).argmax(dim=1)
-    model.train(was_training)
+    try:
+        with torch.no_grad():
+            predicted = model(images).argmax(dim=1)
+    finally:
+        model.train(was_training)
     return (predicted == labels).float().mean()
 """,
         ),
@@ -1276,10 +1282,12 @@ def accuracy(model, images, labels):
 def accuracy(model, images, labels):
     modes = [m.training for m in model.modules()]
     model.eval()
-    with torch.inference_mode():
-        correct = (model(images).argmax(1) == labels).double().mean().item()
-    for m, mode in zip(model.modules(), modes):
-        m.train(mode)
+    try:
+        with torch.inference_mode():
+            correct = (model(images).argmax(1) == labels).double().mean().item()
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
     return correct
 """,
         ),
@@ -1289,8 +1297,10 @@ def accuracy(model, images, labels):
 def accuracy(model, images, labels):
     was_training = model.training
     model.eval()
-    predicted = model(images).argmax(dim=1)
-    model.train(was_training)
+    try:
+        predicted = model(images).argmax(dim=1)
+    finally:
+        model.train(was_training)
     return torch.eq(predicted, labels).float().mean().item()
 """,
         ),
@@ -1302,9 +1312,11 @@ import torch
 def accuracy(model, images, labels):
     was_training = model.training
     model.eval()
-    with torch.inference_mode():
-        logits = model(images)
-    model.train(mode=was_training)
+    try:
+        with torch.inference_mode():
+            logits = model(images)
+    finally:
+        model.train(mode=was_training)
     return (logits.argmax(-1) == labels).sum().item() / len(labels)
 """,
         ),

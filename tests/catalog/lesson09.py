@@ -349,9 +349,11 @@ def autocast_predict(model, x):
 def autocast_predict(model, x):
     model.eval()
     dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
-    with torch.inference_mode(), torch.autocast(x.device.type, dtype=dtype):
-        out = model(x).float()
-    model.train()
+    try:
+        with torch.inference_mode(), torch.autocast(x.device.type, dtype=dtype):
+            out = model(x).float()
+    finally:
+        model.train()
     return out
 """,
         ),
@@ -377,10 +379,12 @@ def autocast_predict(model, x):
     modes = {m: m.training for m in model.modules()}
     model.eval()
     dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
-    with torch.inference_mode(), torch.autocast(x.device.type, dtype=dtype):
-        out = model(x)
-    for m, training in modes.items():
-        m.training = training
+    try:
+        with torch.inference_mode(), torch.autocast(x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, training in modes.items():
+            m.training = training
     return out
 """,
         ),
@@ -392,10 +396,12 @@ def autocast_predict(model, x):
     modes = {m: m.training for m in model.modules()}
     model.eval()
     dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
-    with torch.autocast(x.device.type, dtype=dtype):
-        out = model(x).float()
-    for m, training in modes.items():
-        m.training = training
+    try:
+        with torch.autocast(x.device.type, dtype=dtype):
+            out = model(x).float()
+    finally:
+        for m, training in modes.items():
+            m.training = training
     return out
 """,
         ),
@@ -420,10 +426,12 @@ def autocast_predict(model, x):
 def autocast_predict(model, x):
     modes = {m: m.training for m in model.modules()}
     model.eval()
-    with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.float16):
-        out = model(x).float()
-    for m, training in modes.items():
-        m.training = training
+    try:
+        with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.float16):
+            out = model(x).float()
+    finally:
+        for m, training in modes.items():
+            m.training = training
     return out
 """,
             devices=("cpu",),
@@ -803,10 +811,12 @@ def autocast_predict(model, x):
     modes = {name: m.training for name, m in model.named_modules()}
     model.eval()
     dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
-    with torch.no_grad(), torch.autocast(device_type=x.device.type, dtype=dtype):
-        out = model(x)
-    for name, m in model.named_modules():
-        m.train(modes[name])
+    try:
+        with torch.no_grad(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for name, m in model.named_modules():
+            m.train(modes[name])
     return out.float()
 """,
         ),
@@ -849,9 +859,11 @@ def _predict(model, x):
 def autocast_predict(model, x):
     modes = [m.training for m in model.modules()]
     model.eval()
-    out = _predict(model, x)
-    for m, training in zip(model.modules(), modes):
-        m.train(training)
+    try:
+        out = _predict(model, x)
+    finally:
+        for m, training in zip(model.modules(), modes):
+            m.train(training)
     return out
 """,
         ),
@@ -876,11 +888,13 @@ class _Predictor:
         modes = {m: m.training for m in model.modules()}
         model.eval()
         dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
-        with torch.inference_mode():
-            with torch.autocast(x.device.type, dtype=dtype):
-                out = model(x)
-        for m, training in modes.items():
-            m.train(training)
+        try:
+            with torch.inference_mode():
+                with torch.autocast(x.device.type, dtype=dtype):
+                    out = model(x)
+        finally:
+            for m, training in modes.items():
+                m.train(training)
         return out.float().clone()
 
 

@@ -536,8 +536,17 @@ def _allowed_decorators() -> tuple:
         torch.enable_grad,
         torch.inference_mode,
         torch.set_grad_enabled,
+        torch.autocast,  # torch.amp.autocast too: the same class
         once_differentiable,
     )
+
+
+def _plain_argument(node: ast.expr) -> bool:
+    """A decorator's argument that calls nothing: a literal, a name, or attributes of a name
+    (``x.device.type``, ``torch.bfloat16``), whose steps are read as every attribute is."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Constant | ast.Name)
 
 
 def _chain(node: ast.AST) -> tuple[str, list[str]] | None:
@@ -789,7 +798,7 @@ class _Reader(ast.NodeVisitor):
         target, args = node, []
         if isinstance(node, ast.Call):
             target, args = node.func, [*node.args, *(k.value for k in node.keywords)]
-            if not all(isinstance(a, ast.Constant | ast.Name) for a in args):
+            if not all(_plain_argument(a) for a in args):
                 return False
         if isinstance(target, ast.Name) and target.id in DECORATOR_BUILTINS and not args:
             return target.id not in self.context.aliases

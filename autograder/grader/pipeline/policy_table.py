@@ -49,6 +49,11 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "torch.autograd.gradcheck": frozenset("gradcheck gradgradcheck GradcheckError".split()),
     "functools": frozenset({"partial", "reduce", "wraps"}),
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
+    # a running top-k or median of losses; ``operator`` is not here: its attrgetter and
+    # methodcaller take attribute names as strings, which no reading of the code can check
+    "heapq": frozenset(
+        "heappush heappop heapify heappushpop heapreplace nlargest nsmallest merge".split()
+    ),
 }
 
 # Packages whose public submodules are allowed too, each open to every public name:
@@ -113,6 +118,8 @@ ALLOWED_HOMES: dict[str, str] = {
     "contextlib": "contextlib",
     "functools": "functools",
     "collections": "collections",
+    "heapq": "heapq",
+    "_heapq": "heapq's heap functions (their C implementation)",
 }
 
 ALLOWED_BUILTINS = frozenset(
@@ -131,7 +138,7 @@ DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
 ALLOWED_DUNDER_ATTRIBUTES = frozenset(
     {"__init__", "__enter__", "__exit__", "__getitem__", "__setitem__", "__contains__"}
 )
-ALLOWED_PRIVATE_ATTRIBUTES = frozenset({"_version", "_base"})
+ALLOWED_PRIVATE_ATTRIBUTES = frozenset({"_version", "_base", "_is_view"})
 ALLOWED_DUNDER_DEFINITIONS = frozenset(
     """__init__ __len__ __getitem__ __iter__ __next__ __enter__ __exit__ __call__ __repr__
     __str__""".split()
