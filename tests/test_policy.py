@@ -437,6 +437,12 @@ ACCEPTED = {
         "    return forward(), other()"
     ),
     "is_view_asked": "def f(t):\n    return t._is_view() or t._base is not None",
+    "every_batchnorm_and_dropout": (
+        "from torch.nn.modules.batchnorm import _BatchNorm\n"
+        "from torch.nn.modules.dropout import _DropoutNd\n\n"
+        "def kinds(m):\n"
+        "    return isinstance(m, _BatchNorm), isinstance(m, torch.nn.modules.dropout._DropoutNd)"
+    ),
 }
 
 

@@ -592,6 +592,20 @@ class CountSavedBytes(_Lesson02):
         world.logged["fn calls"] = {"kind": "int", "value": 0}
         return world
 
+    between = Text(
+        "measured another function (a small MLP on a leaf batch, or x.exp().sum())",
+        "测量了另一个函数（作用于叶子批次的小型 MLP，或 x.exp().sum()）",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """The caller measures something else, then goes back through the first result's
+        graph: saved tensors filed in a store that each call clears are gone by then."""
+        other = "mlp" if case["op"] != "mlp" else "exp_sum"
+        g = trusted.generator().manual_seed(self.seed * 100 + 99)
+        op, args = _OPS[other][1](g, world.device)
+        world.earlier_args = world.args  # alive to the end: no id of theirs is reused
+        world.args = (op, *args)
+
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"], saved=False)
 

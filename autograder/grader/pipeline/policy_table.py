@@ -138,7 +138,11 @@ DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
 ALLOWED_DUNDER_ATTRIBUTES = frozenset(
     {"__init__", "__enter__", "__exit__", "__getitem__", "__setitem__", "__contains__"}
 )
-ALLOWED_PRIVATE_ATTRIBUTES = frozenset({"_version", "_base", "_is_view"})
+# torch's own private names learners use: a tensor's version and base, and the base classes
+# that every BatchNorm and Dropout shares (``isinstance(m, batchnorm._BatchNorm)``)
+ALLOWED_PRIVATE_ATTRIBUTES = frozenset(
+    {"_version", "_base", "_is_view", "_BatchNorm", "_NormBase", "_DropoutNd"}
+)
 ALLOWED_DUNDER_DEFINITIONS = frozenset(
     """__init__ __len__ __getitem__ __iter__ __next__ __enter__ __exit__ __call__ __repr__
     __str__""".split()
