@@ -8203,6 +8203,146 @@ def autocast_predict(model, x):
     return out.float()
 """,
     ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        EDGE,
+        "also calls torch.set_grad_enabled(True) 'because training needs gradients': inside a"
+        " caller's no_grad block this switches grad mode on for the rest of it (fourth held-"
+        "back set, 2026-12-06)",
+        """
+import torch
+import torch.nn as nn
+
+def finetune_mode(model):
+    torch.set_grad_enabled(True)
+    model.train()
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            module.eval()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        EDGE,
+        "makes the seed under @torch.inference_mode() ('a constant needs no autograd'): it "
+        "returns an inference tensor, and the caller's in-place scaling of the result outside"
+        " inference mode raises (fifth held-back set, 2026-12-06)",
+        """
+import torch
+
+@torch.inference_mode()
+def backward_seed(loss):
+    return torch.ones_like(loss)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        EDGE,
+        "pack files each saved tensor in a module-level dict under a counter key, and the "
+        "dict is cleared at the start of every call: after a second call, backward through "
+        "the first call's result finds its tensors gone (KeyError) (fifth held-back set, "
+        "2026-12-06)",
+        """
+import torch
+
+_STORE = {}
+
+def count_saved_bytes(fn, *args):
+    _STORE.clear()  # start each measurement clean
+    total = 0
+
+    def pack(saved):
+        nonlocal total
+        total += saved.element_size() * saved.nelement()
+        key = len(_STORE)
+        _STORE[key] = saved.detach()
+        return key
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda key: _STORE[key]):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "03",
+        "ex5_mc_dropout_predict",
+        EDGE,
+        "std from the one-pass formula sqrt((E[p^2] - E[p]^2) * S/(S-1)): cancellation gives "
+        "wrong values, even nan from a negative variance, when the outputs are large compared"
+        " with their spread (fifth held-back set, 2026-12-06)",
+        """
+import torch
+
+def mc_dropout_predict(model, x, samples):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.train()
+    try:
+        with torch.no_grad():
+            preds = torch.stack([model(x) for _ in range(samples)])
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.train(mode)
+    mean = preds.mean(dim=0)
+    spread = preds.pow(2).mean(dim=0) - mean.pow(2)
+    var = spread * samples / (samples - 1) if samples > 1 else mean * float("nan")
+    return mean, var.sqrt()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        STATE,
+        "share=True results memoised by id(t): the second call returns the first result, "
+        "which the caller has since turned requires_grad on for (fifth held-back set, "
+        "2026-12-06)",
+        """
+_shared = {}
+
+
+def frozen_copy(t, share):
+    if share:
+        # one shared handle per tensor is enough
+        if id(t) not in _shared:
+            _shared[id(t)] = t.detach()
+        return _shared[id(t)]
+    return t.detach().clone()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "the derivative multiplied out as (1 + x)·s − x·s²: for large x in bfloat16 (e.g. "
+        "300), 1 + x rounds to x and the two big terms cancel to 0 instead of 1 (fifth held-"
+        "back set, 2026-12-06)",
+        """
+import torch
+
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        # s * (1 + x * (1 - s)) multiplied out
+        return grad_out * ((1 + x) * s - x * s * s)
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
 ]
 
 RIGHT = [

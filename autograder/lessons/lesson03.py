@@ -989,7 +989,9 @@ class FinetuneMode(_Lesson03):
             "frozen": ["none", "first"],
             "dtype": ["float32", "float64"],
         }
-        return draw(self.seed, axes, 6)
+        drawn = draw(self.seed, axes, 6)
+        # preparation code a caller may run inside its own no_grad block: grad mode stays off
+        return [*drawn, {**drawn[0], "outer": True}]
 
     def describe(self, case: dict) -> Text:
         return _model_text(case)

@@ -373,8 +373,9 @@ class SiluFunction(_FunctionSpec):
         edges = [
             {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0},
             {"layout": "empty", "dtype": self.dtype, "grad": "fresh", "scale": 1.0},
-            # bfloat16 at large |x|: 1 + x rounds there, so a derivative multiplied out loses it
-            {"layout": "matrix", "dtype": "bfloat16", "grad": "fresh", "scale": 300.0},
+            # bfloat16 at large |x| (most entries past 512): 1 + x rounds to x there, so a
+            # derivative multiplied out, (1 + x)·s − x·s², loses the 1
+            {"layout": "matrix", "dtype": "bfloat16", "grad": "fresh", "scale": 3000.0},
             # called where the caller records nothing: the grad mode it is left in
             {
                 "layout": "matrix",
