@@ -27,7 +27,7 @@ _REFERENCES = "references"
 MOVED = {
     "01": {},
     "02": {"_counts": _REFERENCES},  # the exact saved bytes, and what wrong counters find
-    "03": {"_mse": _REFERENCES, "_stack": _REFERENCES, "_restore": _REFERENCES},
+    "03": {"_mse": _REFERENCES, "_stack": _REFERENCES, "modes_kept": _REFERENCES},
     "04": {"_other_order": _REFERENCES},  # D's running statistics in the other call order
     "05": {},
     "06": {},
@@ -39,7 +39,7 @@ MOVED = {
     "08": {
         "_cross_entropy": _REFERENCES,
         "_sigmoid": _REFERENCES,
-        "_restore": _REFERENCES,
+        "modes_kept": _REFERENCES,
         "_swish_grad": None,
     },
     "09": {

@@ -1148,6 +1148,7 @@ class Spec(Check):
         self, case: dict, expected: dict, found: dict, told: Text | None = None, before=None
     ) -> list[CheckResult]:
         ctx = Context(self, case, expected, found, _before=before)
+        allowed = (*self.allow, _PARTWAY_GRADS)
         results = []
         for base in [*expected, *(b for b in found if b not in expected)]:
             if base.startswith(FACT):
@@ -1165,7 +1166,6 @@ class Spec(Check):
                         f1 = {k: v for k, v in f1.items() if k != "rng_after"}
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 field = self._first_difference(e1, f1)
-                allowed = (*self.allow, _PARTWAY_GRADS)
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in allowed):
                     continue
                 blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)

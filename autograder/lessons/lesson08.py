@@ -781,8 +781,10 @@ class SwishFunction(Spec):
             found["x.grad"] = back.value[0].detach().to("cpu", copy=True)
             # the graph kept: a backward that changed what forward saved gives no second one
             twice = call(lambda: trusted.autograd_grad(value, world.leaf, again_g))
-            found["x.grad again"] = (
-                twice.value[0].detach().to("cpu", copy=True) if twice.ok else _error_line(twice)
+            found["x.grad again"] = (  # what raised, by its type: the same on every device
+                twice.value[0].detach().to("cpu", copy=True)
+                if twice.ok
+                else trusted.type_(twice.error).__name__
             )
         world2, value2 = again()  # the input changed in place after forward, then backward
         x2 = world2.args[0]
@@ -799,11 +801,6 @@ class SwishFunction(Spec):
 
     def explain(self, message: str) -> Text | None:
         return _CF_EXPLAIN.get(_cf(message) or "")
-
-
-def _error_line(failed) -> str:
-    """What a failed call raised, by its type: the same on every device."""
-    return trusted.type_(failed.error).__name__
 
 
 def check_swish(fn, seed: int = 0, device=None) -> None:

@@ -10,9 +10,10 @@ references with the oracle; ``autograder.grader.pipeline.judge`` does so in the 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from autograder.common.oracle import register_reference
@@ -26,6 +27,18 @@ def answers(spec_type: type) -> Callable[[Callable[..., Any]], Callable[..., Any
         return reference
 
     return register
+
+
+@contextlib.contextmanager
+def modes_kept(model: Any) -> Iterator[None]:
+    """Every module of ``model`` back in the mode it arrived in when the block ends, whether
+    it returned or raised (in ``modules()`` order, each with ``train(mode)``)."""
+    modes = [(m, m.training) for m in model.modules()]
+    try:
+        yield
+    finally:
+        for m, mode in modes:
+            m.train(mode)
 
 
 def _install() -> None:

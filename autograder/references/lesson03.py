@@ -15,16 +15,10 @@ import torch
 import autograder.common.trusted as trusted
 from autograder.lessons import lesson03 as checks
 from autograder.lessons.lesson03 import _BATCHNORM, _DROPOUT, World, _where
-from autograder.references import answers
+from autograder.references import answers, modes_kept
 
 _mse = torch.nn.functional.mse_loss
 _stack = torch.stack
-
-
-def _restore(model: torch.nn.Module, modes: list[bool]) -> None:
-    """Put every module back in the mode it arrived in (``modes``, in modules() order)."""
-    for m, mode in zip(model.modules(), modes, strict=True):
-        m.train(mode)
 
 
 @answers(checks.DropoutByHand)
@@ -38,26 +32,19 @@ def dropout_by_hand(spec, world: World, case: dict):
 @answers(checks.EvalGrads)
 def eval_grads(spec, world: World, case: dict):
     model, x, target = world.args
-    modes = [m.training for m in model.modules()]
-    model.eval()
     names, params = zip(*model.named_parameters(), strict=True)
-    try:
+    with modes_kept(model):
+        model.eval()
         grads = trusted.autograd_grad(_mse(model(x), target), params)
-    finally:
-        _restore(model, modes)
     return dict(zip(names, grads, strict=True))
 
 
 @answers(checks.Validate)
 def validate(spec, world: World, case: dict):
     model, batches = world.args
-    modes = [m.training for m in model.modules()]
-    model.eval()
-    try:
-        with trusted.no_grad():
-            losses = [_mse(model(x), y).item() for x, y in batches]
-    finally:
-        _restore(model, modes)
+    with modes_kept(model), trusted.no_grad():
+        model.eval()
+        losses = [_mse(model(x), y).item() for x, y in batches]
     return sum(losses) / trusted.len_(losses)
 
 
@@ -79,16 +66,12 @@ def finetune_head(spec, world: World, case: dict):
 @answers(checks.McDropoutPredict)
 def mc_dropout_predict(spec, world: World, case: dict):
     model, x, samples = world.args
-    modes = [m.training for m in model.modules()]
-    model.eval()
-    for m in model.modules():
-        if trusted.isinstance_(m, _DROPOUT):
-            m.train()
-    try:
-        with trusted.no_grad():
-            preds = _stack([model(x) for _ in range(samples)])
-    finally:
-        _restore(model, modes)
+    with modes_kept(model), trusted.no_grad():
+        model.eval()
+        for m in model.modules():
+            if trusted.isinstance_(m, _DROPOUT):
+                m.train()
+        preds = _stack([model(x) for _ in range(samples)])
     return preds.mean(dim=0), preds.std(dim=0)
 
 

@@ -13,16 +13,10 @@ import torch
 import autograder.common.trusted as trusted
 from autograder.lessons import lesson08 as checks
 from autograder.lessons.lesson08 import World
-from autograder.references import answers
+from autograder.references import answers, modes_kept
 
 _cross_entropy = torch.nn.functional.cross_entropy
 _sigmoid = torch.sigmoid
-
-
-def _restore(model: torch.nn.Module, modes: list[bool]) -> None:
-    """Put every module back in the mode it arrived in (``modes``, in modules() order)."""
-    for m, mode in zip(model.modules(), modes, strict=True):
-        m.train(mode)
 
 
 @answers(checks.TrainEpoch)
@@ -41,26 +35,20 @@ def train_epoch(spec, world: World, case: dict):
 @answers(checks.Validate)
 def validate(spec, world: World, case: dict):
     model, batches = world.args
-    modes = [m.training for m in model.modules()]
-    model.eval()
     total = 0.0
-    with trusted.no_grad():
+    with modes_kept(model), trusted.no_grad():
+        model.eval()
         for x, y in batches:
             total += _cross_entropy(model(x), y).item()
-    _restore(model, modes)
     return float(total) / trusted.len_(batches)
 
 
 @answers(checks.Accuracy)
 def accuracy(spec, world: World, case: dict):
     model, images, labels = world.args
-    modes = [m.training for m in model.modules()]
-    model.eval()
-    try:
-        with trusted.no_grad():
-            predicted = model(images).argmax(dim=1)
-    finally:
-        _restore(model, modes)
+    with modes_kept(model), trusted.no_grad():
+        model.eval()
+        predicted = model(images).argmax(dim=1)
     return (predicted == labels).float().mean().item()
 
 
