@@ -8343,6 +8343,32 @@ def silu(x):
     return SiLU.apply(x)
 """,
     ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        EDGE,
+        "'nothing recorded' by freezing the model's parameters (flags restored in finally) "
+        "instead of no_grad: inputs that require grad still record a graph and save tensors "
+        "for backward (held back, 2026-12-06)",
+        """
+import torch
+import torch.nn.functional as F
+
+def evaluate(model, batches):
+    flags = [p.requires_grad for p in model.parameters()]
+    model.requires_grad_(False)
+    try:
+        total_loss, total_acc = 0.0, 0.0
+        for inputs, labels in batches:
+            logits = model(inputs)
+            total_loss += F.cross_entropy(logits, labels).item()
+            total_acc += (logits.argmax(dim=1) == labels).float().mean().item()
+    finally:
+        for p, f in zip(model.parameters(), flags):
+            p.requires_grad_(f)
+    return total_loss / len(batches), total_acc / len(batches)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -377,7 +377,9 @@ class Evaluate(_Lesson02):
             "last": ["same", "short", "row"],
         }
         drawn = draw(self.seed, axes, 4)
-        return [*drawn, raising(drawn[0], outer="", batches=self.count)]
+        # inputs that require grad record a graph whatever the parameters' flags
+        inputs_grad = {**drawn[1], "inputs_grad": True, "layout": "plain", "outer": ""}
+        return [*drawn, raising(drawn[0], outer="", batches=self.count), inputs_grad]
 
     def describe(self, case: dict) -> Text:
         last = {
@@ -385,6 +387,8 @@ class Evaluate(_Lesson02):
             "short": Text("{n} batches, the last one smaller", "{n} 个批次，最后一个较小"),
             "row": Text("{n} batches, the last one a single row", "{n} 个批次，最后一个只有一行"),
         }[case["last"]].format(n=case["batches"])
+        if case.get("inputs_grad"):
+            last = Text("{s}, inputs that require grad", "{s}，输入需要梯度").format(s=last)
         return with_raising(_case_text(case, last), case)
 
     def build(self, case: dict, device) -> World:
@@ -398,6 +402,8 @@ class Evaluate(_Lesson02):
             x = make_input(self.seed + 10 + k, n, width, case["layout"], device, case["dtype"])
             if case.get("raises") and k == len(rows) - 1:
                 x = one_short(x)
+            if case.get("inputs_grad"):
+                x.requires_grad_()
             y = trusted.randint(0, classes, (n,), generator=g).to(device)
             batches.append((x, y))
             objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})
