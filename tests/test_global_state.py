@@ -452,6 +452,37 @@ def test_the_interop_thread_count_is_compared_but_cannot_be_put_back():
     assert global_state.BY_NAME["num_interop_threads"].text("en") in out.stdout, out.stdout
 
 
+def test_one_thread_left_set_is_seen_where_the_checks_run_on_one(monkeypatch):
+    """The grading observer and the mutation judge keep torch to one thread (they fork), and
+    learner code there reads a kernel's count: an answer that sets one thread and leaves it
+    fails as in a learner's kernel, one that puts the count back passes, and torch itself
+    stays on its one thread."""
+    monkeypatch.setattr(torch, "get_num_threads", torch.get_num_threads)
+    monkeypatch.setattr(torch, "set_num_threads", torch.set_num_threads)
+    monkeypatch.setattr(global_state, "_threads", dict(global_state._threads))
+    real = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        global_state.pretend_kernel_threads()
+        assert torch.get_num_threads() >= 2
+        _, failed = _run(lambda: torch.set_num_threads(1))
+        assert failed is not None
+        assert global_state.BY_NAME["num_threads"].text("en") in failed.feedback("en")
+
+        def restores() -> None:
+            count = torch.get_num_threads()
+            torch.set_num_threads(1)
+            torch.set_num_threads(count)
+
+        _, failed = _run(restores)
+        assert failed is None, failed.feedback("en")
+        with pytest.raises(RuntimeError):
+            torch.set_num_threads(0)  # torch's own check of the argument
+        assert global_state._get_num_threads() == 1
+    finally:
+        global_state._set_num_threads(real)
+
+
 def test_everything_left_changed_at_once_is_named_and_put_back():
     settable = []
     for setting in COMPARED:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import array
 import contextlib
 import hashlib
+import os
 import random as _python_random
 import sys
 import warnings as _warnings_module
@@ -128,6 +129,7 @@ _is_warn_always = torch.is_warn_always_enabled
 _set_warn_always = torch.set_warn_always
 _get_num_threads = torch.get_num_threads
 _set_num_threads = torch.set_num_threads
+_threads = {"get": _get_num_threads, "set": _set_num_threads}  # see pretend_kernel_threads
 _get_num_interop_threads = torch.get_num_interop_threads
 _set_flush_denormal = torch.set_flush_denormal
 _get_f32_matmul = torch.get_float32_matmul_precision
@@ -245,6 +247,30 @@ def plain(value: Any, kind: type) -> bool:
 
 
 # --- readers and writers that take more than one call -------------------------------------
+
+
+def pretend_kernel_threads() -> None:
+    """Let learner code read a kernel's CPU threads (one per core, at least two) while
+    torch keeps the ones it has.
+
+    The grading observer and the mutation judge fork their children, so torch runs on one
+    thread there (a forked OpenMP pool hangs), while a learner's kernel has one per core:
+    an answer that sets one thread and leaves it so went unseen. Here torch's getter and
+    setter keep the count that learner code sees, and the registry reads that count.
+    """
+    seen = [max(2, os.cpu_count() or 1)]
+
+    def get_num_threads() -> int:
+        return seen[0]
+
+    def set_num_threads(threads: int) -> None:
+        real = _get_num_threads()
+        _set_num_threads(threads)  # torch's own checks of the argument
+        _set_num_threads(real)
+        seen[0] = int(threads)
+
+    torch.get_num_threads, torch.set_num_threads = get_num_threads, set_num_threads
+    _threads.update(get=get_num_threads, set=set_num_threads)
 
 
 @contextlib.contextmanager
@@ -1062,9 +1088,9 @@ def _settings() -> list[Setting]:
                 "the number of CPU threads (torch.get_num_threads())",
                 "CPU 线程数（torch.get_num_threads()）",
             ),
-            lambda: int(_get_num_threads()),
+            lambda: int(_threads["get"]()),
             int,
-            _set_num_threads,
+            lambda count: _threads["set"](count),
             covers=("torch.get_num_threads",),
         ),
         Setting(  # it can be set once per process, before any parallel work: compared only

@@ -96,10 +96,21 @@ def _child(code: str, tests: str, memory_mb: int, channel: int, salt: int, split
     try:
         _quiet()
         _cap_memory(memory_mb)
+        _threads_as_in_a_kernel()
         outcome, detail = (_run_split if split else _run)(code, tests, salt)
         os.write(channel, json.dumps([outcome, detail]).encode())
     finally:
         os._exit(0)
+
+
+def _threads_as_in_a_kernel() -> None:
+    """One torch thread (safe after the fork) that learner code reads as a kernel's count."""
+    import torch
+
+    from autograder.common import global_state
+
+    torch.set_num_threads(1)
+    global_state.pretend_kernel_threads()
 
 
 def _quiet() -> None:
@@ -118,13 +129,11 @@ def _cap_memory(memory_mb: int) -> None:
 
 
 def _run(code: str, tests: str, salt: int) -> tuple[str, str]:
-    import torch
     from lesson_cells import run
 
     from autograder.common import hidden_tests
     from autograder.common.result import CheckFailed
 
-    torch.set_num_threads(1)
     try:
         namespace = run(code)
         hidden_tests.run(tests, salt, lambda piece: run(piece, namespace))
@@ -136,13 +145,10 @@ def _run(code: str, tests: str, salt: int) -> tuple[str, str]:
 
 
 def _run_split(code: str, tests: str, salt: int) -> tuple[str, str]:
-    import torch
-
     from autograder.common import protocol
     from autograder.grader.pipeline.judge import judge_cell
     from autograder.kernel.observer import observe_cell
 
-    torch.set_num_threads(1)
     try:
         observations = observe_cell(["import torch", code], tests, salt=salt)
         record = {"status": "ok", "observations": observations}
