@@ -56,13 +56,14 @@ ANSWERS: dict[str, tuple[str | None, str, bool]] = {
         'def product_grads(a, b):\n    with getattr(torch, "no_grad")():\n        pass\n' + BODY,
         True,
     ),
-    "import_operator": (
+    "import_warnings": (
         None,
-        "import operator\n\n"
+        "import warnings\n\n"
         "def product_grads(a, b):\n"
         "    a = a.detach().clone().requires_grad_()\n"
         "    b = b.detach().clone().requires_grad_()\n"
-        "    c = operator.mul(a, b)\n"
+        "    with warnings.catch_warnings():\n"
+        "        c = a * b\n"
         "    c.retain_grad()\n"
         "    (c**2).sum().backward()\n"
         "    return a.grad, b.grad, c.grad\n",
@@ -70,7 +71,8 @@ ANSWERS: dict[str, tuple[str | None, str, bool]] = {
     ),
     "stray_import_beside_a_right_answer": (None, "import os\n\n" + RIGHT, True),
     "refused_helper_in_a_cell_of_its_own": (
-        "import operator\n\ndef times(a, b):\n    return operator.mul(a, b)\n",
+        "import warnings\n\ndef times(a, b):\n    with warnings.catch_warnings():\n"
+        "        return a * b\n",
         USES_TIMES,
         True,
     ),
@@ -81,6 +83,11 @@ ANSWERS: dict[str, tuple[str | None, str, bool]] = {
     ),
     # what the policy accepts
     "right": (None, RIGHT, False),
+    "operator_as_a_function": (
+        None,
+        "import operator\n\n" + RIGHT.replace("a * b", "operator.mul(a, b)"),
+        False,
+    ),
     "alias_of_a_helper": (None, "def _grads(a, b):\n" + BODY + "\nproduct_grads = _grads\n", False),
     "helper_in_a_cell_of_its_own": (
         "def times(a, b):\n    return a * b\n",
@@ -241,10 +248,10 @@ def test_an_edited_cell_counts_in_its_last_version():
 
 def test_a_helper_cell_counts_and_an_unrelated_cell_does_not():
     setup = _instructor_cells()[0]
-    helper = "import operator\n\ndef times(a, b):\n    return operator.mul(a, b)\n"
+    helper = "import string\n\ndef times(a, b):\n    return a * b\n"
     unrelated = "import os\nprint(os.getcwd())\n"
     uses = "def product_grads(a, b):\n    return times(a, b)\n"
-    assert _refused([setup, helper, uses]) == ["line 1: import operator"]
+    assert _refused([setup, helper, uses]) == ["line 1: import string"]
     assert _refused([setup, unrelated, RIGHT]) == []
 
 

@@ -113,7 +113,13 @@ CHECK_PROCESS = {
         'oracle = modules["autograder.common.oracle"]\n'
         "observe = oracle.Spec.observe\n"
         "oracle.Spec.observe = lambda self, fn: observe(self, None)",
-        "module operator",
+        "container.operator used as a value",
+    ),
+    "attrgetter_sys_modules": (
+        'modules = torch.nn.modules.container.operator.attrgetter("sys.modules")(torch.nn)\n'
+        'oracle = modules["autograder.common.oracle"]\n'
+        "oracle.Spec.observe = lambda self, fn: None",
+        "attribute names other than public names",
     ),
     "cudnn_patched_equal": (
         "T = torch.backends.cudnn.torch\nT.equal = lambda *a, **k: True",
@@ -160,8 +166,8 @@ DEFINITION_TIME = {
     "operator_attrgetter": (
         "import operator\n\n"
         'def product_grads(a, b, s=operator.attrgetter("__self__")(print)):' + WRONG_EX1,
-        1,
-        "import operator",
+        3,
+        "attribute names other than public names",
     ),
     "string_formatter": (
         "import string\n\n"

@@ -29,6 +29,7 @@ import functools
 import importlib
 import importlib.util
 import inspect
+import operator
 import re
 import string
 import symtable
@@ -496,11 +497,41 @@ def resolve(path: str) -> tuple[object, Text | None]:
 @functools.cache
 def _called_only() -> tuple:
     """Functions called where they are named, never stored or passed: those the checks
-    compare with, and ``functools.wraps``, which copies attributes named by strings (it may
-    only be given the function it wraps, see ``_Reader.visit_Call``)."""
+    compare with, ``functools.wraps``, which copies attributes named by strings (it may
+    only be given the function it wraps), and ``operator.attrgetter`` and ``methodcaller``,
+    which reach attributes named by strings (written out, see ``_Reader.visit_Call``)."""
     import torch
 
-    return (torch.equal, torch.allclose, torch.isclose, torch.testing.assert_close, functools.wraps)
+    return (
+        torch.equal,
+        torch.allclose,
+        torch.isclose,
+        torch.testing.assert_close,
+        functools.wraps,
+        *_BY_NAME,
+    )
+
+
+_BY_NAME = (operator.attrgetter, operator.methodcaller)  # attributes named by strings
+
+
+def _names_problem(node: ast.Call, getter: object) -> bool:
+    """Whether an attrgetter or methodcaller call names an attribute other than by plain
+    public names written out: ``attrgetter("grad", "weight.grad")``,
+    ``methodcaller("to", "cpu")`` pass; a name held in a variable, or a private or dunder
+    one, does not."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or not node.args:
+        return True
+    named = node.args if getter is operator.attrgetter else node.args[:1]
+    if getter is operator.attrgetter and node.keywords:
+        return True
+    for arg in named:
+        if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+            return True
+        parts = arg.value.split(".") if getter is operator.attrgetter else [arg.value]
+        if any(not p.isidentifier() or attribute_problem(p) for p in parts):
+            return True
+    return False
 
 
 def _is_value_kind(obj: object) -> str | None:
@@ -746,14 +777,25 @@ class _Reader(ast.NodeVisitor):
                 self.flag(node, problem)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if (node.keywords or len(node.args) != 1) and self._resolved(node.func) is functools.wraps:
-            code = ast.unparse(node)
+        called = self._resolved(node.func)
+        code = ast.unparse(node)
+        code = code if len(code) <= 80 else code[:77] + "..."
+        if (node.keywords or len(node.args) != 1) and called is functools.wraps:
             self.flag(
                 node,
                 says(
                     "{code} (names of attributes to copy, as strings)",
                     "{code}（以字符串给出要复制的属性名）",
-                    code=code if len(code) <= 80 else code[:77] + "...",
+                    code=code,
+                ),
+            )
+        elif any(called is getter for getter in _BY_NAME) and _names_problem(node, called):
+            self.flag(
+                node,
+                says(
+                    "{code} (attribute names other than public names written as strings)",
+                    "{code}（属性名必须是直接写出的公开名字字符串）",
+                    code=code,
                 ),
             )
         self.generic_visit(node)

@@ -49,10 +49,17 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "torch.autograd.gradcheck": frozenset("gradcheck gradgradcheck GradcheckError".split()),
     "functools": frozenset({"partial", "reduce", "wraps"}),
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
-    # a running top-k or median of losses; ``operator`` is not here: its attrgetter and
-    # methodcaller take attribute names as strings, which no reading of the code can check
+    # a running top-k or median of losses
     "heapq": frozenset(
         "heappush heappop heapify heappushpop heapreplace nlargest nsmallest merge".split()
+    ),
+    # operators as functions (``functools.reduce(operator.or_, flags)``); attrgetter and
+    # methodcaller take attribute names as strings: only called where they are named, with
+    # plain public names written out (``policy._Reader.visit_Call``); no setitem or delitem
+    "operator": frozenset(
+        """abs add and_ attrgetter concat contains countOf eq floordiv ge getitem gt index
+        indexOf inv invert is_ is_not itemgetter le lshift lt matmul methodcaller mod mul ne
+        neg not_ or_ pos pow rshift sub truediv truth xor""".split()
     ),
 }
 
@@ -120,6 +127,8 @@ ALLOWED_HOMES: dict[str, str] = {
     "collections": "collections",
     "heapq": "heapq",
     "_heapq": "heapq's heap functions (their C implementation)",
+    "operator": "operator.attrgetter, operator.itemgetter, operator.methodcaller",
+    "_operator": "operator's functions (their C implementation)",
 }
 
 ALLOWED_BUILTINS = frozenset(
