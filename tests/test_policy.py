@@ -454,6 +454,10 @@ ACCEPTED = {
         '    flags = map(attrgetter("requires_grad", "grad.shape"), inputs)\n'
         '    return list(flags), methodcaller("to", "cpu", non_blocking=True)(t)'
     ),
+    "a_blocks_bound_call": (
+        "from torch.utils.checkpoint import checkpoint\n\ndef f(block, h):\n"
+        "    return checkpoint(block.__call__, h, use_reentrant=False)"
+    ),
     "every_batchnorm_and_dropout": (
         "from torch.nn.modules.batchnorm import _BatchNorm\n"
         "from torch.nn.modules.dropout import _DropoutNd\n\n"
@@ -474,6 +478,7 @@ ACCEPTED = {
         'import operator\n\ndef f(t):\n    return operator.attrgetter("grad._pack")(t)',
         'import operator\n\ndef f(t):\n    return operator.methodcaller("_apply", print)(t)',
         "from operator import attrgetter\n\nget = attrgetter",  # called where named only
+        "torch.nn.Module.__call__ = print",  # a change to torch's classes, as any
     ],
 )
 def test_what_the_fourth_sets_forms_still_refuse(code):

@@ -143,9 +143,11 @@ ALLOWED_BUILTINS = frozenset(
 )
 DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
 # Besides the context protocol, the container methods that only spell a subscript
-# (``d.__setitem__(k, v)`` is ``d[k] = v``, usable inside a lambda).
+# (``d.__setitem__(k, v)`` is ``d[k] = v``, usable inside a lambda), and ``__call__``, which
+# only spells a call (``checkpoint(block.__call__, h)``; assigning it is refused as any change
+# to torch's classes is, and an instance's own ``__call__`` is never what a call runs).
 ALLOWED_DUNDER_ATTRIBUTES = frozenset(
-    {"__init__", "__enter__", "__exit__", "__getitem__", "__setitem__", "__contains__"}
+    {"__init__", "__enter__", "__exit__", "__getitem__", "__setitem__", "__contains__", "__call__"}
 )
 # torch's own private names learners use: a tensor's version and base, and the base classes
 # that every BatchNorm and Dropout shares (``isinstance(m, batchnorm._BatchNorm)``)
