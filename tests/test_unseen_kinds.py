@@ -8369,6 +8369,110 @@ def evaluate(model, batches):
     return total_loss / len(batches), total_acc / len(batches)
 """,
     ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "treats a tensor that holds a .grad as requiring grad: after the caller turns "
+        "requires_grad off on inputs that keep their .grad (the prompt's third call), it "
+        "still answers True (seventh held-back set, 2026-12-06)",
+        """
+import torch
+
+def output_requires_grad(*inputs):
+    # a tensor that already carries a gradient is clearly part of training
+    return any(t.requires_grad or t.grad is not None for t in inputs)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        EDGE,
+        "expands the mask to the first output's shape once and caches it in the hook's "
+        "closure 'to save the broadcast': the next forward pass with another batch size "
+        "raises a size mismatch, although the mask must broadcast over any batch (seventh "
+        "held-back set, 2026-12-06)",
+        """
+import torch
+
+def mask_output(module, mask):
+    cache = {}
+
+    def hook(module, args, output):
+        if "mask" not in cache:  # broadcast the mask once, not on every forward pass
+            cache["mask"] = mask.expand_as(output).to(output.dtype)
+        return output * cache["mask"]
+
+    return module.register_forward_hook(hook)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        EDGE,
+        "wraps any error in a new RuntimeError with the step number 'for a clearer message': "
+        "the hook is removed, but the caller no longer receives the model's own exception (an"
+        " except clause for its type, e.g. ValueError, misses it) (seventh held-back set, "
+        "2026-12-06)",
+        """
+import torch
+
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    log = []
+    handle = layer.register_forward_hook(lambda m, args, out: log.append(out.mean().item()))
+    try:
+        for step, (x, y) in enumerate(batches):
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    except Exception as error:
+        raise RuntimeError(f"train_and_log failed at step {step}: {error}") from error
+    finally:
+        handle.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        EDGE,
+        "copies both with non_blocking=True but casts the targets to torch.long 'because "
+        "class labels are int64': float targets (regression, or bfloat16/float64 batches) are"
+        " truncated to integers, and the prompt says dtypes unchanged (seventh held-back set,"
+        " 2026-12-06)",
+        """
+import torch
+
+def load_batch(batch, device):
+    inputs, targets = batch
+    inputs = inputs.to(device, non_blocking=True)
+    targets = targets.to(device, dtype=torch.long, non_blocking=True)  # class labels are int64
+    return inputs, targets
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        EDGE,
+        "checkpoints only blocks that have parameters and runs Dropout/Tanh blocks plainly: "
+        "those blocks are not wrapped in their own checkpoint and keep their activations, so "
+        "backward does not recompute every block (seventh held-back set, 2026-12-06)",
+        """
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for block in blocks:
+        if any(True for _ in block.parameters()):
+            h = checkpoint(block, h, use_reentrant=False)
+        else:
+            h = block(h)      # nothing to gain: no weights in this block
+    return h
+""",
+    ),
 ]
 
 RIGHT = [

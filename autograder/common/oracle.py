@@ -718,6 +718,11 @@ _WHAT = {
         "调用之后的全局随机状态（被重新设种，或抽取的随机数比任务多或少）",
     ),
     "raised": Text("the exception that reaches the caller", "传给调用者的异常"),
+    "message": Text(
+        "the first line of the exception's message (the caller must get the exception itself, "
+        "not another one in its place)",
+        "异常消息的第一行（调用者应当收到那个异常本身，而不是换成的另一个异常）",
+    ),
     "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
     "changed": Text(
         "tensors whose values changed after the function returned, as the result was used "
@@ -757,6 +762,8 @@ def _shown(field: str, value: Any) -> str | Text:
         return _PLAIN[value]
     if trusted.type_(value) is str and value == "no exception":  # a probe's record of a call
         return _PLAIN[value]
+    if field == "message" and trusted.type_(value) is str:  # PyTorch's words, quoted
+        return f"“{value}”"
     if trusted.type_(value) in _TENSORS:  # a value, where the other side has none
         return Text("a tensor of shape {s}", "形状为 {s} 的张量").format(s=str(tuple(value.shape)))
     if field == "shape":
@@ -1012,7 +1019,10 @@ class Spec(Check):
             rec["call"]["inputs"] = inputs
         if case.get("raises"):  # what reached the caller, and the state it was left in
             found = state(world, outcome.value, rec["rng"])
-            found["exception"] = {"raised": rec["call"].get("raised") or "no exception"}
+            raised = rec["call"].get("raised")
+            found["exception"] = {"raised": raised or "no exception"}
+            if raised:  # the very exception, not another of its type raised in its place
+                found["exception"]["message"] = rec["call"].get("message", "")
             return {"call": rec["call"], "state": {**found, "probe": {}}}
         if not outcome.ok:
             return {"call": rec["call"]}

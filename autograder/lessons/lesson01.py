@@ -309,14 +309,16 @@ class OutputRequiresGrad(Spec):
     blame = (Rule("result", lambda e, f, ctx: _plain_input_decided(e, f, ctx), "RG-2"),)
     differences_first = True  # an answer that fails on no inputs at all may also break RG-2
     between = Text(
-        "turned requires_grad off on its inputs that required grad",
-        "关闭了它那些需要梯度的输入的 requires_grad",
+        "turned requires_grad off on its inputs that required grad, which keep a .grad",
+        "关闭了它那些需要梯度的输入的 requires_grad，这些输入仍留着 .grad",
     )
 
     def between_calls(self, world: World, case: dict) -> None:
-        """The same tensors, their flags changed: an answer remembered by id is stale."""
+        """The same tensors, their flags changed: an answer remembered by id is stale, and
+        one that takes a .grad left from an earlier backward for "requires grad" is wrong."""
         for t in world.args:
             if t.is_leaf and t.requires_grad:
+                t.grad = trusted.ones(t.shape, dtype=t.dtype, device=t.device)
                 t.requires_grad_(False)
 
     def cases(self) -> list[dict]:

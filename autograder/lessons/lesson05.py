@@ -685,6 +685,10 @@ class MaskOutput(_HookSpec):
             "model(x) after mask_output hooked another model's layer with another mask",
             "mask_output 又用另一个掩码给另一个模型的层挂上钩子之后的 model(x)",
         ),
+        "y_batch": Text(
+            "model(x2) with your hook, x2 a batch of another size",
+            "挂着你的钩子时的 model(x2)，x2 是另一种大小的批次",
+        ),
         "grad": Text("{k} from backward through your hook", "经过你的钩子反向传播得到的 {k}"),
         "raises": Text("the caller's {k} raises", "调用者的 {k} 抛出异常"),
         "hooks": Text("hooks left after handle.remove()", "handle.remove() 之后残留的钩子"),
@@ -736,6 +740,10 @@ class MaskOutput(_HookSpec):
         mask = _mask(self.seed + 2, case["mask"], device, dtype)
         world = World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
         world.case = case
+        rows = case["x_rows"] + 2  # the mask broadcasts over a batch of any size
+        world.x_other = make_input(self.seed + 3, rows, "plain", device, dtype)
+        if case["x_dims"] == 3:
+            world.x_other = uniform(self.seed + 3, rows, 2, 4, device=device, dtype=dtype)
         return world
 
     def probe(self, world: World, value, again) -> dict:
@@ -749,6 +757,7 @@ class MaskOutput(_HookSpec):
             grads = _backprop(found, "raises|backward", y.value, model, x)
             found["inplace"] = not grads.ok and "inplace operation" in str(grads.error)
             found["y_again"] = _after_another_call(world, again)
+            found["y_batch"] = _output(world.objects["model"], world.x_other)
         _remove(value)
         found["y_after"] = _copy(model(x))
         found["hooks"] = _hooks_left(world)
@@ -761,9 +770,15 @@ def _after_another_call(world: World, again):
     suffix = "3" if world.case["mask"].endswith("3") else ""
     kind = "binary" if world.case["mask"].startswith("zeros") else "zeros"
     _, handle = again({**world.case, "mask": kind + suffix})
-    with trusted.no_grad():
-        y = call(world.objects["model"], world.objects["x"])
+    y = _output(world.objects["model"], world.objects["x"])
     _remove(handle)
+    return y
+
+
+def _output(model: nn.Module, x):
+    """model(x) without a graph, or "raised"."""
+    with trusted.no_grad():
+        y = call(model, x)
     return _copy(y.value) if y.ok and trusted.type_(y.value) in _TENSORS else "raised"
 
 

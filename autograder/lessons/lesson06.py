@@ -1084,7 +1084,7 @@ class LoadBatch(_Modelled):
         hard = {"memory": "pinned", "layout": "transposed", "target": "cuda"}
         if not any(c.items() >= hard.items() and c["rows"] > 1 for c in drawn):
             drawn.append({**drawn[0], **hard, "rows": self.rows + 3})
-        return drawn
+        return [*drawn, {**drawn[1], "regression": True}]  # targets in the inputs' dtype
 
     def describe(self, case: dict) -> Text:
         memory = {"pageable": Text("pageable", "可分页"), "pinned": Text("pinned", "锁页")}
@@ -1092,7 +1092,7 @@ class LoadBatch(_Modelled):
             "tuple": Text("tuple", "元组"),
             "list": Text("list (as DataLoader yields)", "列表（DataLoader 给出的形式）"),
         }
-        return Text(
+        shown = Text(
             "device {t}, a {m} batch as a {c}, {n} rows of {d}, inputs {l}",
             "设备 {t}，{m}内存中的批次，以{c}传入，{n} 行 {d}，输入张量（inputs）：{l}",
         ).format(
@@ -1103,11 +1103,18 @@ class LoadBatch(_Modelled):
             d=case["dtype"],
             l=_LAYOUTS[case["layout"]],
         )
+        if not case.get("regression"):
+            return shown
+        return Text("{s}, targets of {d} (regression)", "{s}，目标值为 {d}（回归）").format(
+            s=shown, d=case["dtype"]
+        )
 
     def build(self, case: dict, device) -> World:
         inputs = _made(self.seed, case["layout"], case["dtype"], case["rows"])
         g = trusted.generator().manual_seed(self.seed + 1)
         targets = trusted.randint(0, 3, (case["rows"],), generator=g)
+        if case.get("regression"):
+            targets = trusted.randn(case["rows"], generator=g).to(getattr(torch, case["dtype"]))
         objects = {"inputs": inputs, "targets": targets}
         batch = (inputs, targets) if case["container"] == "tuple" else [inputs, targets]
         world = World((batch, torch.device(case["target"])), objects, "cpu")

@@ -336,7 +336,7 @@ class CheckpointedForward(_Spec):
         cases = draw(self.seed, axes, len(needs))
         for case in cases:
             case["frozen"], case["x_grad"] = case.pop("needs")
-        return cases
+        return [*cases, {**cases[1], "bare": True}]  # a last block without parameters
 
     def describe(self, case: dict) -> Text:
         x_grad = (
@@ -345,6 +345,11 @@ class CheckpointedForward(_Spec):
             else Text("x does not require grad", "x 不需要梯度")
         )
         frozen = Text(", blocks[0] frozen", "，blocks[0] 被冻结") if case["frozen"] else ""
+        if case.get("bare"):
+            frozen = Text(
+                "{f}, the last block Tanh and Dropout only (no parameters)",
+                "{f}，最后一个块只有 Tanh 和 Dropout（没有参数）",
+            ).format(f=frozen)
         return Text(
             "{n} blocks in {m} with Dropout(p={p}){f}, {s}, {x}, {l}, batch {b}, {t}{o}",
             "{n} 个块，处于{m}，含 Dropout(p={p}){f}，{s}，{x}，{l}，批次大小 {b}，{t}{o}",
@@ -366,6 +371,8 @@ class CheckpointedForward(_Spec):
 
         def make():
             blocks = [_block(width, width + 2, case["p"]) for _ in range(case["depth"])]
+            if case.get("bare"):
+                blocks[-1] = torch.nn.Sequential(torch.nn.Tanh(), SeededDropout(case["p"]))
             return torch.nn.Sequential(*blocks)
 
         blocks = _built(make, self.seed, dtype, device)
