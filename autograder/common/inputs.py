@@ -21,3 +21,8 @@ def uniform(seed: int, *shape: int, device, dtype=torch.float32) -> torch.Tensor
 def resolve_device(device) -> torch.device:
     """The device a check runs on: the one asked for, else the course device."""
     return torch.device(device) if device is not None else course_device()
+
+
+def device_name(device) -> str | None:
+    """A check's device as its Spec holds it: the name, or None for the course device."""
+    return None if device is None else str(device)

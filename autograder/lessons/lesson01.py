@@ -33,21 +33,13 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.caller_states import with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.oracle import Rule, Spec, World, close, concrete, differs_only_in, draw
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS, cpu_copy
 from autograder.kernel.selfcheck import run_self_check
 
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
 _DTYPES = ("float32", "float64", "bfloat16")
-
-
-def _copy(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to("cpu", copy=True)
-
-
-def _device(device) -> str | None:
-    return None if device is None else str(device)
 
 
 def _tensors_in(tree) -> list[torch.Tensor]:
@@ -168,7 +160,7 @@ class ProductGrads(Spec):
 
 
 def check_product_grads(fn, seed: int = 0, size: int = 5, device=None) -> None:
-    verdict(ProductGrads(seed, size, _device(device)), fn)
+    verdict(ProductGrads(seed, size, device_name(device)), fn)
 
 
 # Exercise 2 (RG-2) -------------------------------------------------------------------------
@@ -375,7 +367,7 @@ class OutputRequiresGrad(Spec):
 
 
 def check_output_requires_grad(fn, seed: int = 0, device=None) -> None:
-    verdict(OutputRequiresGrad(seed, _device(device)), fn)
+    verdict(OutputRequiresGrad(seed, device_name(device)), fn)
 
 
 # Exercise 3 (RG-3) -------------------------------------------------------------------------
@@ -394,7 +386,7 @@ def _in_the_callers_default(e: dict, f: dict, ctx) -> bool:
     if not ctx.case.get("default_dtype") or f.get("dtype") != "torch.float64":
         return False
     found, expected = f.get("value"), e.get("value")
-    if trusted.type_(found) not in _TENSORS or trusted.type_(expected) not in _TENSORS:
+    if trusted.type_(found) not in TENSORS or trusted.type_(expected) not in TENSORS:
         return False
     same = found.shape == expected.shape and trusted.equal(found.to(expected.dtype), expected)
     return same and differs_only_in("dtype", "value")(e, f, ctx)
@@ -449,8 +441,8 @@ class MakeTrainable(Spec):
     def probe(self, world: World, value, again) -> dict:
         _, other = again()
         own = not (
-            trusted.type_(other) in _TENSORS
-            and trusted.type_(value) in _TENSORS
+            trusted.type_(other) in TENSORS
+            and trusted.type_(value) in TENSORS
             and other.untyped_storage().data_ptr() == value.untyped_storage().data_ptr()
         )
         return {"values": trusted.repr_(world.values)[:2000], "own_tensor": own}
@@ -460,7 +452,7 @@ class MakeTrainable(Spec):
 
 
 def check_make_trainable(fn, seed: int = 0, device=None) -> None:
-    verdict(MakeTrainable(seed, _device(device)), fn)
+    verdict(MakeTrainable(seed, device_name(device)), fn)
 
 
 # Exercise 4 (RG-4) -------------------------------------------------------------------------
@@ -480,11 +472,11 @@ def _accumulated(e: dict, f: dict, ctx) -> bool:
     """grads[k] is what w.grad holds after k + 1 backward calls that were never reset."""
     k = int(ctx.base.removeprefix("result[").rstrip("]"))
     start = ctx.before["w.grad"].get("value")
-    running = start.to(torch.float64) if trusted.type_(start) in _TENSORS else 0.0
+    running = start.to(torch.float64) if trusted.type_(start) in TENSORS else 0.0
     for j in range(k + 1):
         running = running + ctx.expected[f"result[{j}]"]["value"].to(torch.float64)
     found = f.get("value")
-    if trusted.type_(found) not in _TENSORS or close(found, e.get("value"), (1e-4, 1e-5)):
+    if trusted.type_(found) not in TENSORS or close(found, e.get("value"), (1e-4, 1e-5)):
         return False
     return close(found, running, (1e-4, 1e-5))
 
@@ -555,7 +547,7 @@ def check_per_batch_grads(
     fn, seed: int = 0, batches: int = 3, dim: int = 4, dtype=torch.float32, device=None
 ) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(PerBatchGrads(seed, batches, dim, name, _device(device)), fn)
+    verdict(PerBatchGrads(seed, batches, dim, name, device_name(device)), fn)
 
 
 # Exercise 5 (RG-5) -------------------------------------------------------------------------
@@ -663,18 +655,18 @@ class BackwardSeed(Spec):
         # the caller's own seed: a hook left on loss.grad_fn that forces one replaces it
         own = call(lambda: trusted.autograd_grad(loss, x, value * 3, retain_graph=True)[0])
         found = {
-            "grad": _copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}",
-            "grad_3": _copy(own.value) if own.ok else f"{trusted.type_(own.error).__name__}",
+            "grad": cpu_copy(done.value) if done.ok else f"{trusted.type_(done.error).__name__}",
+            "grad_3": cpu_copy(own.value) if own.ok else f"{trusted.type_(own.error).__name__}",
             "retains_grad": bool(loss.retains_grad),
         }
         # the caller's own seed, to scale in place as it likes
-        found["inference"] = trusted.type_(value) in _TENSORS and bool(value.is_inference())
+        found["inference"] = trusted.type_(value) in TENSORS and bool(value.is_inference())
         return found
 
 
 def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(BackwardSeed(seed, name, _device(device)), fn)
+    verdict(BackwardSeed(seed, name, device_name(device)), fn)
 
 
 # Models for exercises 6 and 7 ----------------------------------------------------------------
@@ -846,7 +838,7 @@ class FinetuneLastLayer(Spec):
 def check_finetune_last_layer(
     fn, seed: int = 0, lr: float = 0.1, depth: int = 2, device=None
 ) -> None:
-    verdict(FinetuneLastLayer(seed, lr, depth, _device(device)), fn)
+    verdict(FinetuneLastLayer(seed, lr, depth, device_name(device)), fn)
 
 
 # Exercise 7 (RG-7) -------------------------------------------------------------------------
@@ -1028,14 +1020,14 @@ class ToDevice(Spec):
         pair = trusted.type_(value) is tuple and trusted.len_(value) == 2
         moved = value[0] if pair else None
         found = {"dropped_copy": world.spy.dropped(moved)}
-        if trusted.type_(moved) in _TENSORS:
+        if trusted.type_(moved) in TENSORS:
             found["batch_device"] = where(moved)
         model = value[1] if pair else None
         if not trusted.isinstance_(model, trusted.module_type):
             return found
         tensors = [*model.named_parameters(), *model.named_buffers()]
         for name, t in tensors:
-            found[f"model.{name}"] = _copy(t)
+            found[f"model.{name}"] = cpu_copy(t)
             found[f"model.{name} dtype"] = str(t.dtype)
             found[f"model.{name} requires_grad"] = bool(t.requires_grad)
         found["model devices"] = ", ".join(sorted({where(t) for _, t in tensors}))
@@ -1063,7 +1055,7 @@ class ToDevice(Spec):
 
 def check_to_device(fn, seed: int = 0, dtype=torch.float64, device=None) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(ToDevice(seed, name, _device(device)), fn)
+    verdict(ToDevice(seed, name, device_name(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

@@ -46,18 +46,13 @@ from autograder.common.caller_states import (
 from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.common.result import CheckFailed
 from autograder.kernel.measure import AliveSavedBytes
 from autograder.kernel.selfcheck import run_self_check
-
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
-
-
-def _copy(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to("cpu", copy=True)
 
 
 def _ints(seed: int, *ranges: tuple[int, int]) -> list[int]:
@@ -422,7 +417,7 @@ class Evaluate(_Lesson02):
 
 
 def check_evaluate(fn, seed: int = 0, count: int = 4, device=None) -> None:
-    verdict(Evaluate(seed, count, None if device is None else str(device)), fn)
+    verdict(Evaluate(seed, count, device_name(device)), fn)
 
 
 # Exercise 2 (NG-2) -------------------------------------------------------------------------
@@ -619,7 +614,7 @@ class CountSavedBytes(_Lesson02):
         pair = trusted.type_(value) is tuple and trusted.len_(value) == 2
         result = value[0] if pair else None
         found: dict = {"same result": any(r is result for r in world.results)}
-        if trusted.type_(result) not in _TENSORS or result.grad_fn is None:
+        if trusted.type_(result) not in TENSORS or result.grad_fn is None:
             return found
         leaves = [t for _, t in world.tensors() if t.requires_grad and t.is_leaf]
         seed = uniform(self.seed + 50, result.numel(), device="cpu").reshape(result.shape)
@@ -633,7 +628,7 @@ class CountSavedBytes(_Lesson02):
         again = call(trusted.autograd_grad, result, leaves, seed, allow_unused=True)
         found["second backward"] = "" if again.ok else trusted.type_(again.error).__name__
         for k, grad in enumerate(grads.value if grads.ok else ()):
-            found[f"grad[{k}]"] = None if grad is None else _copy(grad)
+            found[f"grad[{k}]"] = None if grad is None else cpu_copy(grad)
         return found
 
     def judge(self, obs: dict) -> None:
@@ -660,7 +655,7 @@ class CountSavedBytes(_Lesson02):
 
 
 def check_count_saved_bytes(fn, seed: int = 0, device=None) -> None:
-    verdict(CountSavedBytes(seed, None if device is None else str(device)), fn)
+    verdict(CountSavedBytes(seed, device_name(device)), fn)
 
 
 # Exercise 3 (NG-2) -------------------------------------------------------------------------
@@ -676,7 +671,7 @@ def _stale_added(e: dict, f: dict, ctx) -> bool:
     """The gradient seen at step() is this step's plus what the caller left in .grad."""
     stale = ctx.before.get(_grad_of(ctx.base), {}).get("value")
     fv, ev = f.get("value"), e.get("value")
-    if trusted.type_(stale) not in _TENSORS or trusted.type_(fv) not in _TENSORS or ev is None:
+    if trusted.type_(stale) not in TENSORS or trusted.type_(fv) not in TENSORS or ev is None:
         return False
     return bool(stale.any()) and close(fv, ev + stale, (1e-4, 1e-5))
 
@@ -755,7 +750,7 @@ class RunStep(_Lesson02):
         world = World(
             (model, x, y, optimizer, case["train"]), {"model": model, "x": x, "y": y}, device
         )
-        names = {id(p): f"model{_dotted(k)}" for k, p in model.named_parameters()}
+        names = {id(p): f"model{dotted(k)}" for k, p in model.named_parameters()}
         world.logged["optimizer.step() calls"] = {"kind": "int", "value": 0}
 
         def spy(opt, args, kwargs):
@@ -813,12 +808,8 @@ def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
     return (args[0], recorded, *args[2:]), rest
 
 
-def _dotted(name: str) -> str:
-    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
-
-
 def check_run_step(fn, seed: int = 0, lr: float = 0.1, device=None) -> None:
-    verdict(RunStep(seed, lr, None if device is None else str(device)), fn)
+    verdict(RunStep(seed, lr, device_name(device)), fn)
 
 
 # Exercise 4 (NG-4) -------------------------------------------------------------------------
@@ -877,19 +868,19 @@ class FrozenFeatures(_Lesson02):
         return Watched(world, case["outer"], dropout_seed=self.seed)
 
     def probe(self, world: World, value, again) -> dict:
-        if trusted.type_(value) not in _TENSORS:
+        if trusted.type_(value) not in TENSORS:
             return {}
         head = world.head
         loss = call(lambda: F.mse_loss(head(value), world.target))
         grad = call(lambda: trusted.autograd_grad(loss.value, head[0].weight)[0])
         return {
             "is_inference": bool(value.is_inference()),
-            "head": _copy(grad.value) if loss.ok and grad.ok else "RuntimeError",
+            "head": cpu_copy(grad.value) if loss.ok and grad.ok else "RuntimeError",
         }
 
 
 def check_frozen_features(fn, seed: int = 0, device=None) -> None:
-    verdict(FrozenFeatures(seed, None if device is None else str(device)), fn)
+    verdict(FrozenFeatures(seed, device_name(device)), fn)
 
 
 # Exercise 5 (NG-5, NG-4) -------------------------------------------------------------------
@@ -959,7 +950,7 @@ class InputSaliency(_Lesson02):
 
 
 def check_input_saliency(fn, seed: int = 0, device=None) -> None:
-    verdict(InputSaliency(seed, None if device is None else str(device)), fn)
+    verdict(InputSaliency(seed, device_name(device)), fn)
 
 
 # PyTorch errors, explained ------------------------------------------------------------------

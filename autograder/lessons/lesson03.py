@@ -34,7 +34,7 @@ from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPL
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.oracle import (
     Rule,
     Spec,
@@ -515,7 +515,7 @@ def _u_dtype(case: dict) -> str:
 
 
 def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> None:
-    verdict(DropoutByHand(seed, p, None if device is None else str(device)), fn)
+    verdict(DropoutByHand(seed, p, device_name(device)), fn)
 
 
 # Exercise 2 (EV-1) -------------------------------------------------------------------------
@@ -611,7 +611,7 @@ class EvalGrads(_Lesson03):
 
 
 def check_eval_grads(fn, seed: int = 0, size: int = 8, device=None) -> None:
-    verdict(EvalGrads(seed, size, None if device is None else str(device)), fn)
+    verdict(EvalGrads(seed, size, device_name(device)), fn)
 
 
 # Exercise 3 (EV-2, EV-4, EV-5, EV-6) --------------------------------------------------------
@@ -696,7 +696,7 @@ class Validate(_Lesson03):
 
 
 def check_validate(fn, seed: int = 0, batches: int = 3, size: int = 8, device=None) -> None:
-    verdict(Validate(seed, batches, size, None if device is None else str(device)), fn)
+    verdict(Validate(seed, batches, size, device_name(device)), fn)
 
 
 # Exercise 4 (EV-2) -------------------------------------------------------------------------
@@ -774,7 +774,7 @@ class FinetuneHead(_Lesson03):
 
 
 def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, device=None) -> None:
-    verdict(FinetuneHead(seed, lr, size, None if device is None else str(device)), fn)
+    verdict(FinetuneHead(seed, lr, size, device_name(device)), fn)
 
 
 # Exercise 5 (EV-2, EV-6) -------------------------------------------------------------------
@@ -920,7 +920,7 @@ def _reseeds(world: World, again) -> bool:
 def check_mc_dropout_predict(
     fn, seed: int = 0, samples: int = 20, size: int = 6, device=None
 ) -> None:
-    verdict(McDropoutPredict(seed, samples, size, None if device is None else str(device)), fn)
+    verdict(McDropoutPredict(seed, samples, size, device_name(device)), fn)
 
 
 # Exercise 6 (EV-2, EV-4) -------------------------------------------------------------------
@@ -1027,7 +1027,7 @@ def _first_linear(model: torch.nn.Module) -> torch.nn.Linear:
 
 
 def check_finetune_mode(fn, seed: int = 0, device=None) -> None:
-    verdict(FinetuneMode(seed, None if device is None else str(device)), fn)
+    verdict(FinetuneMode(seed, device_name(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

@@ -32,7 +32,7 @@ from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.oracle import (
     TOLERANCE,
     Rule,
@@ -45,13 +45,8 @@ from autograder.common.oracle import (
     pick,
 )
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.selfcheck import run_self_check
-
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
-
-
-def _copy(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to("cpu", copy=True)
 
 
 def _shares_t(found: dict) -> bool:
@@ -151,25 +146,25 @@ class FrozenCopy(Spec):
         return world
 
     def probe(self, world: World, value, again) -> dict:
-        if trusted.type_(value) not in _TENSORS:
+        if trusted.type_(value) not in TENSORS:
             return {}
         found: dict = {}
         with trusted.no_grad():
             value.add_(0.5)
-        found["t_after_copy_changed"] = _copy(world.objects["t"])
+        found["t_after_copy_changed"] = cpu_copy(world.objects["t"])
         backward = call(lambda: trusted.autograd_grad(world.head, world.leaf))
         found["backward_raises"] = not backward.ok
         world2, value2 = again()
-        if trusted.type_(value2) in _TENSORS:
+        if trusted.type_(value2) in TENSORS:
             with trusted.no_grad():
                 world2.objects["t"].add_(0.25)
-            found["copy_after_t_changed"] = _copy(value2)
+            found["copy_after_t_changed"] = cpu_copy(value2)
         return found
 
 
 def check_frozen_copy(fn, seed: int = 0, size: int = 5, dtype=torch.float64, device=None) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(FrozenCopy(seed, size, name, None if device is None else str(device)), fn)
+    verdict(FrozenCopy(seed, size, name, device_name(device)), fn)
 
 
 # Exercise 2 (DT-3) -------------------------------------------------------------------------
@@ -248,7 +243,7 @@ class DetachAll(Spec):
             return {}
         found = {}
         for k, item in enumerate(value[:16]):
-            if trusted.type_(item) in _TENSORS:
+            if trusted.type_(item) in TENSORS:
                 before = {n: t._version for n, t in world.tensors()}
                 with trusted.no_grad():
                     item.add_(0)
@@ -275,7 +270,7 @@ def _same_storage(ctx) -> bool:
 
 def check_detach_all(fn, seed: int = 0, count: int = 5, dtype=torch.float64, device=None) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(DetachAll(seed, count, name, None if device is None else str(device)), fn)
+    verdict(DetachAll(seed, count, name, device_name(device)), fn)
 
 
 # Exercise 3 (DT-2) -------------------------------------------------------------------------
@@ -290,7 +285,7 @@ _X_LAYOUTS = {
 def _normalised_dt2(e: dict, f: dict, ctx) -> bool:
     """grad as exp's backward computes it after its output was normalised in place."""
     p, x = ctx.expected["result[0]"].get("value"), ctx.before["x"].get("value")
-    if trusted.type_(f.get("value")) not in _TENSORS or p is None:
+    if trusted.type_(f.get("value")) not in TENSORS or p is None:
         return False
     hidden = x.to(torch.float64).t() @ p.to(torch.float64)
     return close(f["value"].to(torch.float64), hidden, (1e-3, 1e-4))
@@ -338,7 +333,7 @@ def check_normalised_and_grad(
     fn, seed: int = 0, rows: int = 6, dim: int = 4, dtype=torch.float64, device=None
 ) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(NormalisedAndGrad(seed, rows, dim, name, None if device is None else str(device)), fn)
+    verdict(NormalisedAndGrad(seed, rows, dim, name, device_name(device)), fn)
 
 
 # Exercises 4 and 5: the GAN steps (DT-4, DT-5, DT-6) ---------------------------------------
@@ -567,7 +562,7 @@ class _GanStep(Spec):
                     p.grad = trusted.zeros(p.shape, device=device, dtype=dtype)
                 else:
                     p.grad = None
-        names = {id(p): f"{self.which}{_dotted(k)}" for k, p in stepped.named_parameters()}
+        names = {id(p): f"{self.which}{dotted(k)}" for k, p in stepped.named_parameters()}
         if self.which == "D":
             world = World((G, D, optimizer, real, z), {**models, "z": z, "real": real}, device)
         else:
@@ -607,15 +602,11 @@ def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
     return (args[0], recorded, *args[2:]), rest
 
 
-def _dotted(name: str) -> str:
-    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
-
-
 def _stale_added(e: dict, f: dict, ctx) -> bool:
     """The gradient seen at step() is this step's plus what the caller left in .grad."""
     stale = ctx.before.get(ctx.base.split(" when ")[0], {}).get("value")
     fv, ev = f.get("value"), e.get("value")
-    if trusted.type_(stale) not in _TENSORS or trusted.type_(fv) not in _TENSORS or ev is None:
+    if trusted.type_(stale) not in TENSORS or trusted.type_(fv) not in TENSORS or ev is None:
         return False
     return bool(stale.any()) and close(fv, ev + stale, (1e-4, 1e-5))
 
@@ -635,7 +626,7 @@ def _adam_noise(e: dict, f: dict, ctx) -> bool:
     label = f"opt_{ctx.spec.which.lower()}.step()"
     grad = ctx.expected.get(f"{ctx.base}.grad when {label} #1 ran", {}).get("value")
     ev, fv = e.get("value"), f.get("value")
-    if any(trusted.type_(v) not in _TENSORS for v in (grad, ev, fv)):
+    if any(trusted.type_(v) not in TENSORS for v in (grad, ev, fv)):
         return False
     if not grad.shape == ev.shape == fv.shape or str(ev.dtype) not in TOLERANCE:
         return False
@@ -675,7 +666,7 @@ def _either_order(e: dict, f: dict, ctx) -> bool:
     if not differs_only_in("value")(e, f, ctx):
         return False
     swapped = ctx.fact("other order").get(ctx.base)
-    if trusted.type_(swapped) not in _TENSORS or str(swapped.dtype) not in TOLERANCE:
+    if trusted.type_(swapped) not in TENSORS or str(swapped.dtype) not in TOLERANCE:
         return False
     return close(f.get("value"), swapped, TOLERANCE[str(swapped.dtype)])
 
@@ -729,7 +720,7 @@ class DStep(_GanStep):
 def check_d_step(
     fn, seed: int = 0, depth: int = 2, batch: int = 5, lr: float = 0.1, device=None
 ) -> None:
-    verdict(DStep(seed, depth, batch, lr, None if device is None else str(device)), fn)
+    verdict(DStep(seed, depth, batch, lr, device_name(device)), fn)
 
 
 @dataclass(frozen=True)
@@ -754,7 +745,7 @@ class GStep(_GanStep):
 def check_g_step(
     fn, seed: int = 0, depth: int = 2, batch: int = 5, lr: float = 0.1, device=None
 ) -> None:
-    verdict(GStep(seed, depth, batch, lr, None if device is None else str(device)), fn)
+    verdict(GStep(seed, depth, batch, lr, device_name(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

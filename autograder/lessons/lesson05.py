@@ -28,19 +28,15 @@ from torch import nn
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, state
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.measure import AliveSavedBytes, saved_bytes
 from autograder.kernel.selfcheck import run_self_check
 
 LIVE_SHIFT = 1000.0  # what the caller adds in place to a layer's live output after the call
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
-
-
-def _copy(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to("cpu", copy=True)
 
 
 # Models and the states callers leave them in ----------------------------------------------
@@ -184,18 +180,16 @@ def _dtypes(first: str) -> list[str]:
     return [first, "float64" if first == "float32" else "float32", "bfloat16"]
 
 
-def _dotted(name: str) -> str:
-    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
-
-
 def _backprop(found: dict, raised: str, output, model: nn.Module, x: torch.Tensor):
     """The caller's backward from ``output``: every gradient it gets, or that it raised."""
     named = {"x": x} if x.requires_grad else {}
-    named.update({f"model{_dotted(n)}": p for n, p in model.named_parameters() if p.requires_grad})
+    named.update({f"model{dotted(n)}": p for n, p in model.named_parameters() if p.requires_grad})
     grads = call(lambda: trusted.autograd_grad((output.float() ** 2).sum(), list(named.values())))
     found[raised] = not grads.ok
     if grads.ok:
-        found.update({f"grad|{k}.grad": _copy(g) for k, g in zip(named, grads.value, strict=True)})
+        found.update(
+            {f"grad|{k}.grad": cpu_copy(g) for k, g in zip(named, grads.value, strict=True)}
+        )
     return grads
 
 
@@ -427,8 +421,8 @@ class ExtractFeatures(_HookSpec):
                     with trusted.inference_mode(tap.is_inference()):
                         tap.add_(LIVE_SHIFT)
         for name, feature in list(value.items())[:16]:
-            if trusted.type_(feature) in _TENSORS:
-                found[f"later|features[{name!r}]"] = _copy(feature)
+            if trusted.type_(feature) in TENSORS:
+                found[f"later|features[{name!r}]"] = cpu_copy(feature)
                 found[f"device|features[{name!r}]"] = feature.device.type
                 found[f"head|features[{name!r}]"] = _trains_a_head(feature)
         return found
@@ -454,13 +448,13 @@ def _changed_later(ctx) -> bool:
     """The feature changed when the caller changed the live outputs: it is an alias."""
     now = ctx.found.get("result[" + ctx.base.partition("[")[2], {}).get("value")
     later = ctx.found["probe"].get(ctx.base.removeprefix("probe:"))
-    return trusted.type_(now) in _TENSORS and not close(later, now)
+    return trusted.type_(now) in TENSORS and not close(later, now)
 
 
 def _later_values(e: dict, f: dict) -> bool:
     """The feature holds values an in-place op (the next ReLU) wrote after the hook ran."""
     ev, fv = e.get("value"), f.get("value")
-    if trusted.type_(ev) not in _TENSORS or trusted.type_(fv) not in _TENSORS:
+    if trusted.type_(ev) not in TENSORS or trusted.type_(fv) not in TENSORS:
         return False
     return not close(fv, ev, (1e-3, 1e-4)) and close(fv, ev.clamp(min=0), (1e-3, 1e-4))
 
@@ -469,7 +463,7 @@ def check_extract_features(
     fn, seed: int = 0, depth: int = 2, nested: bool = False, dtype=torch.float32, device=None
 ) -> None:
     name = str(dtype).removeprefix("torch.")
-    dev = None if device is None else str(device)
+    dev = device_name(device)
     verdict(ExtractFeatures(seed, depth, nested, 5 + seed % 3, name, dev), fn)
 
 
@@ -478,7 +472,7 @@ def check_extract_features(
 
 def _grads(model: nn.Module, prefix: str) -> dict:
     return {
-        f"{prefix}|model{_dotted(n)}.grad": None if p.grad is None else _copy(p.grad)
+        f"{prefix}|model{dotted(n)}.grad": None if p.grad is None else cpu_copy(p.grad)
         for n, p in model.named_parameters()
     }
 
@@ -510,7 +504,7 @@ def _cancelled_to_noise(e: dict, f: dict, ctx) -> bool:
     """
     want, got = e.get("value"), f.get("value")
     unclipped = ctx.expected["probe"].get(f"after|{ctx.base.partition('|')[2]}")
-    if any(trusted.type_(v) not in _TENSORS for v in (want, got, unclipped)):
+    if any(trusted.type_(v) not in TENSORS for v in (want, got, unclipped)):
         return False
     if not want.shape == got.shape == unclipped.shape or str(want.dtype) not in TOLERANCE:
         return False
@@ -619,7 +613,7 @@ class ClipGradients(_HookSpec):
             found.update(_grads(model, moment) if backward.ok else {})
             if moment == "step" and backward.ok:
                 raw = world.raw.items()
-                found.update({f"raw|model{_dotted(n)}.grad": _copy(g) for n, g in raw})
+                found.update({f"raw|model{dotted(n)}.grad": cpu_copy(g) for n, g in raw})
         found["hooks"] = _hooks_left(world)
         return found
 
@@ -628,7 +622,7 @@ def check_clip_gradients(
     fn, seed: int = 0, depth: int = 2, max_abs: float = 0.05, dtype=torch.float32, device=None
 ) -> None:
     name = str(dtype).removeprefix("torch.")
-    verdict(ClipGradients(seed, depth, max_abs, name, None if device is None else str(device)), fn)
+    verdict(ClipGradients(seed, depth, max_abs, name, device_name(device)), fn)
 
 
 # Exercise 3 (HK-5) -------------------------------------------------------------------------
@@ -752,14 +746,14 @@ class MaskOutput(_HookSpec):
         found: dict = {}
         y = call(model, x)
         found["raises|forward"] = not y.ok
-        if y.ok and trusted.type_(y.value) in _TENSORS:
-            found["y"] = _copy(y.value)
+        if y.ok and trusted.type_(y.value) in TENSORS:
+            found["y"] = cpu_copy(y.value)
             grads = _backprop(found, "raises|backward", y.value, model, x)
             found["inplace"] = not grads.ok and "inplace operation" in str(grads.error)
             found["y_again"] = _after_another_call(world, again)
             found["y_batch"] = _output(world.objects["model"], world.x_other)
         _remove(value)
-        found["y_after"] = _copy(model(x))
+        found["y_after"] = cpu_copy(model(x))
         found["hooks"] = _hooks_left(world)
         return found
 
@@ -779,12 +773,12 @@ def _output(model: nn.Module, x):
     """model(x) without a graph, or "raised"."""
     with trusted.no_grad():
         y = call(model, x)
-    return _copy(y.value) if y.ok and trusted.type_(y.value) in _TENSORS else "raised"
+    return cpu_copy(y.value) if y.ok and trusted.type_(y.value) in TENSORS else "raised"
 
 
 def check_mask_output(fn, seed: int = 0, layer: str = "tanh", dtype=torch.float32, device=None):
     name = str(dtype).removeprefix("torch.")
-    verdict(MaskOutput(seed, layer, name, None if device is None else str(device)), fn)
+    verdict(MaskOutput(seed, layer, name, device_name(device)), fn)
 
 
 # Exercise 4 (HK-3) -------------------------------------------------------------------------
@@ -870,7 +864,7 @@ class TrainAndLog(_HookSpec):
 def check_train_and_log(
     fn, seed: int = 0, depth: int = 3, steps: int = 4, train_mode: bool = True, device=None
 ) -> None:
-    dev = None if device is None else str(device)
+    dev = device_name(device)
     verdict(TrainAndLog(seed, depth, steps, 0.1, train_mode, dev), fn)
 
 
@@ -894,7 +888,7 @@ def _forward_there(model: nn.Module, x: torch.Tensor) -> dict:
     found: dict = {}
     _backprop(found, "raises", out, model, x)
     grads = {f"probe:{k}": g for k, g in found.items() if k.startswith("grad|")}
-    return {"result[0]": _copy(out), "result[1]": n_bytes, **grads}
+    return {"result[0]": cpu_copy(out), "result[1]": n_bytes, **grads}
 
 
 def _as_there(e: dict, f: dict, ctx) -> bool:
@@ -904,7 +898,7 @@ def _as_there(e: dict, f: dict, ctx) -> bool:
         return False
     if trusted.type_(value) is int:
         return trusted.type_(found) is int and found == value
-    dtype = f.get("dtype", str(found.dtype) if trusted.type_(found) in _TENSORS else None)
+    dtype = f.get("dtype", str(found.dtype) if trusted.type_(found) in TENSORS else None)
     return dtype == str(value.dtype) and close(found, value, TOLERANCE["torch.bfloat16"])
 
 
@@ -989,7 +983,7 @@ class ForwardCountingSaved(_HookSpec):
     def probe(self, world: World, value, again) -> dict:
         """Backward from the returned output, as the caller's training step does."""
         model, x = world.objects["model"], world.objects["x"]
-        if trusted.type_(value) is not tuple or trusted.type_(value[0]) not in _TENSORS:
+        if trusted.type_(value) is not tuple or trusted.type_(value[0]) not in TENSORS:
             return {}
         found: dict = {}
         _backprop(found, "raises", value[0], model, x)
@@ -1000,7 +994,7 @@ def check_forward_counting_saved(
     fn, seed: int = 0, depth: int = 2, dtype=torch.float32, device=None
 ) -> None:
     name = str(dtype).removeprefix("torch.")
-    dev = None if device is None else str(device)
+    dev = device_name(device)
     verdict(ForwardCountingSaved(seed, depth, 7 + seed % 3, name, dev), fn)
 
 

@@ -37,7 +37,7 @@ from torch.overrides import TorchFunctionMode
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
+from autograder.common.inputs import device_name, resolve_device, uniform
 from autograder.common.oracle import (
     TOLERANCE,
     Rule,
@@ -607,7 +607,7 @@ class Benchmark(_Modelled):
 
 
 def check_benchmark(fn, seed: int = 0, device=None) -> None:
-    verdict(Benchmark(seed, None if device is None else str(device)), fn)
+    verdict(Benchmark(seed, device_name(device)), fn)
 
 
 # Exercise 2 (CS-3) -------------------------------------------------------------------------
@@ -750,7 +750,7 @@ class ToHost(_Modelled):
 
 
 def check_to_host(fn, seed: int = 0, device=None) -> None:
-    verdict(ToHost(seed, None if device is None else str(device)), fn)
+    verdict(ToHost(seed, device_name(device)), fn)
 
 
 # Exercise 3 (CS-5) -------------------------------------------------------------------------
@@ -931,7 +931,7 @@ class PickDevice(Spec):
 
 
 def check_pick_device(fn, seed: int = 0, device=None) -> None:
-    verdict(PickDevice(seed, None if device is None else str(device)), fn)
+    verdict(PickDevice(seed, device_name(device)), fn)
 
 
 # Exercise 4 (CS-6) -------------------------------------------------------------------------
@@ -1182,7 +1182,7 @@ class LoadBatch(_Modelled):
 
 
 def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:
-    verdict(LoadBatch(seed, rows, None if device is None else str(device)), fn)
+    verdict(LoadBatch(seed, rows, device_name(device)), fn)
 
 
 # Exercise 5 (CS-1) -------------------------------------------------------------------------
@@ -1296,7 +1296,7 @@ class EpochMeanLoss(_Modelled):
 
 
 def check_epoch_mean_loss(fn, seed: int = 0, batches: int = 5, device=None) -> None:
-    verdict(EpochMeanLoss(seed, batches, None if device is None else str(device)), fn)
+    verdict(EpochMeanLoss(seed, batches, device_name(device)), fn)
 
 
 # Exercise 6 (CS-7, CS-3) -------------------------------------------------------------------
@@ -1658,7 +1658,7 @@ class OverlapCopy(_Modelled):
 
 
 def check_overlap_copy(fn, seed: int = 0, device=None) -> None:
-    verdict(OverlapCopy(seed, None if device is None else str(device)), fn)
+    verdict(OverlapCopy(seed, device_name(device)), fn)
 
 
 _TITLES = {

@@ -29,12 +29,12 @@ from autograder.common import trusted
 from autograder.common.caller_states import with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS, cpu_copy
 from autograder.kernel.selfcheck import run_self_check
 
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
 _LEGACY = ("Legacy autograd function", "Backward' object has no attribute")
 _NO_TRANSFORMS = ("must override the setup_context staticmethod", "does not have vmap support")
 
@@ -137,10 +137,6 @@ def _input(seed: int, name: str, case: dict, grad: str, size: tuple[int, int], d
     return x, {name: x}
 
 
-def _copy(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to("cpu", copy=True)
-
-
 def _error(error: BaseException) -> str:
     lines = str(error).splitlines()
     return f"{trusted.type_(error).__name__}: {lines[0] if lines else ''}"[:300]
@@ -152,14 +148,14 @@ def _backward(out, inputs: list, g) -> torch.Tensor | str | None:
     None where nothing requires grad; the error's first line where backward raised.
     """
     wanted = [t for t in inputs if t.requires_grad]
-    if trusted.type_(out) not in _TENSORS or not out.requires_grad or not wanted:
+    if trusted.type_(out) not in TENSORS or not out.requires_grad or not wanted:
         return None
     done = call(lambda: trusted.autograd_grad(out, wanted, g, allow_unused=True))
     if not done.ok:
         return _error(done.error)
-    if any(trusted.type_(d) not in _TENSORS for d in done.value):
+    if any(trusted.type_(d) not in TENSORS for d in done.value):
         return "None"
-    return torch.cat([_copy(d).reshape(-1) for d in done.value])
+    return torch.cat([cpu_copy(d).reshape(-1) for d in done.value])
 
 
 def _raised_or_grads(again, change: str, inputs: list[str]):
@@ -168,7 +164,7 @@ def _raised_or_grads(again, change: str, inputs: list[str]):
     True where backward raised; else the gradients it gave.
     """
     world, out = again()
-    if trusted.type_(out) not in _TENSORS:
+    if trusted.type_(out) not in TENSORS:
         return None
     with trusted.no_grad():
         (out if change == "out" else world.objects[change]).add_(1.0)
@@ -182,7 +178,7 @@ def _as_before(f: dict, ctx) -> bool:
     Whether that gradient is right is judged by the 'grads' probe; here only the change counts.
     """
     plain = ctx.found.get("probe", {}).get("grads")
-    if trusted.type_(plain) not in _TENSORS:
+    if trusted.type_(plain) not in TENSORS:
         return True  # no gradient without the change either: reported on its own
     return close(f.get("value"), plain, TOLERANCE.get(str(plain.dtype), (0.0, 0.0)))
 
@@ -201,7 +197,7 @@ def _error_ids() -> tuple[Rule, ...]:
 
 def _custom(out) -> bool:
     """Whether a returned tensor was made by a custom autograd.Function (its node's class)."""
-    return trusted.type_(out) in _TENSORS and trusted.isinstance_(
+    return trusted.type_(out) in TENSORS and trusted.isinstance_(
         out.grad_fn, trusted.function_node_type
     )
 
@@ -294,13 +290,13 @@ class _FunctionSpec(Spec):
         return world
 
     def probe(self, world: World, value, again) -> dict:
-        if trusted.type_(value) not in _TENSORS:
+        if trusted.type_(value) not in TENSORS:
             return {}
         found: dict = {"custom": _custom(value)} if self.custom else {}
         found["interleaved"] = self._interleaved(world.case, again)
-        g_before = _copy(world.g)
+        g_before = cpu_copy(world.g)
         found["grads"] = _backward(value, [world.objects[k] for k in self.inputs], world.g)
-        found["grad_out"] = bool(trusted.equal(_copy(world.g), g_before))
+        found["grad_out"] = bool(trusted.equal(cpu_copy(world.g), g_before))
         for change in self.changes:
             found[change] = _raised_or_grads(again, change, list(self.inputs))
         return found
@@ -309,7 +305,7 @@ class _FunctionSpec(Spec):
         """Two calls, then the first one's backward: the second call has other inputs (and
         another setting), so state kept on the Function class instead of ctx shows."""
         world, first = again()
-        if trusted.type_(first) not in _TENSORS:
+        if trusted.type_(first) not in TENSORS:
             return None
         other = {**case, "other": 1}
         if "arg" in case:
@@ -338,10 +334,6 @@ class _FunctionSpec(Spec):
 
 def _name(dtype) -> str:
     return str(dtype).removeprefix("torch.")
-
-
-def _device(device) -> str | None:
-    return None if device is None else str(device)
 
 
 # Exercise 1 (CF-1): SiLU as a Function -------------------------------------------------------
@@ -389,7 +381,7 @@ class SiluFunction(_FunctionSpec):
 
 
 def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
-    verdict(SiluFunction(seed, size, _name(dtype), _device(device)), fn)
+    verdict(SiluFunction(seed, size, _name(dtype), device_name(device)), fn)
 
 
 # Exercise 2 (CF-2): straight-through quantisation --------------------------------------------
@@ -431,7 +423,7 @@ class QuantiseSTE(_FunctionSpec):
 def check_quantise(
     fn, seed: int = 0, size: int = 6, step: float = 0.5, dtype=torch.float64, device=None
 ) -> None:
-    verdict(QuantiseSTE(seed, size, float(step), _name(dtype), _device(device)), fn)
+    verdict(QuantiseSTE(seed, size, float(step), _name(dtype), device_name(device)), fn)
 
 
 # Exercise 3 (CF-3): gradcheck the right way ---------------------------------------------------
@@ -692,7 +684,7 @@ class BackwardIsCorrect(_FunctionSpec):
 
 
 def check_backward_is_correct(fn, seed: int = 0, size: int = 4, device=None) -> None:
-    verdict(BackwardIsCorrect(seed, size, _device(device)), fn)
+    verdict(BackwardIsCorrect(seed, size, device_name(device)), fn)
 
 
 # Exercise 4 (CF-4): a product that keeps its inputs with save_for_backward -----------------
@@ -737,7 +729,7 @@ class MulFunction(_FunctionSpec):
 def check_mul(
     fn, seed: int = 0, rows: int = 3, cols: int = 4, dtype=torch.float64, device=None
 ) -> None:
-    verdict(MulFunction(seed, rows, cols, _name(dtype), _device(device)), fn)
+    verdict(MulFunction(seed, rows, cols, _name(dtype), device_name(device)), fn)
 
 
 # Exercise 5 (CF-2, CF-4): soft clipping with a float limit ---------------------------------
@@ -790,7 +782,7 @@ class SoftClip(_FunctionSpec):
 def check_soft_clip(
     fn, seed: int = 0, size: int = 5, limit: float = 2.0, dtype=torch.float64, device=None
 ) -> None:
-    verdict(SoftClip(seed, size, float(limit), _name(dtype), _device(device)), fn)
+    verdict(SoftClip(seed, size, float(limit), _name(dtype), device_name(device)), fn)
 
 
 # Exercise 6 (CF-5, CF-4): softplus in the setup_context style, under torch.func ----------
@@ -882,7 +874,7 @@ class SoftplusTransformable(_FunctionSpec):
 
 
 def check_softplus(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
-    verdict(SoftplusTransformable(seed, size, _name(dtype), _device(device)), fn)
+    verdict(SoftplusTransformable(seed, size, _name(dtype), device_name(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

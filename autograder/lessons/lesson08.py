@@ -38,7 +38,7 @@ from autograder.common.caller_states import (
 )
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.oracle import (
     SECOND_RESULT,
     Rule,
@@ -49,12 +49,11 @@ from autograder.common.oracle import (
     is_zero_or_none,
 )
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
 from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _trained, make_net
 from autograder.lessons.lesson06 import _probe, _VirtualQueue
-
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 # Which lesson each exercise's planted bug comes from (the misconceptions are theirs).
 REVISITS = {
@@ -166,7 +165,7 @@ def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
         else ctx.found.get(f"{param} when {label} #{int(n) - 1} ran", {})
     )
     fv, ev, sv = f.get("value"), e.get("value"), earlier.get("value")
-    if not all(trusted.type_(v) in _TENSORS for v in (fv, ev, sv)) or fv.shape != sv.shape:
+    if not all(trusted.type_(v) in TENSORS for v in (fv, ev, sv)) or fv.shape != sv.shape:
         return False
     return bool(sv.any()) and close(fv, ev + sv, (1e-4, 1e-5))
 
@@ -249,7 +248,7 @@ class TrainEpoch(_Lesson03):
 
 
 def check_train_epoch(fn, seed: int = 0, lr: float = 0.1, device=None) -> None:
-    verdict(TrainEpoch(seed, lr, None if device is None else str(device)), fn)
+    verdict(TrainEpoch(seed, lr, device_name(device)), fn)
 
 
 # Exercise 2 (lesson 02): validation keeps no graph alive --------------------------------------
@@ -385,7 +384,7 @@ class Validate(_Lesson03):
 
 
 def check_validate(fn, seed: int = 0, device=None) -> None:
-    verdict(Validate(seed, None if device is None else str(device)), fn)
+    verdict(Validate(seed, device_name(device)), fn)
 
 
 # Exercise 3 (lesson 03): accuracy measured in evaluation mode, mode restored ------------------
@@ -436,7 +435,7 @@ class Accuracy(_Lesson03):
 
 
 def check_accuracy(fn, seed: int = 0, device=None) -> None:
-    verdict(Accuracy(seed, None if device is None else str(device)), fn)
+    verdict(Accuracy(seed, device_name(device)), fn)
 
 
 # Exercise 4 (lesson 04): the discriminator step leaves the generator alone -------------------
@@ -462,7 +461,7 @@ class DiscriminatorStep(lesson04.DStep):
 
 
 def check_discriminator_step(fn, seed: int = 0, lr: float = 0.05, device=None) -> None:
-    verdict(DiscriminatorStep(seed, 2, 5, lr, None if device is None else str(device)), fn)
+    verdict(DiscriminatorStep(seed, 2, 5, lr, device_name(device)), fn)
 
 
 # Exercise 5 (lesson 05): a feature logger that leaves no hook behind --------------------------
@@ -550,7 +549,7 @@ class LogFeatures(_Lesson03):
 
 
 def check_log_features(fn, seed: int = 0, device=None) -> None:
-    verdict(LogFeatures(seed, None if device is None else str(device)), fn)
+    verdict(LogFeatures(seed, device_name(device)), fn)
 
 
 # Exercise 6 (lesson 06): a timer that waits for the device ------------------------------------
@@ -769,7 +768,7 @@ class SwishFunction(Spec):
         return world
 
     def probe(self, world: World, value, again) -> dict:
-        if trusted.type_(value) not in _TENSORS or value.shape != world.args[0].shape:
+        if trusted.type_(value) not in TENSORS or value.shape != world.args[0].shape:
             return {}
         g = uniform(self.seed + 710, *value.shape, device=value.device, dtype=value.dtype)
         back = call(lambda: trusted.autograd_grad(value, world.leaf, g, retain_graph=True))
@@ -788,7 +787,7 @@ class SwishFunction(Spec):
             )
         world2, value2 = again()  # the input changed in place after forward, then backward
         x2 = world2.args[0]
-        if trusted.type_(value2) not in _TENSORS or x2.is_leaf or not value2.requires_grad:
+        if trusted.type_(value2) not in TENSORS or x2.is_leaf or not value2.requires_grad:
             return found
         with trusted.no_grad():
             x2.mul_(-0.5)
@@ -804,7 +803,7 @@ class SwishFunction(Spec):
 
 
 def check_swish(fn, seed: int = 0, device=None) -> None:
-    verdict(SwishFunction(seed, None if device is None else str(device)), fn)
+    verdict(SwishFunction(seed, device_name(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (

@@ -46,14 +46,14 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import device_name, uniform
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
+from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
-_TENSORS = (torch.Tensor, torch.nn.Parameter)
 _fork_rng = torch.random.fork_rng
 _torch_autocast = torch.autocast
 _seed_cpu = torch.random.default_generator.manual_seed
@@ -127,10 +127,6 @@ def _input(seed: int, rows: int, cols: int, layout: str, dtype, device) -> torch
     if layout == "slice":
         return uniform(seed, rows + 2, cols, device=device, dtype=dtype)[1:-1]
     return uniform(seed, rows, cols, device=device, dtype=dtype)
-
-
-def _copy(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to("cpu", copy=True)
 
 
 def _on_gpu(ctx) -> bool:
@@ -427,7 +423,7 @@ class CheckpointedForward(_Spec):
         return stack
 
     def probe(self, world: World, value, again) -> dict:
-        if trusted.type_(value) not in _TENSORS or value.shape != world.g.shape:
+        if trusted.type_(value) not in TENSORS or value.shape != world.g.shape:
             return {}
         found: dict = {"saved bytes": world.saved}
         leaves = [(n, t) for n, t in world.tensors() if t.is_leaf and t.requires_grad]
@@ -440,7 +436,7 @@ class CheckpointedForward(_Spec):
         recomputed = world.order[before_backward:]
         found["backward"] = "no exception" if done.ok else trusted.type_(done.error).__name__
         for name, t in leaves:
-            found[f"grad {name}"] = None if t.grad is None else _copy(t.grad)
+            found[f"grad {name}"] = None if t.grad is None else cpu_copy(t.grad)
         found["forward calls"] = ", ".join(str(n) for n in world.calls)
         found["recomputed"] = str(recomputed)
         return found
@@ -504,11 +500,7 @@ def _explain(message: str) -> Text | None:
 def check_checkpointed_forward(
     fn, seed: int = 0, depth: int = 3, width: int = 6, batch: int = 4, device=None
 ) -> None:
-    verdict(CheckpointedForward(seed, depth, width, batch, _device(device)), fn)
-
-
-def _device(device) -> str | None:
-    return None if device is None else str(device)
+    verdict(CheckpointedForward(seed, depth, width, batch, device_name(device)), fn)
 
 
 # Models of exercises 2 and 3 ---------------------------------------------------------------
@@ -570,7 +562,7 @@ def _watch_layers(world: World, model: torch.nn.Module, per_device: bool) -> Non
     reduced = _DEVICE_DEFAULT.get(world.device.type) if per_device else None
 
     def linear(m, args, out, name):
-        if trusted.type_(out) in _TENSORS:
+        if trusted.type_(out) in TENSORS:
             dtype = "torch.get_autocast_dtype(device)" if out.dtype == reduced else str(out.dtype)
             world.logged[f"dtype of {name}'s output"] = {"kind": "str", "value": dtype}
 
@@ -609,7 +601,7 @@ def _scaled(e: dict, f: dict, ctx) -> bool:
     ev, fv = e.get("value"), f.get("value")
     if trusted.type_(ev) is float and trusted.type_(fv) is float:
         return abs(ev) > 1e-6 and fv / ev > 1.5 and close(fv, ev * round(fv / ev), (1e-2, 0))
-    if trusted.type_(ev) not in _TENSORS or trusted.type_(fv) not in _TENSORS:
+    if trusted.type_(ev) not in TENSORS or trusted.type_(fv) not in TENSORS:
         return False
     if ev.shape != fv.shape or not bool(ev.abs().max() > 0):
         return False
@@ -621,7 +613,7 @@ def _stale_added(e: dict, f: dict, ctx) -> bool:
     """The gradient step() saw is this step's plus the stale .grad: never zeroed (RG-4)."""
     stale = ctx.before.get(ctx.base.split(" when ")[0], {}).get("value")
     ev, fv = e.get("value"), f.get("value")
-    if any(trusted.type_(v) not in _TENSORS for v in (ev, fv, stale)):
+    if any(trusted.type_(v) not in TENSORS for v in (ev, fv, stale)):
         return False
     if not (ev.shape == fv.shape == stale.shape) or not bool(stale.abs().max() > 0):
         return False
@@ -736,7 +728,7 @@ class Bf16TrainStep(_Spec):
         objects = {"model": model, "x": x, "target": target}
         world = World((model, loss_fn, x, target, optimizer), objects, device)
         _watch_layers(world, model, per_device=False)
-        names = {id(p): f"model{_dotted(k)}" for k, p in model.named_parameters()}
+        names = {id(p): f"model{dotted(k)}" for k, p in model.named_parameters()}
         label = "optimizer.step()"
         world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
 
@@ -767,14 +759,10 @@ class Bf16TrainStep(_Spec):
         return _explain(message)
 
 
-def _dotted(name: str) -> str:
-    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split("."))
-
-
 def check_bf16_train_step(
     fn, seed: int = 0, width: int = 5, batch: int = 6, lr: float = 0.1, device=None
 ) -> None:
-    verdict(Bf16TrainStep(seed, width, batch, float(lr), _device(device)), fn)
+    verdict(Bf16TrainStep(seed, width, batch, float(lr), device_name(device)), fn)
 
 
 # Exercise 3 (SC-2, EV-2, EV-4): predictions under autocast and inference mode --------------
@@ -886,7 +874,7 @@ class AutocastPredict(_Spec):
 
 
 def check_autocast_predict(fn, seed: int = 0, width: int = 5, batch: int = 6, device=None) -> None:
-    verdict(AutocastPredict(seed, width, batch, _device(device)), fn)
+    verdict(AutocastPredict(seed, width, batch, device_name(device)), fn)
 
 
 # Exercise 4 (SC-5): per-sample gradients ---------------------------------------------------
@@ -895,7 +883,7 @@ def check_autocast_predict(fn, seed: int = 0, width: int = 5, batch: int = 6, de
 def _accumulated(e: dict, f: dict, ctx) -> bool:
     """Each sample's gradient holds the samples before it too (.grad never cleared)."""
     ev, fv = e.get("value"), f.get("value")
-    if trusted.type_(ev) not in _TENSORS or trusted.type_(fv) not in _TENSORS:
+    if trusted.type_(ev) not in TENSORS or trusted.type_(fv) not in TENSORS:
         return False
     return ev.shape == fv.shape and ev.shape[0] > 1 and close(fv, ev.cumsum(0), (1e-3, 1e-5))
 
@@ -1009,7 +997,7 @@ class PerSampleGrads(_Spec):
 
 
 def check_per_sample_grads(fn, seed: int = 0, width: int = 4, batch: int = 5, device=None) -> None:
-    verdict(PerSampleGrads(seed, width, batch, _device(device)), fn)
+    verdict(PerSampleGrads(seed, width, batch, device_name(device)), fn)
 
 
 EXERCISES: tuple[Exercise, ...] = (
