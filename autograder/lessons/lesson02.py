@@ -47,6 +47,7 @@ from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
+from autograder.common.optimizer_steps import OPTIMIZERS, after_closure, stale_added
 from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
@@ -660,21 +661,6 @@ def check_count_saved_bytes(fn, seed: int = 0, device=None) -> None:
 
 # Exercise 3 (NG-2) -------------------------------------------------------------------------
 
-_OPTIMIZERS = {
-    "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
-    "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
-    "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
-}
-
-
-def _stale_added(e: dict, f: dict, ctx) -> bool:
-    """The gradient seen at step() is this step's plus what the caller left in .grad."""
-    stale = ctx.before.get(_grad_of(ctx.base), {}).get("value")
-    fv, ev = f.get("value"), e.get("value")
-    if trusted.type_(stale) not in TENSORS or trusted.type_(fv) not in TENSORS or ev is None:
-        return False
-    return bool(stale.any()) and close(fv, ev + stale, (1e-4, 1e-5))
-
 
 def _eval_grads_cleared(e: dict, f: dict, ctx) -> bool:
     return not ctx.case["train"] and is_zero_or_none(f, _param_shape(ctx, ctx.base))
@@ -698,7 +684,7 @@ class RunStep(_Lesson02):
         Rule("optimizer.step() calls", lambda e, f, ctx: bool(ctx.case.get("raises"))),
     )
     blame = (
-        Rule("* when optimizer.step() ran*", _stale_added, "RG-4"),
+        Rule("* when optimizer.step() ran*", stale_added, "RG-4"),
         Rule("saved for backward", lambda e, f, ctx: _grads_only_cleared(ctx), "NG-2"),
     )
 
@@ -709,7 +695,7 @@ class RunStep(_Lesson02):
             "outer": ["no_grad", "", "", "no_grad"],
             "grads": list(_GRADS),
             "frozen": [False, True, False, True, True],
-            "optimizer": list(_OPTIMIZERS),
+            "optimizer": list(OPTIMIZERS),
             "dtype": ["float32", "float64", "float64"],
             "depth": [2, 3, 1],
             "layout": ["plain", "transposed", "row"],
@@ -744,7 +730,7 @@ class RunStep(_Lesson02):
         g = trusted.generator().manual_seed(self.seed + 3)
         y = trusted.randint(0, model[-1].out_features, (x.shape[0],), generator=g).to(device)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
+        optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("stepped"):
             stepped_before(optimizer, trainable, self.seed + 300)
         world = World(
@@ -761,7 +747,7 @@ class RunStep(_Lesson02):
                 for p in trainable:
                     world.record(f"{names[id(p)]}.grad when optimizer.step() ran #{calls}", p.grad)
 
-            return _after_closure(args, kwargs, record)
+            return after_closure(args, kwargs, record)
 
         optimizer.register_step_pre_hook(spy)
         return world
@@ -788,24 +774,6 @@ class RunStep(_Lesson02):
 
     def calling(self, world: World, case: dict, fn):
         return Watched(world, case["outer"])
-
-
-def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
-    """A step pre-hook's answer: ``record()`` now, or, where step() was given a closure
-    (``optimizer.step(closure)``, documented PyTorch), right after the closure has run,
-    when the gradients the step uses exist."""
-    closure = args[1] if len(args) > 1 else kwargs.get("closure")
-    if closure is None:
-        record()
-        return None
-
-    def recorded():
-        loss = closure()
-        record()
-        return loss
-
-    rest = {k: v for k, v in kwargs.items() if k != "closure"}
-    return (args[0], recorded, *args[2:]), rest
 
 
 def check_run_step(fn, seed: int = 0, lr: float = 0.1, device=None) -> None:

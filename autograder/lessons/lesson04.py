@@ -33,6 +33,7 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
+from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step, stale_added
 from autograder.common.oracle import (
     TOLERANCE,
     Rule,
@@ -431,11 +432,6 @@ _IMAGES = Text(
     ", samples shaped as 2×3 images (G ends in a view)",
     "，样本形状为 2×3 的图像（G 的输出是视图）",
 )
-_OPTIMIZERS = {
-    "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
-    "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
-    "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
-}
 
 
 def _set_mode(model: torch.nn.Module, mode: str) -> None:
@@ -495,7 +491,7 @@ class _GanStep(Spec):
             "D_mode": list(_MODES)[::-1],
             "stale": list(_STALE),
             "frozen": ["none", "G", "D"],
-            "optimizer": list(_OPTIMIZERS),
+            "optimizer": list(OPTIMIZERS),
             "dtype": ["float64", "float32"],
             "batch": [max(self.batch, 2), self.batch + 1],
             "lr": [self.lr, self.lr / 2, self.lr * 1.5],
@@ -551,7 +547,7 @@ class _GanStep(Spec):
                 (layer if self.depth > 1 else layer.bias).requires_grad_(False)
         stepped = models[self.which]
         trainable = [p for p in stepped.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
+        optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("history"):  # steps of earlier iterations: momentum and Adam's moments
             stepped_before(optimizer, trainable, self.seed + 200)
         for model in models.values():
@@ -567,48 +563,8 @@ class _GanStep(Spec):
             world = World((G, D, optimizer, real, z), {**models, "z": z, "real": real}, device)
         else:
             world = World((G, D, optimizer, z), {**models, "z": z}, device)
-        label = f"opt_{self.which.lower()}.step()"
-
-        def spy(opt, args, kwargs):
-            calls = world.logged.get(f"{label} calls", {"value": 0})["value"] + 1
-            world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
-
-            def record():
-                for p in trainable:
-                    world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
-
-            return _after_closure(args, kwargs, record)
-
-        optimizer.register_step_pre_hook(spy)
-        world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
+        grads_at_step(world, optimizer, f"opt_{self.which.lower()}.step()", names, trainable)
         return world
-
-
-def _after_closure(args: tuple, kwargs: dict, record) -> tuple | None:
-    """A step pre-hook's answer: ``record()`` now, or, where step() was given a closure
-    (``optimizer.step(closure)``, documented PyTorch), right after the closure has run,
-    when the gradients the step uses exist."""
-    closure = args[1] if len(args) > 1 else kwargs.get("closure")
-    if closure is None:
-        record()
-        return None
-
-    def recorded():
-        loss = closure()
-        record()
-        return loss
-
-    rest = {k: v for k, v in kwargs.items() if k != "closure"}
-    return (args[0], recorded, *args[2:]), rest
-
-
-def _stale_added(e: dict, f: dict, ctx) -> bool:
-    """The gradient seen at step() is this step's plus what the caller left in .grad."""
-    stale = ctx.before.get(ctx.base.split(" when ")[0], {}).get("value")
-    fv, ev = f.get("value"), e.get("value")
-    if trusted.type_(stale) not in TENSORS or trusted.type_(fv) not in TENSORS or ev is None:
-        return False
-    return bool(stale.any()) and close(fv, ev + stale, (1e-4, 1e-5))
 
 
 def _adam_noise(e: dict, f: dict, ctx) -> bool:
@@ -688,7 +644,7 @@ class DStep(_GanStep):
 
     blame = (
         Rule("G*.grad", None, "DT-4"),
-        Rule("D*.grad when *", _stale_added, "DT-6"),
+        Rule("D*.grad when *", stale_added, "DT-6"),
     )
 
     def again_case(self) -> dict | None:

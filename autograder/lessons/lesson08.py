@@ -39,6 +39,7 @@ from autograder.common.caller_states import (
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
+from autograder.common.optimizer_steps import grads_at_step
 from autograder.common.oracle import (
     SECOND_RESULT,
     Rule,
@@ -116,43 +117,6 @@ def _describe(case: dict) -> Text:
             "{t}, inputs ×{k:g} (large gradients)", "{t}，输入放大 {k:g} 倍（梯度很大）"
         ).format(t=text, k=case["x_scale"])
     return text
-
-
-def _grad_at_step(world: World, optimizer, label: str) -> None:
-    """Log every parameter's .grad each time ``label`` (an optimizer's step) runs."""
-    names = {id(p): n for n, p in world.tensors()}
-    world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
-
-    def spy(opt, args, kwargs):
-        calls = world.logged[f"{label} calls"]["value"] + 1
-        world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
-
-        def log():
-            for group in opt.param_groups:
-                for p in group["params"]:
-                    world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
-
-        return _after_closure(args, kwargs, log)
-
-    optimizer.register_step_pre_hook(spy)
-
-
-def _after_closure(args: tuple, kwargs: dict, log) -> tuple[tuple, dict] | None:
-    """Log the gradients a step uses: now, or, where ``step(closure)`` is called (documented
-    PyTorch: the step runs the closure, which computes them), right after the closure ran."""
-    closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # args[0]: the optimizer
-    if closure is None:
-        log()
-        return None
-
-    def logged():
-        loss = closure()
-        log()
-        return loss
-
-    if "closure" in kwargs:
-        return args, {**kwargs, "closure": logged}
-    return (args[0], logged, *args[2:]), kwargs
 
 
 def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
@@ -243,7 +207,8 @@ class TrainEpoch(_Lesson03):
         trainable = [p for p in model.parameters() if p.requires_grad]
         optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         world = World((model, optimizer, batches), objects, device)
-        _grad_at_step(world, optimizer, "optimizer.step()")
+        names = {id(p): n for n, p in world.tensors()}
+        grads_at_step(world, optimizer, "optimizer.step()", names)
         return world
 
 

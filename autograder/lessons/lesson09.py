@@ -48,6 +48,7 @@ from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
 from autograder.common.on_device import OnTheDevice, there
+from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step
 from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
@@ -153,24 +154,6 @@ def _loosely_close(e: dict, f: dict, ctx) -> bool:
         if not ok:
             return False
     return True
-
-
-def _after_closure(args: tuple, kwargs: dict, log) -> tuple[tuple, dict] | None:
-    """Log the gradients a step uses: now, or, where ``step(closure)`` is called (documented
-    PyTorch: the step runs the closure, which computes them), right after the closure ran."""
-    closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # args[0]: the optimizer
-    if closure is None:
-        log()
-        return None
-
-    def logged():
-        loss = closure()
-        log()
-        return loss
-
-    if "closure" in kwargs:
-        return args, {**kwargs, "closure": logged}
-    return (args[0], logged, *args[2:]), kwargs
 
 
 @contextlib.contextmanager
@@ -586,13 +569,6 @@ def _reduced_params(e: dict, f: dict, ctx) -> bool:
     )
 
 
-_OPTIMIZERS = {
-    "sgd": lambda params, lr: torch.optim.SGD(params, lr=lr),
-    "momentum": lambda params, lr: torch.optim.SGD(params, lr=lr, momentum=0.9),
-    "adam": lambda params, lr: torch.optim.Adam(params, lr=lr),
-}
-
-
 # Exercise 2 (SC-2, SC-3): a bfloat16 training step ------------------------------------------
 
 
@@ -679,7 +655,7 @@ class Bf16TrainStep(_Spec):
             "layers": ["bn+dropout", "plain", "bn", "dropout"],
             "stale": list(_STALE),
             "frozen": [False, True],
-            "optimizer": list(_OPTIMIZERS),
+            "optimizer": list(OPTIMIZERS),
             "loss": list(_LOSSES),
             "layout": list(_LAYOUTS),
             "batch": [self.batch, self.batch + 3],
@@ -723,26 +699,13 @@ class Bf16TrainStep(_Spec):
         x = _input(self.seed + 1, case["batch"], self.width, case["layout"], torch.float32, device)
         target = _target(self.seed + 2, case, case["batch"], n_out, device)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
+        optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         loss_fn = _LOSSES[case["loss"]][1]
         objects = {"model": model, "x": x, "target": target}
         world = World((model, loss_fn, x, target, optimizer), objects, device)
         _watch_layers(world, model, per_device=False)
         names = {id(p): f"model{dotted(k)}" for k, p in model.named_parameters()}
-        label = "optimizer.step()"
-        world.logged[f"{label} calls"] = {"kind": "int", "value": 0}
-
-        def spy(opt, args, kwargs):
-            calls = world.logged[f"{label} calls"]["value"] + 1
-            world.logged[f"{label} calls"] = {"kind": "int", "value": calls}
-
-            def log():
-                for p in trainable:
-                    world.record(f"{names[id(p)]}.grad when {label} #{calls} ran", p.grad)
-
-            return _after_closure(args, kwargs, log)
-
-        optimizer.register_step_pre_hook(spy)
+        grads_at_step(world, optimizer, "optimizer.step()", names, trainable)
         return world
 
     def calling(self, world: World, case: dict, fn):
