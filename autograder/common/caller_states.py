@@ -7,6 +7,7 @@ state the same way wherever it appears.
 
 from __future__ import annotations
 
+from autograder.common import trusted
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 
@@ -104,3 +105,16 @@ def with_raising(text: Text, case: dict) -> Text:
 
 # a leftover far larger than one step's gradient: subtracting it back loses the new one
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}
+
+
+def leave_grads(params, grads: str | None, first_seed: int) -> None:
+    """Each trainable parameter's ``.grad`` as an earlier step left it (a case's "grads"):
+    "stale" (drawn from ``first_seed`` + k for the k-th of ``params``), "zero", or as it
+    is (None, or anything else)."""
+    for k, p in enumerate(params):
+        if not p.requires_grad:
+            continue
+        if grads == "stale":
+            p.grad = uniform(first_seed + k, *p.shape, device=p.device, dtype=p.dtype)
+        elif grads == "zero":
+            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)

@@ -18,6 +18,18 @@ def uniform(seed: int, *shape: int, device, dtype=torch.float32) -> torch.Tensor
     return (trusted.rand(shape, generator=g, dtype=dtype) * 2 - 1).to(device)
 
 
+def laid_out(seed: int, rows: int, width: int, layout: str, device, dtype) -> torch.Tensor:
+    """A batch of ``rows`` (one for "row") laid out as a case's "layout" says: "transposed"
+    (not contiguous), "slice" (a view into a larger storage), else contiguous. ``dtype``: a
+    torch.dtype or, as a case holds it, its name."""
+    dtype = getattr(torch, dtype) if trusted.type_(dtype) is str else dtype
+    if layout == "transposed":
+        return uniform(seed, width, rows, device=device, dtype=dtype).t()
+    if layout == "slice":
+        return uniform(seed, rows + 2, width, device=device, dtype=dtype)[1:-1]
+    return uniform(seed, 1 if layout == "row" else rows, width, device=device, dtype=dtype)
+
+
 def resolve_device(device) -> torch.device:
     """The device a check runs on: the one asked for, else the course device."""
     return torch.device(device) if device is not None else course_device()

@@ -36,7 +36,9 @@ from torch import nn
 from autograder.common import trusted
 from autograder.common.caller_states import (
     GROUPS,
+    STALE,
     grouped,
+    leave_grads,
     one_short,
     raising,
     stepped_before,
@@ -46,7 +48,7 @@ from autograder.common.caller_states import (
 from autograder.common.dropout import SeededDropout
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import device_name, laid_out, uniform
 from autograder.common.optimizer_steps import OPTIMIZERS, after_closure, stale_added
 from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, verdict
@@ -97,11 +99,6 @@ _ARRIVALS = {
         "训练模式下带 BatchNorm 与 Dropout 的模型",
     ),
 }
-_GRADS = {
-    "stale": Text("stale .grad", "残留的 .grad"),
-    "zero": Text(".grad zeros", ".grad 为零"),
-    "none": Text(".grad None", ".grad 为 None"),
-}
 _LAYOUTS = {
     "plain": Text("inputs contiguous", "输入连续"),
     "transposed": Text("inputs transposed (not contiguous)", "输入是转置（不连续）"),
@@ -127,22 +124,8 @@ def model_for(seed: int, case: dict, device, last: int | None = None):
     model.train(case["arrival"] in ("train", "train_norm"))
     if case.get("frozen"):  # the first layer; its bias where it is the only one
         (model[0] if case["depth"] > 1 else model[0].bias).requires_grad_(False)
-    for k, p in enumerate(model.parameters()):
-        if case.get("grads") == "stale" and p.requires_grad:
-            p.grad = uniform(seed + 100 + k, *p.shape, device=device, dtype=p.dtype)
-        elif case.get("grads") == "zero" and p.requires_grad:
-            p.grad = trusted.zeros(p.shape, device=device, dtype=p.dtype)
+    leave_grads(model.parameters(), case.get("grads"), seed + 100)
     return model, sizes[0]
-
-
-def make_input(seed: int, rows: int, width: int, layout: str, device, dtype: str):
-    """A batch of ``rows`` (one for 'row') laid out as ``layout`` says."""
-    kind = getattr(torch, dtype)
-    if layout == "transposed":
-        return uniform(seed, width, rows, device=device, dtype=kind).t()
-    if layout == "slice":
-        return uniform(seed, rows + 2, width, device=device, dtype=kind)[1:-1]
-    return uniform(seed, 1 if layout == "row" else rows, width, device=device, dtype=kind)
 
 
 def _outer(name: str):
@@ -160,7 +143,7 @@ def _case_text(case: dict, *extra: Text | str) -> Text:
         Text("{d} layers", "{d} 层").format(d=case["depth"]),
         case["dtype"],
         *([Text("first layer frozen", "第一层被冻结")] if case.get("frozen") else []),
-        *([_GRADS[case["grads"]]] if "grads" in case else []),
+        *([STALE[case["grads"]]] if "grads" in case else []),
         *([_LAYOUTS[case["layout"]]] if "layout" in case else []),
         *extra,
         _OUTER[case.get("outer", "")],
@@ -395,7 +378,7 @@ class Evaluate(_Lesson02):
         g = trusted.generator().manual_seed(self.seed + 3)
         batches, objects = [], {"model": model}
         for k, n in enumerate(rows):
-            x = make_input(self.seed + 10 + k, n, width, case["layout"], device, case["dtype"])
+            x = laid_out(self.seed + 10 + k, n, width, case["layout"], device, case["dtype"])
             if case.get("raises") and k == len(rows) - 1:
                 x = one_short(x)
             if case.get("inputs_grad"):
@@ -693,7 +676,7 @@ class RunStep(_Lesson02):
             "train": [True, False],
             "arrival": ["train", "eval", "train"],
             "outer": ["no_grad", "", "", "no_grad"],
-            "grads": list(_GRADS),
+            "grads": list(STALE),
             "frozen": [False, True, False, True, True],
             "optimizer": list(OPTIMIZERS),
             "dtype": ["float32", "float64", "float64"],
@@ -724,7 +707,7 @@ class RunStep(_Lesson02):
         model, width = model_for(self.seed, plain, device)
         model.train(case["arrival"] == "train")
         rows = _ints(self.seed + 2, (6, 13))[0]
-        x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
         if case.get("raises"):
             x = one_short(x)
         g = trusted.generator().manual_seed(self.seed + 3)
@@ -824,7 +807,7 @@ class FrozenFeatures(_Lesson02):
         last = _ints(self.seed + 3, (4, 9))[0]
         backbone, width = model_for(self.seed, case, device, last=last)
         rows = _ints(self.seed + 2, (3, 9))[0]
-        x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
         x = one_short(x) if case.get("raises") else x
         x.requires_grad_(case["x_grad"])
         world = World((backbone, x), {"backbone": backbone, "x": x}, device)
@@ -899,7 +882,7 @@ class InputSaliency(_Lesson02):
     def build(self, case: dict, device) -> World:
         model, width = model_for(self.seed, case, device)
         rows = _ints(self.seed + 2, (2, 7))[0]
-        x = make_input(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
+        x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
         x = one_short(x) if case.get("raises") else x
         if case["x_grad"]:
             x = x.detach().requires_grad_()  # a leaf of the caller's, as the layout left it

@@ -29,7 +29,13 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from autograder.common import dropout, trusted
-from autograder.common.caller_states import LARGE_STALE, one_short, raising, with_raising
+from autograder.common.caller_states import (
+    LARGE_STALE,
+    leave_grads,
+    one_short,
+    raising,
+    with_raising,
+)
 from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -144,13 +150,10 @@ def _set_mode(model: torch.nn.Module, mode: str) -> None:
 def _set_grads(seed: int, stale: str, *models: torch.nn.Module) -> None:
     """Leave each trainable parameter's .grad as an earlier step would: stale, zero or None."""
     params = [p for m in models for p in m.parameters() if p.requires_grad]
-    for k, p in enumerate(params):
-        if stale in ("stale", "large"):
-            p.grad = uniform(seed + 900 + k, *p.shape, device=p.device, dtype=p.dtype)
-            if stale == "large":
-                p.grad.add_(1e8)
-        elif stale == "zero":
-            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
+    leave_grads(params, "stale" if stale == "large" else stale, seed + 900)
+    if stale == "large":
+        for p in params:
+            p.grad.add_(1e8)
 
 
 def _nets(seed: int, n_in: int, n_out: int) -> dict[str, Net]:

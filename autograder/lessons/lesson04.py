@@ -27,7 +27,13 @@ from typing import ClassVar
 import torch
 
 from autograder.common import trusted
-from autograder.common.caller_states import GROUPS, grouped, stepped_before, with_groups
+from autograder.common.caller_states import (
+    GROUPS,
+    grouped,
+    leave_grads,
+    stepped_before,
+    with_groups,
+)
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
@@ -550,14 +556,8 @@ class _GanStep(Spec):
         optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         if case.get("history"):  # steps of earlier iterations: momentum and Adam's moments
             stepped_before(optimizer, trainable, self.seed + 200)
-        for model in models.values():
-            for k, p in enumerate(model.parameters()):
-                if case["stale"] == "stale" and p.requires_grad:
-                    p.grad = uniform(self.seed + 100 + k, *p.shape, device=device, dtype=dtype)
-                elif case["stale"] == "zero" and p.requires_grad:
-                    p.grad = trusted.zeros(p.shape, device=device, dtype=dtype)
-                else:
-                    p.grad = None
+        for model in models.values():  # fresh models: every other .grad is None
+            leave_grads(model.parameters(), case["stale"], self.seed + 100)
         names = {id(p): f"{self.which}{dotted(k)}" for k, p in stepped.named_parameters()}
         if self.which == "D":
             world = World((G, D, optimizer, real, z), {**models, "z": z, "real": real}, device)

@@ -26,9 +26,10 @@ import torch
 from torch import nn
 
 from autograder.common import trusted
+from autograder.common.caller_states import STALE, leave_grads
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import device_name, laid_out, uniform
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, state
 from autograder.common.protocol import call, verdict
@@ -112,11 +113,6 @@ _MODES = {
         "training mode, BatchNorm in evaluation mode", "训练模式，BatchNorm 处于评估模式"
     ),
 }
-_GRADS = {
-    "stale": Text("stale .grad", "残留的 .grad"),
-    "zero": Text(".grad zeros", ".grad 为零"),
-    "none": Text(".grad None", ".grad 为 None"),
-}
 _FROZEN = {
     "none": Text("nothing frozen", "没有冻结的参数"),
     "first": Text("the first Linear frozen", "第一个 Linear 被冻结"),
@@ -134,11 +130,7 @@ def arrive(model: nn.Module, case: dict, seed: int) -> None:
     frozen = {"none": [], "first": list(linears[0].parameters()), "bias": [linears[-1].bias]}
     for p in frozen[case.get("frozen", "none")]:
         p.requires_grad_(False)
-    for k, p in enumerate(model.parameters()):
-        if case.get("grads") == "stale" and p.requires_grad:
-            p.grad = uniform(seed + 100 + k, *p.shape, device=p.device, dtype=p.dtype)
-        elif case.get("grads") == "zero" and p.requires_grad:
-            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
+    leave_grads(model.parameters(), case.get("grads"), seed + 100)
 
 
 _LAYOUTS = {
@@ -166,14 +158,6 @@ _MASKS = {
     "zeros3": Text("mask all zeros, of shape (2, 6)", "形状为 (2, 6) 的全零 mask"),
 }
 _MASK_KINDS = [k for k in _MASKS if not k.endswith("3")]  # a "3" kind: x_dims 3 picks it
-
-
-def make_input(seed: int, rows: int, layout: str, device, dtype, width: int = 4):
-    if layout == "transposed":
-        return uniform(seed, width, rows, device=device, dtype=dtype).t()
-    if layout == "slice":
-        return uniform(seed, rows + 2, width, device=device, dtype=dtype)[1:-1]
-    return uniform(seed, 1 if layout == "row" else rows, width, device=device, dtype=dtype)
 
 
 def _dtypes(first: str) -> list[str]:
@@ -241,7 +225,7 @@ def _probe_equals(other: str):
 
 _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=value'
     "mode": _MODES,
-    "grads": _GRADS,
+    "grads": STALE,
     "frozen": _FROZEN,
     "x": _LAYOUTS,
     "mask": _MASKS,
@@ -368,7 +352,7 @@ class ExtractFeatures(_HookSpec):
         axes = {
             "raises": [False, True, False],
             "mode": list(_MODES),
-            "grads": list(_GRADS),
+            "grads": list(STALE),
             "frozen": list(_FROZEN),
             "dtype": _dtypes(self.dtype)[:2],  # features may go through NumPy: no bfloat16
             "x": list(_LAYOUTS),
@@ -388,7 +372,7 @@ class ExtractFeatures(_HookSpec):
             self.seed, self.depth, dtype, "relu", nested=case["nested"], fails=case["raises"]
         ).to(device)
         arrive(model, case, self.seed)
-        x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
+        x = laid_out(self.seed + 1, self.batch, 4, case["x"], device, dtype)
         names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
         names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
         return World((model, names, x), {"model": model, "x": x}, device)
@@ -572,7 +556,7 @@ class ClipGradients(_HookSpec):
         m = self.max_abs
         axes = {
             "mode": list(_MODES),
-            "grads": list(_GRADS),
+            "grads": list(STALE),
             "frozen": ["none"],  # a hook cannot be registered on a frozen parameter
             "dtype": _dtypes(self.dtype)[:2],  # bfloat16 sums of large gradients differ by device
             "max_abs": [m, m / 2, m * 3],
@@ -587,7 +571,7 @@ class ClipGradients(_HookSpec):
         dtype = getattr(torch, case["dtype"])
         model = make_model(self.seed, self.depth, dtype, nested=case["nested"]).to(device)
         arrive(model, case, self.seed)
-        x = make_input(self.seed + 1, 8, "plain", device, dtype)
+        x = laid_out(self.seed + 1, 8, 4, "plain", device, dtype)
         world = World((model, case["max_abs"]), {"model": model, "x": x}, device)
         world.case = case  # the probe acts as this case's caller
         world.raw = {}
@@ -727,7 +711,7 @@ class MaskOutput(_HookSpec):
             for p in model.parameters():
                 p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) * 2 - 1)
         model.to(device).train(case["mode"] == "train")
-        x = make_input(self.seed + 1, case["x_rows"], "plain", device, dtype)
+        x = laid_out(self.seed + 1, case["x_rows"], 4, "plain", device, dtype)
         if case["x_dims"] == 3:
             x = uniform(self.seed + 1, case["x_rows"], 2, 4, device=device, dtype=dtype)
         x.requires_grad_()
@@ -825,7 +809,7 @@ class TrainAndLog(_HookSpec):
         axes = {
             "raises": [False, True, False],
             "mode": [mode, "mixed", "eval" if self.train_mode else "train"],
-            "grads": list(_GRADS),
+            "grads": list(STALE),
             "frozen": list(_FROZEN),
             "dtype": ["float32", "float64"],
             "nested": [False, True],
@@ -936,7 +920,7 @@ class ForwardCountingSaved(_HookSpec):
     def cases(self) -> list[dict]:
         axes = {
             "mode": ["train", "eval"],  # an answer that switches the mode changes what is saved
-            "grads": list(_GRADS),
+            "grads": list(STALE),
             "frozen": list(_FROZEN),
             "dtype": _dtypes(self.dtype),
             "x": list(_LAYOUTS),
@@ -963,7 +947,7 @@ class ForwardCountingSaved(_HookSpec):
         if case["pool"]:  # saves int64 indices: not every saved tensor has x's dtype
             model.insert(len(model) - 1, nn.MaxPool1d(3, stride=1, padding=1))
         arrive(model, case, self.seed)
-        x = make_input(self.seed + 1, self.batch, case["x"], device, dtype)
+        x = laid_out(self.seed + 1, self.batch, 4, case["x"], device, dtype)
         x.requires_grad_(case["x.requires_grad"])
         return World((model, x), {"model": model, "x": x}, device)
 

@@ -36,6 +36,7 @@ from autograder.common.caller_states import (
     GROUPS,
     ONE_SAMPLE_IN_TRAINING,
     grouped,
+    leave_grads,
     one_short,
     raising,
     with_groups,
@@ -46,7 +47,7 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import device_name, laid_out, uniform
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step
 from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
@@ -110,24 +111,6 @@ def _set_mode(model: torch.nn.Module, mode: str) -> None:
     if mode == "mixed":
         for m in list(model.children())[::2]:
             m.train()
-
-
-def _stale_grads(model: torch.nn.Module, stale: str, seed: int) -> None:
-    for k, p in enumerate(model.parameters()):
-        if not p.requires_grad:
-            continue
-        if stale == "stale":
-            p.grad = uniform(seed + 100 + k, *p.shape, device=p.device, dtype=p.dtype)
-        elif stale == "zero":
-            p.grad = trusted.zeros(p.shape, device=p.device, dtype=p.dtype)
-
-
-def _input(seed: int, rows: int, cols: int, layout: str, dtype, device) -> torch.Tensor:
-    if layout == "transposed":
-        return uniform(seed, cols, rows, device=device, dtype=dtype).t()
-    if layout == "slice":
-        return uniform(seed, rows + 2, cols, device=device, dtype=dtype)[1:-1]
-    return uniform(seed, rows, cols, device=device, dtype=dtype)
 
 
 def _on_gpu(ctx) -> bool:
@@ -358,8 +341,8 @@ class CheckpointedForward(_Spec):
         _set_mode(blocks, case["mode"])
         if case["frozen"]:
             blocks[0].requires_grad_(False)
-        _stale_grads(blocks, case["stale"], self.seed)
-        x = _input(self.seed + 1, case["batch"], width, case["layout"], dtype, device)
+        leave_grads(blocks.parameters(), case["stale"], self.seed + 100)
+        x = laid_out(self.seed + 1, case["batch"], width, case["layout"], device, dtype)
         if case["x_grad"]:
             x.requires_grad_()
         world = World((blocks, x), {"blocks": blocks, "x": x}, device)
@@ -695,8 +678,10 @@ class Bf16TrainStep(_Spec):
         _set_mode(model, case["mode"])
         if case["frozen"]:
             model[0].requires_grad_(False)
-        _stale_grads(model, case["stale"], self.seed)
-        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], torch.float32, device)
+        leave_grads(model.parameters(), case["stale"], self.seed + 100)
+        x = laid_out(
+            self.seed + 1, case["batch"], self.width, case["layout"], device, torch.float32
+        )
         target = _target(self.seed + 2, case, case["batch"], n_out, device)
         trainable = [p for p in model.parameters() if p.requires_grad]
         optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
@@ -815,9 +800,9 @@ class AutocastPredict(_Spec):
             _set_mode(model[0], case["mode"])
         if case["frozen"]:
             model[0].requires_grad_(False)
-        _stale_grads(model, case["stale"], self.seed)
+        leave_grads(model.parameters(), case["stale"], self.seed + 100)
         dtype = getattr(torch, case["x dtype"])
-        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], dtype, device)
+        x = laid_out(self.seed + 1, case["batch"], self.width, case["layout"], device, dtype)
         if case.get("raises"):
             x = one_short(x)
         world = World((model, x), {"model": model, "x": x}, device)
@@ -915,8 +900,8 @@ class PerSampleGrads(_Spec):
         model.train(case["layers"] == "plain")
         if case["frozen"]:
             model[0].requires_grad_(False)
-        _stale_grads(model, case["stale"], self.seed)
-        x = _input(self.seed + 1, case["batch"], self.width, case["layout"], dtype, device)
+        leave_grads(model.parameters(), case["stale"], self.seed + 100)
+        x = laid_out(self.seed + 1, case["batch"], self.width, case["layout"], device, dtype)
         y = _target(self.seed + 2, case, case["batch"], 3, device)
         if not _LOSSES[case["loss"]][2]:
             y = y.to(dtype)
