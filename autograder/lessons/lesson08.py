@@ -39,6 +39,7 @@ from autograder.common.caller_states import (
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
+from autograder.common.models import make_net
 from autograder.common.optimizer_steps import grads_at_step
 from autograder.common.oracle import (
     SECOND_RESULT,
@@ -53,7 +54,7 @@ from autograder.common.protocol import call, verdict
 from autograder.common.recorded import TENSORS
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
-from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _trained, make_net
+from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _trained
 from autograder.lessons.lesson06 import _probe, _VirtualQueue
 
 # Which lesson each exercise's planted bug comes from (the misconceptions are theirs).

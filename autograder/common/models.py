@@ -1,0 +1,87 @@
+"""The caller's models that lessons 03 and 08 build: blocks with BatchNorm and Dropout.
+
+Weights and "trained" running statistics come from a seed, and PyTorch's own
+initialisation runs with the global random state forked, so that building a case's
+model changes none of the learner's random numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from autograder.common import trusted
+
+# Taken at import, before any learner code runs (see trusted.py).
+_fork_rng = torch.random.fork_rng
+_BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
+
+
+@dataclass(frozen=True)
+class Net:
+    """The shape of a model: blocks of Linear → BatchNorm1d → ReLU → Dropout(p), then Linear."""
+
+    n_in: int
+    hidden: int
+    n_out: int
+    blocks: int = 1
+    p: float = 0.5
+    nested: bool = False  # each block in its own Sequential, as real models group layers
+
+
+def _fill(module: torch.nn.Module, g: torch.Generator) -> None:
+    """Fixed weights and "trained" running statistics, far from a fresh batch's statistics."""
+    with trusted.no_grad():
+        if trusted.isinstance_(module, torch.nn.Linear):
+            scale = module.in_features**-0.5
+            module.weight.copy_((trusted.rand(module.weight.shape, generator=g) * 2 - 1) * scale)
+            module.bias.copy_((trusted.rand(module.bias.shape, generator=g) * 2 - 1) * scale)
+        elif trusted.isinstance_(module, _BATCHNORM):
+            width = module.num_features
+            module.weight.copy_(1 + 0.3 * (trusted.rand(width, generator=g) - 0.5))
+            module.bias.copy_(0.3 * (trusted.rand(width, generator=g) - 0.5))
+            module.running_mean.copy_(0.8 * (trusted.rand(width, generator=g) * 2 - 1))
+            module.running_var.copy_(1.5 + 0.5 * trusted.rand(width, generator=g))
+            module.num_batches_tracked.fill_(50)
+
+
+def _block(n_in: int, width: int, p: float | None) -> list[torch.nn.Module]:
+    layers = [torch.nn.Linear(n_in, width), torch.nn.BatchNorm1d(width), torch.nn.ReLU()]
+    return layers if p is None else [*layers, torch.nn.Dropout(p)]
+
+
+def _seeded(seed: int, dtype: str, device, *models: torch.nn.Module) -> list[torch.nn.Module]:
+    g = trusted.generator().manual_seed(seed)
+    for model in models:
+        for module in model.modules():
+            _fill(module, g)
+    return [m.to(device=device, dtype=getattr(torch, dtype)) for m in models]
+
+
+def make_net(seed: int, net: Net, dtype: str = "float32", device="cpu") -> torch.nn.Sequential:
+    """A model of the given shape with weights fixed by ``seed``; the global RNG is left alone."""
+    with _fork_rng(devices=[]):
+        widths = [net.n_in] + [net.hidden] * net.blocks
+        blocks = [_block(a, b, net.p) for a, b in zip(widths, widths[1:], strict=False)]
+        last = torch.nn.Linear(net.hidden, net.n_out)
+    if net.nested:
+        model = torch.nn.Sequential(*(torch.nn.Sequential(*b) for b in blocks), last)
+    else:
+        model = torch.nn.Sequential(*(layer for b in blocks for layer in b), last)
+    return _seeded(seed, dtype, device, model)[0]
+
+
+def make_backbone_head(seed: int, net: Net, dtype: str = "float32", device="cpu"):
+    """A backbone (``net``'s blocks without Dropout) and a head Dropout(p) → Linear."""
+    with _fork_rng(devices=[]):
+        widths = [net.n_in] + [net.hidden] * net.blocks
+        backbone = torch.nn.Sequential(
+            *(
+                layer
+                for a, b in zip(widths, widths[1:], strict=False)
+                for layer in _block(a, b, None)
+            )
+        )
+        head = torch.nn.Sequential(torch.nn.Dropout(net.p), torch.nn.Linear(net.hidden, net.n_out))
+    return _seeded(seed, dtype, device, backbone, head)
