@@ -16,6 +16,17 @@ MODES = {
     "eval": Text("evaluation mode", "评估模式"),
     "mixed": Text("mixed modes", "混合模式"),
 }
+
+
+def set_mode(model, mode: str) -> None:
+    """The model's modes on arrival, as ``MODES`` names them: "train", "eval", or "mixed"
+    (evaluation mode except every other child, which trains)."""
+    model.train(mode == "train")
+    if mode == "mixed":
+        for m in list(model.children())[::2]:
+            m.train()
+
+
 STALE = {
     "stale": Text("stale .grad", "残留的 .grad"),
     "zero": Text(".grad zeros", ".grad 为零"),

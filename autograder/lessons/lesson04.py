@@ -31,6 +31,7 @@ from autograder.common.caller_states import (
     GROUPS,
     grouped,
     leave_grads,
+    set_mode,
     stepped_before,
     with_groups,
 )
@@ -440,13 +441,6 @@ _IMAGES = Text(
 )
 
 
-def _set_mode(model: torch.nn.Module, mode: str) -> None:
-    model.train(mode == "train")
-    if mode == "mixed":
-        for m in list(model.children())[::2]:
-            m.train()
-
-
 def _stepped_by_noise_free(case: dict | None) -> dict | None:
     """The case called twice, with SGD with momentum where it drew Adam.
 
@@ -547,7 +541,7 @@ class _GanStep(Spec):
         real = (uniform(self.seed + 2, case["batch"], *sample, device=device, dtype=dtype) + 1) / 2
         models = {"G": G, "D": D}
         for name, model in models.items():
-            _set_mode(model, case[f"{name}_mode"])
+            set_mode(model, case[f"{name}_mode"])
             if case["frozen"] == name:  # a frozen layer; a frozen bias where there is one layer
                 layer = model[first_linear(model)]
                 (layer if self.depth > 1 else layer.bias).requires_grad_(False)

@@ -39,6 +39,7 @@ from autograder.common.caller_states import (
     leave_grads,
     one_short,
     raising,
+    set_mode,
     with_groups,
     with_raising,
 )
@@ -103,14 +104,6 @@ _LAYOUTS = {
     "transposed": Text("x transposed (not contiguous)", "x 是转置（不连续）"),
     "slice": Text("x a view into a larger storage", "x 是更大存储的视图"),
 }
-
-
-def _set_mode(model: torch.nn.Module, mode: str) -> None:
-    """'train', 'eval', or 'mixed': evaluation mode except every other child."""
-    model.train(mode == "train")
-    if mode == "mixed":
-        for m in list(model.children())[::2]:
-            m.train()
 
 
 def _on_gpu(ctx) -> bool:
@@ -338,7 +331,7 @@ class CheckpointedForward(_Spec):
             return torch.nn.Sequential(*blocks)
 
         blocks = _built(make, self.seed, dtype, device)
-        _set_mode(blocks, case["mode"])
+        set_mode(blocks, case["mode"])
         if case["frozen"]:
             blocks[0].requires_grad_(False)
         leave_grads(blocks.parameters(), case["stale"], self.seed + 100)
@@ -675,7 +668,7 @@ class Bf16TrainStep(_Spec):
             torch.float32,
             device,
         )
-        _set_mode(model, case["mode"])
+        set_mode(model, case["mode"])
         if case["frozen"]:
             model[0].requires_grad_(False)
         leave_grads(model.parameters(), case["stale"], self.seed + 100)
@@ -795,9 +788,9 @@ class AutocastPredict(_Spec):
         )
         if case["nested"]:
             model = torch.nn.Sequential(model[:-1], model[-1])
-        _set_mode(model, case["mode"])
+        set_mode(model, case["mode"])
         if case["nested"]:
-            _set_mode(model[0], case["mode"])
+            set_mode(model[0], case["mode"])
         if case["frozen"]:
             model[0].requires_grad_(False)
         leave_grads(model.parameters(), case["stale"], self.seed + 100)
