@@ -719,7 +719,7 @@ class MaskOutput(_HookSpec):
         world = World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
         world.case = case
         rows = case["x_rows"] + 2  # the mask broadcasts over a batch of any size
-        world.x_other = make_input(self.seed + 3, rows, "plain", device, dtype)
+        world.x_other = laid_out(self.seed + 3, rows, 4, "plain", device, dtype)
         if case["x_dims"] == 3:
             world.x_other = uniform(self.seed + 3, rows, 2, 4, device=device, dtype=dtype)
         return world
