@@ -1058,56 +1058,35 @@ def check_to_device(fn, seed: int = 0, dtype=torch.float64, device=None) -> None
     verdict(ToDevice(seed, name, device_name(device)), fn)
 
 
+_TITLES = {
+    "product_grads": Text("gradients of a product", "乘积的梯度"),
+    "output_requires_grad": Text("the propagation rule", "传播规则"),
+    "make_trainable": Text("a trainable tensor from integers", "由整数构造可训练张量"),
+    "per_batch_grads": Text("one gradient per batch", "每个批次的梯度"),
+    "backward_seed": Text("the seed of backward()", "backward() 的初始梯度"),
+    "finetune_last_layer": Text("fine-tune the last layer only", "只微调最后一层"),
+    "to_device": Text("move a batch and a model", "移动批次和模型"),
+}
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
-        "product_grads",
-        Text("gradients of a product", "乘积的梯度"),
-        check_product_grads,
-        ("RG-1",),
-    ),
+    Exercise(1, "product_grads", _TITLES["product_grads"], check_product_grads, ("RG-1",)),
     Exercise(
         2,
         "output_requires_grad",
-        Text("the propagation rule", "传播规则"),
+        _TITLES["output_requires_grad"],
         check_output_requires_grad,
         ("RG-2",),
     ),
-    Exercise(
-        3,
-        "make_trainable",
-        Text("a trainable tensor from integers", "由整数构造可训练张量"),
-        check_make_trainable,
-        ("RG-3",),
-    ),
-    Exercise(
-        4,
-        "per_batch_grads",
-        Text("one gradient per batch", "每个批次的梯度"),
-        check_per_batch_grads,
-        ("RG-4",),
-    ),
-    Exercise(
-        5,
-        "backward_seed",
-        Text("the seed of backward()", "backward() 的初始梯度"),
-        check_backward_seed,
-        ("RG-5",),
-    ),
+    Exercise(3, "make_trainable", _TITLES["make_trainable"], check_make_trainable, ("RG-3",)),
+    Exercise(4, "per_batch_grads", _TITLES["per_batch_grads"], check_per_batch_grads, ("RG-4",)),
+    Exercise(5, "backward_seed", _TITLES["backward_seed"], check_backward_seed, ("RG-5",)),
     Exercise(
         6,
         "finetune_last_layer",
-        Text("fine-tune the last layer only", "只微调最后一层"),
+        _TITLES["finetune_last_layer"],
         check_finetune_last_layer,
         ("RG-6",),
     ),
-    Exercise(
-        7,
-        "to_device",
-        Text("move a batch and a model", "移动批次和模型"),
-        check_to_device,
-        ("RG-7",),
-    ),
+    Exercise(7, "to_device", _TITLES["to_device"], check_to_device, ("RG-7",)),
 )
 
 

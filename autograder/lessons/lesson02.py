@@ -980,41 +980,22 @@ _ERRORS: tuple[tuple[tuple[str, ...], str | None, Text], ...] = (
 )
 
 
+_TITLES = {
+    "evaluate": Text("an evaluation that keeps nothing", "什么都不保留的评估"),
+    "count_saved_bytes": Text("measure what backward needs", "测量反向传播需要保存什么"),
+    "run_step": Text("one step for train and eval", "训练与评估共用一个步骤"),
+    "frozen_features": Text("features for a head trained later", "为之后训练的头部提取特征"),
+    "input_saliency": Text("a gradient inside inference_mode", "在 inference_mode 中求梯度"),
+}
 EXERCISES: tuple[Exercise, ...] = (
+    Exercise(1, "evaluate", _TITLES["evaluate"], check_evaluate, ("NG-1", "NG-3")),
     Exercise(
-        1,
-        "evaluate",
-        Text("an evaluation that keeps nothing", "什么都不保留的评估"),
-        check_evaluate,
-        ("NG-1", "NG-3"),
+        2, "count_saved_bytes", _TITLES["count_saved_bytes"], check_count_saved_bytes, ("NG-2",)
     ),
+    Exercise(3, "run_step", _TITLES["run_step"], check_run_step, ("NG-2",)),
+    Exercise(4, "frozen_features", _TITLES["frozen_features"], check_frozen_features, ("NG-4",)),
     Exercise(
-        2,
-        "count_saved_bytes",
-        Text("measure what backward needs", "测量反向传播需要保存什么"),
-        check_count_saved_bytes,
-        ("NG-2",),
-    ),
-    Exercise(
-        3,
-        "run_step",
-        Text("one step for train and eval", "训练与评估共用一个步骤"),
-        check_run_step,
-        ("NG-2",),
-    ),
-    Exercise(
-        4,
-        "frozen_features",
-        Text("features for a head trained later", "为之后训练的头部提取特征"),
-        check_frozen_features,
-        ("NG-4",),
-    ),
-    Exercise(
-        5,
-        "input_saliency",
-        Text("a gradient inside inference_mode", "在 inference_mode 中求梯度"),
-        check_input_saliency,
-        ("NG-5", "NG-4"),
+        5, "input_saliency", _TITLES["input_saliency"], check_input_saliency, ("NG-5", "NG-4")
     ),
 )
 

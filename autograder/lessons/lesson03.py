@@ -964,55 +964,31 @@ def check_finetune_mode(fn, seed: int = 0, device=None) -> None:
     verdict(FinetuneMode(seed, device_name(device)), fn)
 
 
+_TITLES = {
+    "dropout_by_hand": Text("Dropout by hand", "手写 Dropout"),
+    "eval_grads": Text("gradients in evaluation mode", "评估模式下的梯度"),
+    "validate": Text("a correct validation routine", "正确的验证流程"),
+    "finetune_head": Text(
+        "fine-tune a head on a frozen BatchNorm backbone", "在冻结的 BatchNorm 主干网络上微调头部"
+    ),
+    "mc_dropout_predict": Text("Monte-Carlo dropout", "蒙特卡洛 Dropout"),
+    "finetune_mode": Text(
+        "training mode with frozen BatchNorm statistics", "冻结 BatchNorm 统计量的训练模式"
+    ),
+}
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
-        "dropout_by_hand",
-        Text("Dropout by hand", "手写 Dropout"),
-        check_dropout_by_hand,
-        ("EV-3",),
-    ),
-    Exercise(
-        2,
-        "eval_grads",
-        Text("gradients in evaluation mode", "评估模式下的梯度"),
-        check_eval_grads,
-        ("EV-1",),
-    ),
-    Exercise(
-        3,
-        "validate",
-        Text("a correct validation routine", "正确的验证流程"),
-        check_validate,
-        ("EV-2", "EV-4", "EV-5", "EV-6"),
-    ),
-    Exercise(
-        4,
-        "finetune_head",
-        Text(
-            "fine-tune a head on a frozen BatchNorm backbone",
-            "在冻结的 BatchNorm 主干网络上微调头部",
-        ),
-        check_finetune_head,
-        ("EV-2",),
-    ),
+    Exercise(1, "dropout_by_hand", _TITLES["dropout_by_hand"], check_dropout_by_hand, ("EV-3",)),
+    Exercise(2, "eval_grads", _TITLES["eval_grads"], check_eval_grads, ("EV-1",)),
+    Exercise(3, "validate", _TITLES["validate"], check_validate, ("EV-2", "EV-4", "EV-5", "EV-6")),
+    Exercise(4, "finetune_head", _TITLES["finetune_head"], check_finetune_head, ("EV-2",)),
     Exercise(
         5,
         "mc_dropout_predict",
-        Text("Monte-Carlo dropout", "蒙特卡洛 Dropout"),
+        _TITLES["mc_dropout_predict"],
         check_mc_dropout_predict,
         ("EV-2", "EV-6"),
     ),
-    Exercise(
-        6,
-        "finetune_mode",
-        Text(
-            "training mode with frozen BatchNorm statistics",
-            "冻结 BatchNorm 统计量的训练模式",
-        ),
-        check_finetune_mode,
-        ("EV-2", "EV-4"),
-    ),
+    Exercise(6, "finetune_mode", _TITLES["finetune_mode"], check_finetune_mode, ("EV-2", "EV-4")),
 )
 
 

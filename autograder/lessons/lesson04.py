@@ -698,32 +698,29 @@ def check_g_step(
     verdict(GStep(seed, depth, batch, lr, device_name(device)), fn)
 
 
+_TITLES = {
+    "frozen_copy": Text("a frozen copy, shared or independent", "冻结的副本：共享还是独立"),
+    "detach_all": Text(
+        "detach_() where allowed, detach() on views", "能原地就 detach_()，视图用 detach()"
+    ),
+    "normalised_and_grad": Text(
+        "an in-place change after the forward pass", "前向传播之后的原地修改"
+    ),
+    "d_step": Text("the discriminator step", "判别器步"),
+    "g_step": Text("the generator step", "生成器步"),
+}
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
-        "frozen_copy",
-        Text("a frozen copy, shared or independent", "冻结的副本：共享还是独立"),
-        check_frozen_copy,
-        ("DT-1", "DT-2"),
-    ),
-    Exercise(
-        2,
-        "detach_all",
-        Text("detach_() where allowed, detach() on views", "能原地就 detach_()，视图用 detach()"),
-        check_detach_all,
-        ("DT-3",),
-    ),
+    Exercise(1, "frozen_copy", _TITLES["frozen_copy"], check_frozen_copy, ("DT-1", "DT-2")),
+    Exercise(2, "detach_all", _TITLES["detach_all"], check_detach_all, ("DT-3",)),
     Exercise(
         3,
         "normalised_and_grad",
-        Text("an in-place change after the forward pass", "前向传播之后的原地修改"),
+        _TITLES["normalised_and_grad"],
         check_normalised_and_grad,
         ("DT-2",),
     ),
-    Exercise(
-        4, "d_step", Text("the discriminator step", "判别器步"), check_d_step, ("DT-4", "DT-6")
-    ),
-    Exercise(5, "g_step", Text("the generator step", "生成器步"), check_g_step, ("DT-5",)),
+    Exercise(4, "d_step", _TITLES["d_step"], check_d_step, ("DT-4", "DT-6")),
+    Exercise(5, "g_step", _TITLES["g_step"], check_g_step, ("DT-5",)),
 )
 
 

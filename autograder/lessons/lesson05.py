@@ -982,39 +982,30 @@ def check_forward_counting_saved(
     verdict(ForwardCountingSaved(seed, depth, 7 + seed % 3, name, dev), fn)
 
 
+_TITLES = {
+    "extract_features": Text(
+        "a feature extractor that leaves nothing behind", "不留痕迹的特征提取器"
+    ),
+    "clip_gradients": Text("clip gradients with tensor hooks", "用张量钩子裁剪梯度"),
+    "mask_output": Text("replace a layer's output", "替换一层的输出"),
+    "train_and_log": Text("log activations while training", "训练时记录激活值"),
+    "forward_counting_saved": Text("count what a forward pass saves", "统计前向传播保存的字节数"),
+}
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         1,
         "extract_features",
-        Text("a feature extractor that leaves nothing behind", "不留痕迹的特征提取器"),
+        _TITLES["extract_features"],
         check_extract_features,
         ("HK-1", "HK-2", "HK-3"),
     ),
-    Exercise(
-        2,
-        "clip_gradients",
-        Text("clip gradients with tensor hooks", "用张量钩子裁剪梯度"),
-        check_clip_gradients,
-        ("HK-4",),
-    ),
-    Exercise(
-        3,
-        "mask_output",
-        Text("replace a layer's output", "替换一层的输出"),
-        check_mask_output,
-        ("HK-5",),
-    ),
-    Exercise(
-        4,
-        "train_and_log",
-        Text("log activations while training", "训练时记录激活值"),
-        check_train_and_log,
-        ("HK-3",),
-    ),
+    Exercise(2, "clip_gradients", _TITLES["clip_gradients"], check_clip_gradients, ("HK-4",)),
+    Exercise(3, "mask_output", _TITLES["mask_output"], check_mask_output, ("HK-5",)),
+    Exercise(4, "train_and_log", _TITLES["train_and_log"], check_train_and_log, ("HK-3",)),
     Exercise(
         5,
         "forward_counting_saved",
-        Text("count what a forward pass saves", "统计前向传播保存的字节数"),
+        _TITLES["forward_counting_saved"],
         check_forward_counting_saved,
         (),
     ),

@@ -877,52 +877,30 @@ def check_softplus(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device
     verdict(SoftplusTransformable(seed, size, _name(dtype), device_name(device)), fn)
 
 
+_TITLES = {
+    "silu": Text("SiLU as a custom Function", "把 SiLU 写成自定义 autograd Function"),
+    "quantise": Text("straight-through quantisation", "直通估计的量化"),
+    "backward_is_correct": Text("checking a backward with gradcheck", "用 gradcheck 检查 backward"),
+    "mul": Text("a product that keeps its inputs safely", "安全保存输入的乘法"),
+    "soft_clip": Text("soft clipping with a float limit", "带浮点上限的软截断"),
+    "softplus": Text(
+        "softplus in the setup_context style, under torch.func",
+        "setup_context 写法的 softplus，经得起 torch.func 变换",
+    ),
+}
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
-        "silu",
-        Text("SiLU as a custom Function", "把 SiLU 写成自定义 autograd Function"),
-        check_silu,
-        ("CF-1",),
-    ),
-    Exercise(
-        2,
-        "quantise",
-        Text("straight-through quantisation", "直通估计的量化"),
-        check_quantise,
-        ("CF-2",),
-    ),
+    Exercise(1, "silu", _TITLES["silu"], check_silu, ("CF-1",)),
+    Exercise(2, "quantise", _TITLES["quantise"], check_quantise, ("CF-2",)),
     Exercise(
         3,
         "backward_is_correct",
-        Text("checking a backward with gradcheck", "用 gradcheck 检查 backward"),
+        _TITLES["backward_is_correct"],
         check_backward_is_correct,
         ("CF-3",),
     ),
-    Exercise(
-        4,
-        "mul",
-        Text("a product that keeps its inputs safely", "安全保存输入的乘法"),
-        check_mul,
-        ("CF-4",),
-    ),
-    Exercise(
-        5,
-        "soft_clip",
-        Text("soft clipping with a float limit", "带浮点上限的软截断"),
-        check_soft_clip,
-        ("CF-2", "CF-4"),
-    ),
-    Exercise(
-        6,
-        "softplus",
-        Text(
-            "softplus in the setup_context style, under torch.func",
-            "setup_context 写法的 softplus，经得起 torch.func 变换",
-        ),
-        check_softplus,
-        ("CF-5", "CF-4"),
-    ),
+    Exercise(4, "mul", _TITLES["mul"], check_mul, ("CF-4",)),
+    Exercise(5, "soft_clip", _TITLES["soft_clip"], check_soft_clip, ("CF-2", "CF-4")),
+    Exercise(6, "softplus", _TITLES["softplus"], check_softplus, ("CF-5", "CF-4")),
 )
 
 

@@ -772,56 +772,25 @@ def check_swish(fn, seed: int = 0, device=None) -> None:
     verdict(SwishFunction(seed, device_name(device)), fn)
 
 
+_TITLES = {
+    "train_epoch": Text("lesson 01 bug: the training loop", "第 01 课的错误：训练循环"),
+    "validate": Text("lesson 02 bug: the validation loss", "第 02 课的错误：验证损失"),
+    "accuracy": Text("lesson 03 bug: the accuracy", "第 03 课的错误：准确率"),
+    "discriminator_step": Text("lesson 04 bug: the discriminator step", "第 04 课的错误：判别器步"),
+    "log_features": Text("lesson 05 bug: the feature logger", "第 05 课的错误：特征记录器"),
+    "time_step": Text("lesson 06 bug: the step timer", "第 06 课的错误：每步计时器"),
+    "swish": Text("lesson 07 bug: the custom Function", "第 07 课的错误：自定义 Function"),
+}
 EXERCISES: tuple[Exercise, ...] = (
+    Exercise(1, "train_epoch", _TITLES["train_epoch"], check_train_epoch, ("RG-4",)),
+    Exercise(2, "validate", _TITLES["validate"], check_validate, ("NG-3",)),
+    Exercise(3, "accuracy", _TITLES["accuracy"], check_accuracy, ("EV-2", "EV-4")),
     Exercise(
-        1,
-        "train_epoch",
-        Text("lesson 01 bug: the training loop", "第 01 课的错误：训练循环"),
-        check_train_epoch,
-        ("RG-4",),
+        4, "discriminator_step", _TITLES["discriminator_step"], check_discriminator_step, ("DT-4",)
     ),
-    Exercise(
-        2,
-        "validate",
-        Text("lesson 02 bug: the validation loss", "第 02 课的错误：验证损失"),
-        check_validate,
-        ("NG-3",),
-    ),
-    Exercise(
-        3,
-        "accuracy",
-        Text("lesson 03 bug: the accuracy", "第 03 课的错误：准确率"),
-        check_accuracy,
-        ("EV-2", "EV-4"),
-    ),
-    Exercise(
-        4,
-        "discriminator_step",
-        Text("lesson 04 bug: the discriminator step", "第 04 课的错误：判别器步"),
-        check_discriminator_step,
-        ("DT-4",),
-    ),
-    Exercise(
-        5,
-        "log_features",
-        Text("lesson 05 bug: the feature logger", "第 05 课的错误：特征记录器"),
-        check_log_features,
-        ("HK-3",),
-    ),
-    Exercise(
-        6,
-        "time_step",
-        Text("lesson 06 bug: the step timer", "第 06 课的错误：每步计时器"),
-        check_time_step,
-        ("CS-2",),
-    ),
-    Exercise(
-        7,
-        "swish",
-        Text("lesson 07 bug: the custom Function", "第 07 课的错误：自定义 Function"),
-        check_swish,
-        ("CF-2",),
-    ),
+    Exercise(5, "log_features", _TITLES["log_features"], check_log_features, ("HK-3",)),
+    Exercise(6, "time_step", _TITLES["time_step"], check_time_step, ("CS-2",)),
+    Exercise(7, "swish", _TITLES["swish"], check_swish, ("CF-2",)),
 )
 
 

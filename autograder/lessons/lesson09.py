@@ -941,35 +941,31 @@ def check_per_sample_grads(fn, seed: int = 0, width: int = 4, batch: int = 5, de
     verdict(PerSampleGrads(seed, width, batch, device_name(device)), fn)
 
 
+_TITLES = {
+    "checkpointed_forward": Text("every block under checkpoint", "每个块都用检查点"),
+    "bf16_train_step": Text(
+        "a training step under bfloat16 autocast", "bfloat16 autocast 下的训练步"
+    ),
+    "autocast_predict": Text(
+        "predictions under autocast and inference mode", "autocast 与推理模式下的预测"
+    ),
+    "per_sample_grads": Text(
+        "per-sample gradients with torch.func", "用 torch.func 计算逐样本梯度"
+    ),
+}
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         1,
         "checkpointed_forward",
-        Text("every block under checkpoint", "每个块都用检查点"),
+        _TITLES["checkpointed_forward"],
         check_checkpointed_forward,
         ("SC-1",),
     ),
     Exercise(
-        2,
-        "bf16_train_step",
-        Text("a training step under bfloat16 autocast", "bfloat16 autocast 下的训练步"),
-        check_bf16_train_step,
-        ("SC-2", "SC-3"),
+        2, "bf16_train_step", _TITLES["bf16_train_step"], check_bf16_train_step, ("SC-2", "SC-3")
     ),
-    Exercise(
-        3,
-        "autocast_predict",
-        Text("predictions under autocast and inference mode", "autocast 与推理模式下的预测"),
-        check_autocast_predict,
-        ("SC-2",),
-    ),
-    Exercise(
-        4,
-        "per_sample_grads",
-        Text("per-sample gradients with torch.func", "用 torch.func 计算逐样本梯度"),
-        check_per_sample_grads,
-        ("SC-5",),
-    ),
+    Exercise(3, "autocast_predict", _TITLES["autocast_predict"], check_autocast_predict, ("SC-2",)),
+    Exercise(4, "per_sample_grads", _TITLES["per_sample_grads"], check_per_sample_grads, ("SC-5",)),
 )
 
 
