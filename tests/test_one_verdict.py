@@ -241,8 +241,8 @@ def _refused(history: list[str], number: int | None = None) -> list[str]:
 
 def test_an_edited_cell_counts_in_its_last_version():
     setup = _instructor_cells()[0]
-    wrong = "def product_grads(a, b):\n    return getattr(a, 'grad')\n"
-    assert _refused([setup, wrong]) == ["line 2: getattr (a builtin graded code may not use)"]
+    wrong = "def product_grads(a, b):\n    return vars(a)\n"
+    assert _refused([setup, wrong]) == ["line 2: vars (a builtin graded code may not use)"]
     assert _refused([setup, wrong, RIGHT]) == []
 
 

@@ -99,8 +99,8 @@ ROUTES = {
     "dunder_bytes": ('key = b"__globals__"', 1, "__globals__"),
     "format_field": ('s = "{0.__class__}".format(1)', 1, "__class__"),
     "format_field_private": ('s = "{0._modules}".format(1)', 1, "_modules"),
-    "hasattr": ('ok = hasattr(print, "x")', 1, "hasattr"),
-    "setattr": ('setattr(torch, "x", 1)', 1, "setattr"),
+    "hasattr": ('ok = hasattr(print, "__self__")', 1, "hasattr"),
+    "setattr": ('setattr(torch, "x", 1)', 1, "changes torch.x"),
     "delattr": ('delattr(torch, "x")', 1, "delattr"),
     "vars": ("v = vars(torch)", 1, "vars"),
     "globals": ('g = globals()["autograder"]', 1, "globals"),
@@ -454,6 +454,13 @@ ACCEPTED = {
         '    flags = map(attrgetter("requires_grad", "grad.shape"), inputs)\n'
         '    return list(flags), methodcaller("to", "cpu", non_blocking=True)(t)'
     ),
+    "attributes_named_in_strings_written_out": (
+        "def modes(model, flags):\n"
+        '    bias = getattr(model, "bias", None)\n'
+        "    for m, flag in flags:\n"
+        '        setattr(m, "training", flag)\n'
+        '    return bias, hasattr(model, "weight")'
+    ),
     "a_blocks_bound_call": (
         "from torch.utils.checkpoint import checkpoint\n\ndef f(block, h):\n"
         "    return checkpoint(block.__call__, h, use_reentrant=False)"
@@ -479,6 +486,12 @@ ACCEPTED = {
         'import operator\n\ndef f(t):\n    return operator.methodcaller("_apply", print)(t)',
         "from operator import attrgetter\n\nget = attrgetter",  # called where named only
         "torch.nn.Module.__call__ = print",  # a change to torch's classes, as any
+        "def f(m, name):\n    return getattr(m, name)",  # a name held in a variable
+        'def f(m):\n    return getattr(m, "_parameters")',  # a private name
+        "def f(ms):\n    return list(map(getattr, ms, ms))",  # passed as a value
+        'def f(m):\n    return getattr(m, "bias", default=None)',  # not as getattr reads it
+        'setattr(torch, "equal", print)',  # a change to torch, as any
+        'setattr(checks, "check_product_grads", print)',  # to the course's code, as any
     ],
 )
 def test_what_the_fourth_sets_forms_still_refuse(code):
@@ -749,7 +762,7 @@ def test_the_readme_names_what_the_table_allows(lang):
             assert member in quoted, (lang, module, member)
     builtins_line = next(line for line in section.split("\n- ") if "abs all any" in line)
     words = set(" ".join(re.findall(r"`([^`]+)`", builtins_line)).split())
-    named = {w for w in words if hasattr(builtins, w)} - {"getattr", "setattr", "type", "vars"}
+    named = {w for w in words if hasattr(builtins, w)} - {"type", "vars", *table.BY_NAME_BUILTINS}
     named -= {"open"}
     named -= {"exec", "input"}  # the builtins it names as refused
     allowed = table.ALLOWED_BUILTINS | table.DECORATOR_BUILTINS

@@ -45,6 +45,7 @@ from autograder.grader.pipeline.policy_table import (
     ALLOWED_MODULES,
     ALLOWED_PRIVATE_ATTRIBUTES,
     ANY,
+    BY_NAME_BUILTINS,
     DECORATOR_BUILTINS,
     MAX_CELL_CHARS,
     MAX_CELL_DEPTH,
@@ -104,16 +105,19 @@ class Violation:
 # What graded code may write instead of a refused name (a builtin, a module, an attribute).
 INSTEAD = {
     "getattr": Text(
-        "the attribute itself: `obj.name` (e.g. `torch.no_grad`, `model.weight`)",
-        "直接写出属性：`obj.name`（例如 `torch.no_grad`、`model.weight`）",
+        "the attribute itself: `obj.name` (e.g. `torch.no_grad`, `model.weight`), or "
+        '`getattr(obj, "name", default)` with the name written out',
+        "直接写出属性：`obj.name`（例如 `torch.no_grad`、`model.weight`），或直接写出名字的 "
+        '`getattr(obj, "name", default)`',
     ),
     "setattr": Text(
-        "an assignment to your own object: `obj.name = value`",
-        "直接给自己的对象赋值：`obj.name = value`",
+        'an assignment to your own object: `obj.name = value`, or `setattr(obj, "name", value)` '
+        "with the name written out",
+        '直接给自己的对象赋值：`obj.name = value`，或直接写出名字的 `setattr(obj, "name", value)`',
     ),
     "hasattr": Text(
-        "`isinstance(obj, SomeClass)`, or `try`/`except AttributeError`",
-        "`isinstance(obj, SomeClass)`，或 `try`/`except AttributeError`",
+        '`hasattr(obj, "name")` with the name written out, or `isinstance(obj, SomeClass)`',
+        '直接写出名字的 `hasattr(obj, "name")`，或 `isinstance(obj, SomeClass)`',
     ),
     "type": Text(
         "`isinstance(x, SomeClass)`; for a tensor, `x.dtype` or `x.device`",
@@ -777,6 +781,10 @@ class _Reader(ast.NodeVisitor):
                 self.flag(node, problem)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args:
+            named = node.args[1] if len(node.args) > 1 else None
+            attr = named.value if isinstance(named, ast.Constant) else "…"
+            self._targets(node, [ast.Attribute(node.args[0], str(attr), ast.Store())])
         called = self._resolved(node.func)
         code = ast.unparse(node)
         code = code if len(code) <= 80 else code[:77] + "..."
@@ -973,6 +981,7 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
     except (RecursionError, MemoryError):
         return [Violation(1, TOO_DEEP)]
     refused: dict[str, Text] = {}
+    by_name: set[str] = set()
     pending = [top]
     while pending:
         table = pending.pop()
@@ -989,7 +998,9 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
                 or symbol.is_global()
                 or (table.get_type() == "class" and symbol.is_referenced())
             )
-            if reaches_globals:
+            if reaches_globals and _by_name_builtin(symbol, module_level, context):
+                by_name.add(symbol.get_name())
+            elif reaches_globals:
                 why = _refused_global(symbol.get_name(), context)
                 if why:
                     refused.setdefault(symbol.get_name(), why)
@@ -999,7 +1010,52 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
         name = _named(node)
         if name in refused and hasattr(node, "lineno"):
             lines[name] = min(lines.get(name, node.lineno), node.lineno)
-    return [Violation(lines.get(name, 1), why, INSTEAD.get(name)) for name, why in refused.items()]
+    found = [Violation(lines.get(name, 1), why, INSTEAD.get(name)) for name, why in refused.items()]
+    return found + _by_name_violations(tree, by_name)
+
+
+def _by_name_builtin(symbol: symtable.Symbol, module_level: bool, context: Context) -> bool:
+    """``getattr``, ``hasattr`` or ``setattr`` used, not bound, by the cell: judged call by
+    call (``_by_name_violations``)."""
+    bound = module_level and (symbol.is_assigned() or symbol.is_imported())
+    name = symbol.get_name()
+    return name in BY_NAME_BUILTINS and not bound and name not in context.course
+
+
+def _by_name_violations(tree: ast.Module, names: set[str]) -> list[Violation]:
+    """Each use of a by-name builtin that is not a call naming a public attribute in a string
+    written out: ``getattr(m, "bias", None)`` reads what ``m.bias`` reads; a name held in a
+    variable, a private or dunder name, or the builtin passed as a value does not."""
+    if not names:
+        return []
+    calls = {id(n.func): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            call = calls.get(id(node))
+            if call is None or not _names_written_out(call, BY_NAME_BUILTINS[node.id]):
+                why = says(
+                    "{name} other than called with a public attribute name written as a string",
+                    "{name} 只能在调用时直接写出公开属性名的字符串",
+                    name=node.id,
+                )
+                found.append(Violation(node.lineno, why, INSTEAD.get(node.id)))
+    return found
+
+
+def _names_written_out(call: ast.Call, counts: tuple[int, int]) -> bool:
+    args = call.args
+    if call.keywords or any(isinstance(a, ast.Starred) for a in args):
+        return False
+    if not counts[0] <= len(args) <= counts[1]:
+        return False
+    name = args[1]
+    return (
+        isinstance(name, ast.Constant)
+        and isinstance(name.value, str)
+        and name.value.isidentifier()
+        and attribute_problem(name.value) is None
+    )
 
 
 def _named(node: ast.AST) -> str | None:

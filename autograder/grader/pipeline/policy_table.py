@@ -142,6 +142,10 @@ ALLOWED_BUILTINS = frozenset(
     ZeroDivisionError Warning UserWarning""".split()
 )
 DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
+# Builtins that reach an attribute by its name: allowed only where they are called with the
+# name written out as a public string, so that they read or set exactly what ``obj.name``
+# would (``getattr(m, "bias", None)``), with how many arguments each takes.
+BY_NAME_BUILTINS = {"getattr": (2, 3), "hasattr": (2, 2), "setattr": (3, 3)}
 # Besides the context protocol, the container methods that only spell a subscript
 # (``d.__setitem__(k, v)`` is ``d[k] = v``, usable inside a lambda), and ``__call__``, which
 # only spells a call (``checkpoint(block.__call__, h)``; assigning it is refused as any change
