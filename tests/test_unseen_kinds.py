@@ -8473,6 +8473,26 @@ def checkpointed_forward(blocks, x):
     return h
 """,
     ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        EDGE,
+        "moves each tensor's storage into shared memory with share_memory_() first 'as "
+        "DataLoader workers do, for a faster transfer': an extra host copy, and the caller's "
+        "batch tensors now live in different (shared) memory (eighth held-back set, "
+        "2026-12-06)",
+        """
+import torch
+
+
+def load_batch(batch, device):
+    moved = []
+    for t in batch:
+        t.share_memory_()  # shared memory transfers faster
+        moved.append(t.to(device, non_blocking=True))
+    return tuple(moved)
+""",
+    ),
 ]
 
 RIGHT = [
