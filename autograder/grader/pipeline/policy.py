@@ -85,6 +85,12 @@ def _imported_as(name: str) -> Text:
     return says("import … as {name}", "以别名 {name} 导入", name=name)
 
 
+def _short(node: ast.AST) -> str:
+    """A flagged expression as written, cut to 80 characters."""
+    code = ast.unparse(node)
+    return code if len(code) <= 80 else code[:77] + "..."
+
+
 def _changes(node: ast.AST) -> Text:
     return says("changes {code}", "修改 {code}", code=ast.unparse(node))
 
@@ -498,6 +504,9 @@ def resolve(path: str) -> tuple[object, Text | None]:
     return current, None
 
 
+_BY_NAME = (operator.attrgetter, operator.methodcaller)  # attributes named by strings
+
+
 @functools.cache
 def _called_only() -> tuple:
     """Functions called where they are named, never stored or passed: those the checks
@@ -516,26 +525,25 @@ def _called_only() -> tuple:
     )
 
 
-_BY_NAME = (operator.attrgetter, operator.methodcaller)  # attributes named by strings
+def _written_out(arg: ast.expr, dotted: bool = False) -> bool:
+    """A public attribute name written out as a string (``"grad"``, and where ``dotted``
+    ``"weight.grad"``), so that it reaches just what ``obj.grad`` would; not a name held
+    in a variable, nor a private or dunder one."""
+    if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        return False
+    parts = arg.value.split(".") if dotted else [arg.value]
+    return all(p.isidentifier() and attribute_problem(p) is None for p in parts)
 
 
 def _names_problem(node: ast.Call, getter: object) -> bool:
-    """Whether an attrgetter or methodcaller call names an attribute other than by plain
-    public names written out: ``attrgetter("grad", "weight.grad")``,
-    ``methodcaller("to", "cpu")`` pass; a name held in a variable, or a private or dunder
-    one, does not."""
-    if any(isinstance(a, ast.Starred) for a in node.args) or not node.args:
+    """Whether an attrgetter or methodcaller call names an attribute other than as
+    ``_written_out`` says: ``attrgetter("grad", "weight.grad")`` and
+    ``methodcaller("to", "cpu")`` pass."""
+    if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
         return True
-    named = node.args if getter is operator.attrgetter else node.args[:1]
-    if getter is operator.attrgetter and node.keywords:
-        return True
-    for arg in named:
-        if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
-            return True
-        parts = arg.value.split(".") if getter is operator.attrgetter else [arg.value]
-        if any(not p.isidentifier() or attribute_problem(p) for p in parts):
-            return True
-    return False
+    if getter is operator.attrgetter:
+        return bool(node.keywords) or not all(_written_out(a, dotted=True) for a in node.args)
+    return not _written_out(node.args[0])
 
 
 def _is_value_kind(obj: object) -> str | None:
@@ -786,15 +794,13 @@ class _Reader(ast.NodeVisitor):
             attr = named.value if isinstance(named, ast.Constant) else "…"
             self._targets(node, [ast.Attribute(node.args[0], str(attr), ast.Store())])
         called = self._resolved(node.func)
-        code = ast.unparse(node)
-        code = code if len(code) <= 80 else code[:77] + "..."
         if (node.keywords or len(node.args) != 1) and called is functools.wraps:
             self.flag(
                 node,
                 says(
                     "{code} (names of attributes to copy, as strings)",
                     "{code}（以字符串给出要复制的属性名）",
-                    code=code,
+                    code=_short(node),
                 ),
             )
         elif any(called is getter for getter in _BY_NAME) and _names_problem(node, called):
@@ -803,7 +809,7 @@ class _Reader(ast.NodeVisitor):
                 says(
                     "{code} (attribute names other than public names written as strings)",
                     "{code}（属性名必须是直接写出的公开名字字符串）",
-                    code=code,
+                    code=_short(node),
                 ),
             )
         self.generic_visit(node)
@@ -1044,18 +1050,12 @@ def _by_name_violations(tree: ast.Module, names: set[str]) -> list[Violation]:
 
 
 def _names_written_out(call: ast.Call, counts: tuple[int, int]) -> bool:
+    """A getattr, hasattr or setattr call as it reads: its own number of arguments, no
+    keywords, the attribute ``_written_out``."""
     args = call.args
     if call.keywords or any(isinstance(a, ast.Starred) for a in args):
         return False
-    if not counts[0] <= len(args) <= counts[1]:
-        return False
-    name = args[1]
-    return (
-        isinstance(name, ast.Constant)
-        and isinstance(name.value, str)
-        and name.value.isidentifier()
-        and attribute_problem(name.value) is None
-    )
+    return counts[0] <= len(args) <= counts[1] and _written_out(args[1])
 
 
 def _named(node: ast.AST) -> str | None:
