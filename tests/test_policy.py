@@ -471,6 +471,13 @@ ACCEPTED = {
         "def kinds(m):\n"
         "    return isinstance(m, _BatchNorm), isinstance(m, torch.nn.modules.dropout._DropoutNd)"
     ),
+    # the eighth set: an SGD step as torch's own optimizers take it, on lists of tensors
+    "multi_tensor_step": (
+        "def step(params, grads, lr):\n"
+        "    with torch.no_grad():\n"
+        "        torch._foreach_add_(params, grads, alpha=-lr)\n"
+        "    return torch._foreach_norm(grads)"
+    ),
 }
 
 
@@ -492,6 +499,8 @@ ACCEPTED = {
         'def f(m):\n    return getattr(m, "bias", default=None)',  # not as getattr reads it
         'setattr(torch, "equal", print)',  # a change to torch, as any
         'setattr(checks, "check_product_grads", print)',  # to the course's code, as any
+        "def f(flag):\n    torch._C._set_grad_enabled(flag)",  # torch's C++ binding
+        "h = torch._foreach_",  # a prefix is not a name
     ],
 )
 def test_what_the_fourth_sets_forms_still_refuse(code):

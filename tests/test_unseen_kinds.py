@@ -8493,6 +8493,92 @@ def load_batch(batch, device):
     return tuple(moved)
 """,
     ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        EDGE,
+        "builds the tensor in float32 and then converts it to the caller's default dtype: "
+        "under float64 the result is float64 but holds values already rounded to float32 "
+        "(2**24+1 becomes 2**24), right in neither dtype (eighth held-back set, 2026-12-06)",
+        """
+import torch
+
+def make_trainable(values, device):
+    t = torch.tensor(values, dtype=torch.float32, device=device)
+    t = t.to(torch.get_default_dtype())   # follow the caller's default dtype
+    return t.requires_grad_()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "lets the gradients accumulate and recovers each batch's by subtracting the running "
+        "total: after a large-valued batch, a small batch's gradient is lost to float "
+        "cancellation (eighth held-back set, 2026-12-06)",
+        """
+import torch
+
+def per_batch_grads(w, batches):
+    w.grad = None
+    grads = []
+    seen = torch.zeros_like(w)
+    for x in batches:
+        loss = ((x @ w) ** 2).mean()
+        loss.backward()                     # w.grad accumulates
+        grads.append(w.grad - seen)         # this batch's share
+        seen = w.grad.clone()
+    return grads
+""",
+    ),
+    Wrong(
+        "05",
+        "ex3_mask_output",
+        SIDE_EFFECT,
+        "the hook recomputes the layer with module.forward(*args) and returns that times the "
+        "mask 'to get a fresh output that nothing else saved': right values, but a "
+        "BatchNorm1d in training mode runs twice per call and updates its running statistics "
+        "twice (eighth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def mask_output(module, mask):
+    def hook(mod, args, output):
+        fresh = mod.forward(*args)  # forward() does not run the hooks again
+        return fresh * mask
+    return module.register_forward_hook(hook)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "backward flattens the incoming gradient with grad_out.view(-1): an incoming gradient"
+        " that is an expanded (stride-0) tensor, as y.sum(0) or any broadcast upstream gives,"
+        " cannot be viewed and backward raises (eighth held-back set, 2026-12-06)",
+        """
+import torch
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        g = grad_out.view(-1)          # work on flat vectors, any shape
+        xf = x.reshape(-1)
+        s = torch.sigmoid(xf)
+        return (g * s * (1 + xf * (1 - s))).view(x.shape)
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -670,6 +670,10 @@ class MaskOutput(_HookSpec):
         "grad": Text("{k} from backward through your hook", "经过你的钩子反向传播得到的 {k}"),
         "raises": Text("the caller's {k} raises", "调用者的 {k} 抛出异常"),
         "hooks": Text("hooks left after handle.remove()", "handle.remove() 之后残留的钩子"),
+        "stats": Text(
+            "model[1].running_mean after these forward passes",
+            "这些前向传播之后的 model[1].running_mean",
+        ),
         "inplace": Text(
             "backward raised an error about an in-place modification",
             "反向传播报出原地修改的错误",
@@ -739,6 +743,9 @@ class MaskOutput(_HookSpec):
         _remove(value)
         found["y_after"] = cpu_copy(model(x))
         found["hooks"] = _hooks_left(world)
+        # a hook that runs the layer again updates a training BatchNorm's statistics twice
+        stats = getattr(model[1], "running_mean", None)
+        found["stats"] = cpu_copy(stats) if trusted.type_(stats) in TENSORS else None
         return found
 
 

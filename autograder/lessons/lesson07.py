@@ -267,6 +267,13 @@ class _FunctionSpec(Spec):
     def _dtypes(self) -> list[str]:
         return [self.dtype, "float32" if self.dtype == "float64" else "float64", "bfloat16"]
 
+    def expanded(self, case: dict) -> dict:
+        """``case`` with a matrix x whose incoming gradient is expanded from one row (stride
+        0), as autograd hands backward after a sum or a broadcast downstream: a backward that
+        views ``grad_out`` (``view(-1)``) or writes into it fails there."""
+        fresh = {k: "fresh" for k in ("grad", *(f"{n}_grad" for n in self.inputs)) if k in case}
+        return {**case, **fresh, "layout": "matrix", "g": "expanded", "grad_mode": True}
+
     def _size(self) -> tuple[int, int]:
         """Columns and rows of the caller's tensors."""
         return self.size, 3
@@ -286,6 +293,9 @@ class _FunctionSpec(Spec):
         world = World((*args, *self.arguments(case)), objects, device)
         dtype = getattr(torch, case["dtype"])
         world.g = uniform(seed + 5, *args[0].shape, device=device, dtype=dtype)
+        if case.get("g") == "expanded":  # one row for every row, as y.sum(0) upstream gives
+            row = uniform(seed + 5, args[0].shape[-1], device=device, dtype=dtype)
+            world.g = row.expand(args[0].shape)
         world.case = case
         return world
 
@@ -327,6 +337,13 @@ class _FunctionSpec(Spec):
             parts.append(("an entry exactly 0", "有一个元素恰好为 0"))
         if not case.get("grad_mode", True):
             parts.append(("under torch.no_grad()", "在 torch.no_grad() 下"))
+        if case.get("g") == "expanded":
+            parts.append(
+                (
+                    "the incoming gradient one row expanded to every row (stride 0)",
+                    "传入的梯度是一行扩展到所有行（步长为 0）",
+                )
+            )
         if "arg" in case:
             parts.append((f"{self.setting}={case['arg']:g}",) * 2)
         return Text(", ".join(p[0] for p in parts), "，".join(p[1] for p in parts))
@@ -377,7 +394,8 @@ class SiluFunction(_FunctionSpec):
                 "grad_mode": False,
             },
         ]
-        return [*draw(self.seed, axes, 6), *edges]
+        drawn = draw(self.seed, axes, 6)
+        return [*drawn, *edges, self.expanded(drawn[0])]
 
 
 def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
@@ -414,7 +432,8 @@ class QuantiseSTE(_FunctionSpec):
             "grad_mode": [True, True, False],
             "scale": [2.0],
         }
-        return draw(self.seed, axes, 6)
+        drawn = draw(self.seed, axes, 6)
+        return [*drawn, self.expanded(drawn[0])]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
@@ -720,7 +739,8 @@ class MulFunction(_FunctionSpec):
             "b_grad": ["frozen", "fresh", "stale", "nonleaf"],
             "zero": [False, True],
         }
-        return draw(self.seed, axes, 6)
+        drawn = draw(self.seed, axes, 6)
+        return [*drawn, self.expanded(drawn[0])]
 
     def _size(self) -> tuple[int, int]:
         return self.cols, self.rows
@@ -773,7 +793,7 @@ class SoftClip(_FunctionSpec):
         half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "arg": self.limit}
         # and a limit past 256, where y ** 2 overflows float16 though y itself does not
         wide = {**half, "arg": 300.0, "scale": 3.0 * 300.0}
-        return [*drawn, {**half, "scale": 50.0 * self.limit}, wide]
+        return [*drawn, {**half, "scale": 50.0 * self.limit}, wide, self.expanded(drawn[0])]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
@@ -853,7 +873,8 @@ class SoftplusTransformable(_FunctionSpec):
         # any dtype: also half precision with entries up to 16, where exp(x) overflows below
         # softplus' threshold of 20 (log1p(exp(x)) is inf there)
         half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0}
-        return [*draw(self.seed, plain, 6), *transformed, half]
+        drawn = draw(self.seed, plain, 6)
+        return [*drawn, *transformed, half, self.expanded(drawn[0])]
 
     def transformed(self, fn, case: dict):
         """``fn`` as the case's caller calls it: as it is, or under a torch.func transform."""

@@ -44,6 +44,7 @@ from autograder.grader.pipeline.policy_table import (
     ALLOWED_DUNDER_DEFINITIONS,
     ALLOWED_MODULES,
     ALLOWED_PRIVATE_ATTRIBUTES,
+    ALLOWED_PRIVATE_PREFIXES,
     ANY,
     BY_NAME_BUILTINS,
     DECORATOR_BUILTINS,
@@ -170,6 +171,12 @@ INSTEAD = {
         "`model.named_modules()` 或 `model.get_submodule(name)`",
     ),
     "_parameters": Text("`model.named_parameters()`", "改用 `model.named_parameters()`"),
+    "_C": Text(
+        "torch's public function of the same job (`torch.set_grad_enabled(flag)` for "
+        "`torch._C._set_grad_enabled(flag)`)",
+        "改用做同样事情的 torch 公开函数（用 `torch.set_grad_enabled(flag)` 代替 "
+        "`torch._C._set_grad_enabled(flag)`）",
+    ),
     "get_ipython": Text(
         "plain Python in the cell (no magics)", "在单元格里直接写代码（不用魔法命令）"
     ),
@@ -222,7 +229,7 @@ def attribute_problem(name: str) -> Text | None:
     if _is_dunder(name):
         return None if name in ALLOWED_DUNDER_ATTRIBUTES else _attribute(name)
     if _is_private(name):
-        if name in ALLOWED_PRIVATE_ATTRIBUTES:
+        if name in ALLOWED_PRIVATE_ATTRIBUTES or name.startswith(ALLOWED_PRIVATE_PREFIXES):
             return None
         return says(".{name} (private)", "私有属性 .{name}", name=name)
     if name in REFUSED_ATTRIBUTES or name.startswith(REFUSED_ATTRIBUTE_PREFIXES):

@@ -158,6 +158,9 @@ ALLOWED_DUNDER_ATTRIBUTES = frozenset(
 ALLOWED_PRIVATE_ATTRIBUTES = frozenset(
     {"_version", "_base", "_is_view", "_BatchNorm", "_NormBase", "_DropoutNd"}
 )
+# and torch's arithmetic on lists of tensors, which its optimizers' steps run
+# (``torch._foreach_add_(params, grads, alpha=-lr)``)
+ALLOWED_PRIVATE_PREFIXES = ("_foreach_",)
 ALLOWED_DUNDER_DEFINITIONS = frozenset(
     """__init__ __len__ __getitem__ __iter__ __next__ __enter__ __exit__ __call__ __repr__
     __str__""".split()
