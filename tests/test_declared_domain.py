@@ -6,6 +6,7 @@ domain.json``) and writes the sentence under each exercise prompt of the learner
 in both languages (issue 33, "the domain the prompt allows").
 """
 
+import importlib
 import re
 
 import nbformat
@@ -58,6 +59,21 @@ def test_every_prompt_says_what_its_check_draws(lesson, lang):
         found = domain.of(spec_type)
         for name in found["dtypes"] + found["modules"] + found["optimizers"]:
             assert re.search(rf"`{name}`", prompts[number]), (lesson, number, lang, name)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_hidden_tests_ask_only_for_dtypes_the_prompt_says(lesson):
+    """A hidden test that passes another dtype draws it: the line must say it too (01 ex7's
+    float16 and bfloat16 once went unsaid, and a right answer by the line failed there)."""
+    number = int(lesson[:2])
+    exercises = importlib.import_module(f"autograder.lessons.lesson{number:02d}").EXERCISES
+    by_check = {e.check.__name__: e.number for e in exercises}
+    source = nbformat.read(SOLUTIONS / lesson / f"{lesson}.ipynb", as_version=4)
+    for cell in source.cells:
+        for name, args in re.findall(r"checks\.(check_\w+)\(([^)]*)\)", cell.source):
+            for dtype in re.findall(r"dtype=torch\.(\w+)", args):
+                said = domain.shipped(number, by_check[name])["dtypes"]
+                assert dtype in said, (lesson, name, dtype, said)
 
 
 def test_the_sentence_names_each_dtype_and_context_in_both_languages():

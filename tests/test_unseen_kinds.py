@@ -8579,6 +8579,80 @@ def silu(x):
     return SiLU.apply(x)
 """,
     ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        SIDE_EFFECT,
+        "calls t.retain_grad() first 'so autograd keeps watching t': values and sharing are "
+        "right, but when t is a non-leaf the caller's t is changed (retains_grad turns on and"
+        " its .grad gets filled by the next backward) - the prompt says leave t as it is "
+        "(ninth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def frozen_copy(t, share):
+    # make sure autograd keeps watching t, so in-place changes through the result are noticed
+    t.retain_grad()
+    if share:
+        return t.detach()
+    return t.detach().clone()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        EDGE,
+        "backward zeroes the gradient where |y| > 0.999·limit 'because tanh is flat there': "
+        "the true derivative 1 − (y/limit)² is about 2e-3 there, not 0 (ninth held-back set, "
+        "2026-12-06)",
+        """
+import torch
+
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y)
+        ctx.limit = limit
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (y,) = ctx.saved_tensors
+        r = y / ctx.limit
+        d = torch.where(r.abs() > 0.999, torch.zeros_like(r), 1 - r * r)
+        return grad_out * d, None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        SIDE_EFFECT,
+        "restores the modes by calling m.train() on every module that was training (and "
+        "nothing on the others): train() is recursive, so the root's call switches submodules"
+        " that arrived in evaluation mode back to training (ninth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    were_training = [m for m in model.modules() if m.training]
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m in were_training:
+            m.train()
+    return out.float()
+""",
+    ),
 ]
 
 RIGHT = [
@@ -11013,6 +11087,29 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     loss.backward()
     optimizer.step()
     return loss.item()
+""",
+    ),
+    Right(
+        "08",
+        "ex3_accuracy",
+        "classifies the images one at a time in a loop, modes and grad mode restored in "
+        "finally (ninth held-back set; the raising case's message holds the batch size, "
+        "compared without its numbers since 2026-12-06)",
+        """
+import torch
+
+
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.train(False)
+    correct = 0
+    try:
+        with torch.set_grad_enabled(False):
+            for img, lab in zip(images, labels):
+                correct += int(model(img.unsqueeze(0))[0].argmax() == lab)
+    finally:
+        model.train(was_training)
+    return correct / len(labels)
 """,
     ),
 ]

@@ -15,16 +15,18 @@ MODES = {
     "train": Text("training mode", "训练模式"),
     "eval": Text("evaluation mode", "评估模式"),
     "mixed": Text("mixed modes", "混合模式"),
+    "mixed_train": Text("mixed modes, the model itself training", "混合模式，模型本身处于训练模式"),
 }
 
 
 def set_mode(model, mode: str) -> None:
-    """The model's modes on arrival, as ``MODES`` names them: "train", "eval", or "mixed"
-    (evaluation mode except every other child, which trains)."""
-    model.train(mode == "train")
-    if mode == "mixed":
-        for m in list(model.children())[::2]:
-            m.train()
+    """The model's modes on arrival, as ``MODES`` names them: "train", "eval", "mixed"
+    (evaluation mode except every other child, which trains) or "mixed_train" (the other
+    way round: training mode except every other child, which evaluates; a mode put back by
+    a recursive ``train()`` on what was training switches those children too)."""
+    model.train(mode in ("train", "mixed_train"))
+    for m in list(model.children())[::2] if mode.startswith("mixed") else ():
+        m.train(mode == "mixed")
 
 
 STALE = {

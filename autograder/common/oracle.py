@@ -66,6 +66,7 @@ TOLERANCE = {  # (rtol, atol) by the reference's dtype
     "torch.bfloat16": (2e-2, 2e-2),
 }
 FLOAT_TOLERANCE = (1e-5, 1e-7)  # Python floats: a loss's .item() from float32 or float64
+_NUMBERS = re.compile(r"\d+")  # in an exception's message, compared without them
 
 
 _REFERENCES: dict[type, Callable[..., Any]] = {}  # filled only where the judge runs
@@ -334,6 +335,8 @@ def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None)
         _fields(t, world, name, out, relations=False)
         built, version = world.versions.get(name, (None, None))
         out[name]["changed_in_place"] = t is built and _version(t) != version
+        if not t.is_leaf:  # retain_grad() on it: the caller's next backward fills its .grad
+            out[name]["retains_grad"] = bool(t.retains_grad)
         out[name]["hooks"] = trusted.len_(t._backward_hooks or {}) + trusted.len_(
             getattr(t, "_post_accumulate_grad_hooks", None) or {}
         )
@@ -699,6 +702,10 @@ _WHAT = {
         "{b} changed in place (its version counter)", "{b} 被原地修改（版本计数器）"
     ),
     "hooks": Text("hooks left registered on {b}", "{b} 上残留的钩子数"),
+    "retains_grad": Text(
+        "{b} keeps its .grad in a backward (retain_grad())",
+        "{b} 在反向传播中保留 .grad（retain_grad()）",
+    ),
     "attributes": Text(
         "the attributes of {b} (plain ones with their values)", "{b} 的属性（普通属性连同取值）"
     ),
@@ -719,9 +726,9 @@ _WHAT = {
     ),
     "raised": Text("the exception that reaches the caller", "传给调用者的异常"),
     "message": Text(
-        "the first line of the exception's message (the caller must get the exception itself, "
-        "not another one in its place)",
-        "异常消息的第一行（调用者应当收到那个异常本身，而不是换成的另一个异常）",
+        "the first line of the exception's message, numbers as # (the caller must get the "
+        "exception itself, not another one in its place)",
+        "异常消息的第一行，数字记作 #（调用者应当收到那个异常本身，而不是换成的另一个异常）",
     ),
     "global_module_hooks": Text("global module hooks left registered", "残留的全局模块钩子数"),
     "changed": Text(
@@ -1021,8 +1028,10 @@ class Spec(Check):
             found = state(world, outcome.value, rec["rng"])
             raised = rec["call"].get("raised")
             found["exception"] = {"raised": raised or "no exception"}
-            if raised:  # the very exception, not another of its type raised in its place
-                found["exception"]["message"] = rec["call"].get("message", "")
+            if raised:  # the very exception, not another of its type raised in its place;
+                # its numbers aside (shapes: a right answer may run the batch in pieces)
+                message = rec["call"].get("message", "")
+                found["exception"]["message"] = _NUMBERS.sub("#", message)
             return {"call": rec["call"], "state": {**found, "probe": {}}}
         if not outcome.ok:
             return {"call": rec["call"]}

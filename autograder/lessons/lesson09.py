@@ -753,7 +753,8 @@ class AutocastPredict(_Spec):
             "nested": [False, True],  # the layers in a body: modes of grandchildren
         }
         drawn = draw(self.seed, axes, 4)
-        return [*drawn, raising(drawn[0], mode="mixed")]
+        training_root = {**drawn[1], "mode": "mixed_train", "nested": False}
+        return [*drawn, training_root, raising(drawn[0], mode="mixed")]
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
