@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the mutation package
 
 from mutation import judge as judging  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent
 LEARNER_SALT = 48_611  # one learner's salt: the hidden checks draw other inputs than self-study
 
 
@@ -75,27 +76,48 @@ def load(paths: list[Path]) -> list[Answer]:
     return [Answer(**entry) for f in files for entry in json.loads(f.read_text("utf-8"))]
 
 
+def _notebook_imports(answer: Answer) -> str:
+    """What runs before the answer cell in its notebook: the imports the lesson's code
+    cells make (``torch``, ``F``, ``copy``...), which an answer may use without repeating
+    them; the course's own setup and plotting imports left out."""
+    notebook = next((ROOT / "notebooks" / "en").glob(f"{answer.lesson}_*.ipynb"))
+    cells = json.loads(notebook.read_text("utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    imports = [
+        line
+        for line in code.splitlines()
+        if line.startswith(("import ", "from "))
+        and not any(name in line for name in ("autograder", "IPython", "matplotlib"))
+    ]
+    return "\n".join(dict.fromkeys(imports))
+
+
 def _visible(tests: str) -> str:
     from autograder.grader.pipeline.judge import visible_part
 
     return visible_part(tests)
 
 
-def _refused(code: str) -> list[str]:
+def _refused(code: str, setup: str) -> list[str]:
+    """What the policy refuses in the answer cell, read with the names the notebook's
+    setup cell binds (the instructor's cell, which the policy does not judge)."""
     from autograder.grader.pipeline import policy
 
     tree = policy.parse(code)
     if tree is None:
         return ["the cell cannot be read"]
-    return [v.describe()("en") for v in policy.violations(tree, policy.imported_names([tree]))]
+    context = policy.imported_names([policy.parse(setup), tree])
+    return [v.describe()("en") for v in policy.violations(tree, context)]
 
 
 def judge(answer: Answer, tests: str, options: argparse.Namespace) -> Outcome:
     bounds = {"timeout": options.timeout, "memory_mb": options.memory_mb}
-    learner = judging.judge(answer.code, _visible(tests), **bounds)
-    instructor = judging.judge(answer.code, tests, **bounds)
-    split = judging.judge(answer.code, tests, salt=LEARNER_SALT, split=True, **bounds)
-    refused = _refused(answer.code)
+    setup = _notebook_imports(answer)
+    code = f"{setup}\n\n{answer.code}"
+    learner = judging.judge(code, _visible(tests), **bounds)
+    instructor = judging.judge(code, tests, **bounds)
+    split = judging.judge(code, tests, salt=LEARNER_SALT, split=True, **bounds)
+    refused = _refused(answer.code, setup)
     detail = next((v.detail for v in (split, instructor, learner) if not v.passed), "")
     return Outcome(
         answer,

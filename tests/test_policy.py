@@ -132,9 +132,9 @@ ROUTES = {
         "decorator",
     ),
     "unlisted_decorator": (
-        "import functools\n\n@functools.lru_cache\ndef f(x):\n    return x",
+        "import functools\n\n@functools.singledispatch\ndef f(x):\n    return x",
         3,
-        "lru_cache",
+        "singledispatch",
     ),
     "annotation_call": ("def f(x: print(1)):\n    return x", 1, "annotation"),
     "return_annotation_call": ("def f(x) -> print(1):\n    return x", 1, "annotation"),
@@ -470,6 +470,12 @@ ACCEPTED = {
         "from torch.nn.modules.dropout import _DropoutNd\n\n"
         "def kinds(m):\n"
         "    return isinstance(m, _BatchNorm), isinstance(m, torch.nn.modules.dropout._DropoutNd)"
+    ),
+    # the tenth set: one Function class per setting, memoised
+    "memoised_factory": (
+        "import functools\n\n@functools.lru_cache(maxsize=None)\ndef scaled(limit):\n"
+        "    return lambda x: limit * torch.tanh(x / limit)\n\n"
+        "@functools.cache\ndef square(n):\n    return n * n"
     ),
     # the eighth set: an SGD step as torch's own optimizers take it, on lists of tensors
     "multi_tensor_step": (

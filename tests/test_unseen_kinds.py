@@ -8653,6 +8653,83 @@ def autocast_predict(model, x):
     return out.float()
 """,
     ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "squeezes each batch 'to drop stray singleton dims': with d = 1 a (n, 1) batch "
+        "becomes (n,) and x @ w raises (and a batch of one sample becomes 1-D) (tenth held-"
+        "back set, 2026-12-06)",
+        """
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        w.grad = None
+        x = x.squeeze()          # drop stray singleton dimensions
+        loss = ((x @ w) ** 2).mean()
+        loss.backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        SIDE_EFFECT,
+        "share=True calls share_memory_() on the detached tensor, reading 'share' as 'shared "
+        "memory': values are shared, but the caller's t has its storage moved into a shared-"
+        "memory segment (t.is_shared() turns True, its data_ptr changes) although the prompt "
+        "says to leave t as it is (tenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def frozen_copy(t, share):
+    d = t.detach()
+    if share:
+        # "share" = put the storage in shared memory so both tensors use it
+        return d.share_memory_()
+    return d.clone()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        EDGE,
+        "forward takes a math-module path for 0-d inputs via x.item(): ordinary calls are "
+        "right, but under vmap over a 1-d tensor every slice is 0-d and .item() on a batched "
+        "tensor raises (tenth held-back set, 2026-12-06)",
+        """
+import math
+import torch
+
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        if x.dim() == 0:
+            # a single number: the math module is exact and cheap
+            v = x.item()
+            value = v + math.log1p(math.exp(-v)) if v > 0 else math.log1p(math.exp(v))
+            return torch.tensor(value, dtype=x.dtype, device=x.device)
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
 ]
 
 RIGHT = [
@@ -11110,6 +11187,55 @@ def accuracy(model, images, labels):
     finally:
         model.train(was_training)
     return correct / len(labels)
+""",
+    ),
+    Right(
+        "07",
+        "ex5_soft_clip",
+        "an lru_cache'd factory makes one Function per limit (tenth held-back set; "
+        "functools.lru_cache allowed by the policy since 2026-12-06)",
+        """
+import functools
+import torch
+
+
+@functools.lru_cache(maxsize=None)
+def _soft_clip_fn(limit):
+    '''One stateless Function class per limit, with the limit baked in.'''
+
+    class _SoftClip(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = limit * torch.tanh(x / limit)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (y,) = ctx.saved_tensors
+            r = y / limit
+            return grad_out * (1 - r * r)
+
+    return _SoftClip
+
+
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        return _soft_clip_fn(limit).forward(ctx, x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return _SoftClip_backward(ctx, grad_out), None
+
+
+def _SoftClip_backward(ctx, grad_out):
+    (y,) = ctx.saved_tensors
+    return grad_out * (1 - (y / ctx.limit) ** 2)
+
+
+def soft_clip(x, limit):
+    return _soft_clip_fn(float(limit)).apply(x)
 """,
     ),
 ]

@@ -513,7 +513,9 @@ class PerBatchGrads(Spec):
         # a large first batch, then small ones: a gradient recovered by subtracting the
         # running total from w.grad is lost to rounding in float32
         mixed = {**drawn[0], "count": self.batches, "dtype": "float32", "scales": "mixed"}
-        return [*drawn, {**drawn[0], "grad": "diverged"}, mixed]
+        # and one column: a batch squeezed "to drop stray dimensions" loses it
+        single = {**drawn[1], "dim": 1}
+        return [*drawn, {**drawn[0], "grad": "diverged"}, mixed, single]
 
     def describe(self, case: dict) -> Text:
         layout = (
@@ -530,13 +532,13 @@ class PerBatchGrads(Spec):
         ).format(
             g={**_GRADS, "diverged": _DIVERGED}[case["grad"]],
             n=case["count"],
-            d=self.dim,
+            d=case.get("dim", self.dim),
             l=layout,
             t=case["dtype"],
         )
 
     def build(self, case: dict, device) -> World:
-        dtype, d = getattr(torch, case["dtype"]), self.dim
+        dtype, d = getattr(torch, case["dtype"]), case.get("dim", self.dim)
         w = torch.nn.Parameter(uniform(self.seed, d, device=device, dtype=dtype))
         if case["grad"] == "stale":
             w.grad = uniform(self.seed + 5, d, device=device, dtype=dtype)

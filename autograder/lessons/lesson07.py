@@ -873,6 +873,8 @@ class SoftplusTransformable(_FunctionSpec):
             {**case, "transform": name, **({} if name == "vmap" else {"grad": "frozen"})}
             for case, name in zip(draw(self.seed + 1, batched, 3), _TRANSFORMS, strict=True)
         ]
+        # vmap over a vector: every slice is 0-d (a 0-d path through .item() breaks there)
+        transformed.append({**transformed[0], "layout": "vector"})
         # any dtype: also half precision with entries up to 16, where exp(x) overflows below
         # softplus' threshold of 20 (log1p(exp(x)) is inf there)
         half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0}

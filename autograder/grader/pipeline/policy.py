@@ -582,6 +582,8 @@ def _allowed_decorators() -> tuple:
     return (
         contextlib.contextmanager,
         functools.wraps,
+        functools.lru_cache,
+        functools.cache,
         torch.no_grad,
         torch.enable_grad,
         torch.inference_mode,

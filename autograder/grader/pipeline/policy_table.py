@@ -47,7 +47,9 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "contextlib": frozenset({"contextmanager", "nullcontext", "ExitStack", "suppress"}),
     # lesson 07: gradcheck's failure, to catch it (the module's other names are its helpers)
     "torch.autograd.gradcheck": frozenset("gradcheck gradgradcheck GradcheckError".split()),
-    "functools": frozenset({"partial", "reduce", "wraps"}),
+    # lru_cache and cache: a learner's own memo (what it keeps across calls is judged by
+    # behaviour, like any state)
+    "functools": frozenset({"partial", "reduce", "wraps", "lru_cache", "cache"}),
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
     # a running top-k or median of losses
     "heapq": frozenset(
