@@ -8730,6 +8730,39 @@ def softplus(x):
     return Softplus.apply(x)
 """,
     ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "backward takes a math-module fast path for 0-d inputs: math.exp(-v) overflows "
+        "(OverflowError) for a 0-d x of -800 (float64/float32), where the tensor formula "
+        "gives gradient 0 (tenth held-back set, 2026-12-06)",
+        """
+import math
+import torch
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        if x.dim() == 0:
+            # a scalar: plain math is faster than launching tensor kernels
+            v = x.item()
+            s = 1.0 / (1.0 + math.exp(-v))
+            return grad_out * (s * (1 + v * (1 - s)))
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -125,6 +125,8 @@ def _input(seed: int, name: str, case: dict, grad: str, size: tuple[int, int], d
         v = (torch.floor(v / case["arg"]) + 0.5) * case["arg"]
     if case.get("zero"):  # an entry exactly 0: a backward that divides by x shows there
         v.reshape(-1)[0] = 0
+    if "value" in case:  # every entry this value (exp(-x) overflows a Python float at -800)
+        v = torch.full_like(v, case["value"])
     if grad == "nonleaf":
         w = v.requires_grad_()
         x = view(w * 1)
@@ -335,6 +337,8 @@ class _FunctionSpec(Spec):
             parts.append(("exact ties (k + 0.5)·step", "恰好在中点 (k + 0.5)·step"))
         if case.get("zero"):
             parts.append(("an entry exactly 0", "有一个元素恰好为 0"))
+        if "value" in case:
+            parts.append((f"every entry {case['value']:g}", f"每个元素都是 {case['value']:g}"))
         if not case.get("grad_mode", True):
             parts.append(("under torch.no_grad()", "在 torch.no_grad() 下"))
         if case.get("g") == "expanded":
@@ -395,7 +399,9 @@ class SiluFunction(_FunctionSpec):
             },
         ]
         drawn = draw(self.seed, axes, 6)
-        return [*drawn, *edges, self.expanded(drawn[0])]
+        # a 0-d x far below zero: sigmoid underflows to 0, exp(-x) overflows a Python float
+        far = {"layout": "scalar", "dtype": self.dtype, "grad": "fresh", "value": -800.0}
+        return [*drawn, *edges, far, self.expanded(drawn[0])]
 
 
 def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
