@@ -26,6 +26,7 @@ exits 1 when a right answer loses points or fewer than ``--bar`` % of the wrong 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from dataclasses import asdict, dataclass
@@ -76,11 +77,12 @@ def load(paths: list[Path]) -> list[Answer]:
     return [Answer(**entry) for f in files for entry in json.loads(f.read_text("utf-8"))]
 
 
-def _notebook_imports(answer: Answer) -> str:
-    """What runs before the answer cell in its notebook: the imports the lesson's code
+@functools.cache
+def _notebook_imports(lesson: str) -> str:
+    """What runs before an answer cell in its notebook: the imports the lesson's code
     cells make (``torch``, ``F``, ``copy``...), which an answer may use without repeating
-    them; the course's own setup and plotting imports left out."""
-    notebook = next((ROOT / "notebooks" / "en").glob(f"{answer.lesson}_*.ipynb"))
+    them; the course's own setup and plotting imports left out. Read once per lesson."""
+    notebook = next((ROOT / "notebooks" / "en").glob(f"{lesson}_*.ipynb"))
     cells = json.loads(notebook.read_text("utf-8"))["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     imports = [
@@ -112,7 +114,7 @@ def _refused(code: str, setup: str) -> list[str]:
 
 def judge(answer: Answer, tests: str, options: argparse.Namespace) -> Outcome:
     bounds = {"timeout": options.timeout, "memory_mb": options.memory_mb}
-    setup = _notebook_imports(answer)
+    setup = _notebook_imports(answer.lesson)
     code = f"{setup}\n\n{answer.code}"
     learner = judging.judge(code, _visible(tests), **bounds)
     instructor = judging.judge(code, tests, **bounds)
