@@ -8763,6 +8763,29 @@ def silu(x):
     return SiLU.apply(x)
 """,
     ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        SIDE_EFFECT,
+        "puts the model in evaluation mode for the gradient 'so the map is deterministic' and "
+        "restores the mode afterwards: a model that arrives training with Dropout gives the "
+        "gradient of another forward pass than model(x) (tenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def input_saliency(model, x):
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode(False), torch.enable_grad():
+            x = x.clone().requires_grad_()
+            (saliency,) = torch.autograd.grad(model(x).sum(), x)
+    finally:
+        model.train(was_training)
+    return saliency
+""",
+    ),
 ]
 
 RIGHT = [

@@ -164,8 +164,9 @@ class World:
         self.logged: dict[str, dict] = {}
         # each caller tensor as built, with its version: "changed in place" means that very
         # tensor (a module's .to() may put a new one in its place, or keep it: on the CPU
-        # .to("cpu") keeps it, on a GPU it is a copy)
-        self.versions = {name: (t, _version(t)) for name, t in self.tensors()}
+        # .to("cpu") keeps it, on a GPU it is a copy), and the memory it holds its values in:
+        # that storage is kept alive, so that no later allocation can reuse its address
+        self.versions = {name: (t, _version(t), _storage(t)) for name, t in self.tensors()}
         self.settings_left: list[str] = []  # global settings the last call left changed
         self.held: dict[int, list] = {}  # what the caller's lists held before the call (_held)
 
@@ -193,6 +194,24 @@ class World:
 def _version(t: torch.Tensor) -> int:
     """A tensor's version counter; -1 for an inference tensor, which keeps none."""
     return -1 if t.is_inference() else t._version
+
+
+def _storage(t: torch.Tensor) -> tuple[object, int] | None:
+    """Where a tensor's values live: its storage, and that storage's address now.
+    ``share_memory_()``, ``set_()`` and ``.data = …`` move them without a version bump, so
+    the caller's tensor may look unchanged yet no longer be what the caller's other views
+    and pinned buffers see."""
+    try:
+        storage = trusted.untyped_storage(t)
+    except (RuntimeError, NotImplementedError):  # sparse and nested tensors keep no one storage
+        return None
+    return storage, trusted.storage_address(storage)
+
+
+def _moved(t: torch.Tensor, built: tuple[object, int] | None) -> bool:
+    """Whether ``t`` holds its values elsewhere than where they were at build."""
+    now = _storage(t)
+    return built is not None and now is not None and now[1] != built[1]
 
 
 def _label(root: str, dotted: str) -> str:
@@ -333,8 +352,9 @@ def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None)
     _fields(value, world, "result", out)
     for name, t in world.tensors():
         _fields(t, world, name, out, relations=False)
-        built, version = world.versions.get(name, (None, None))
+        built, version, storage = world.versions.get(name, (None, None, None))
         out[name]["changed_in_place"] = t is built and _version(t) != version
+        out[name]["moved"] = t is built and _moved(t, storage)
         if not t.is_leaf:  # retain_grad() on it: the caller's next backward fills its .grad
             out[name]["retains_grad"] = bool(t.retains_grad)
         out[name]["hooks"] = trusted.len_(t._backward_hooks or {}) + trusted.len_(
@@ -700,6 +720,10 @@ _WHAT = {
     "shares": Text("caller tensors whose storage {b} shares", "与 {b} 共享存储的调用者张量"),
     "changed_in_place": Text(
         "{b} changed in place (its version counter)", "{b} 被原地修改（版本计数器）"
+    ),
+    "moved": Text(
+        "{b} moved to other memory (as share_memory_(), set_() or .data = … do)",
+        "{b} 被移到了别的内存（share_memory_()、set_() 或 .data = … 都会这样）",
     ),
     "hooks": Text("hooks left registered on {b}", "{b} 上残留的钩子数"),
     "retains_grad": Text(

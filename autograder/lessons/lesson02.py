@@ -68,13 +68,15 @@ def _ints(seed: int, *ranges: tuple[int, int]) -> list[int]:
 
 
 def make_mlp(seed: int, sizes: list[int], dtype: str = "float32", device="cpu", norm=False):
-    """Linear layers of ``sizes``, ReLU between them (after BatchNorm1d and Dropout if ``norm``)."""
+    """Linear layers of ``sizes``, ReLU between them, after BatchNorm1d and Dropout if
+    ``norm`` (after Dropout alone if it is ``"dropout"``)."""
     g = trusted.generator().manual_seed(seed)
     layers: list[nn.Module] = []
     for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
         layers.append(nn.Linear(n_in, n_out))
         if k < len(sizes) - 2:
-            layers += [nn.BatchNorm1d(n_out), nn.Dropout(0.5)] if norm else []
+            layers += [nn.BatchNorm1d(n_out)] if norm is True else []
+            layers += [nn.Dropout(0.5)] if norm else []
             layers.append(nn.ReLU())
     model = nn.Sequential(*layers)
     with trusted.no_grad():
@@ -98,6 +100,7 @@ _ARRIVALS = {
         "a model with BatchNorm and Dropout in training mode",
         "训练模式下带 BatchNorm 与 Dropout 的模型",
     ),
+    "train_dropout": Text("a model with Dropout in training mode", "训练模式下带 Dropout 的模型"),
 }
 _LAYOUTS = {
     "plain": Text("inputs contiguous", "输入连续"),
@@ -115,13 +118,16 @@ _OUTER = {
 }
 
 
+NORMED = ("eval", "train_norm")  # arrivals whose model has BatchNorm and Dropout
+
+
 def model_for(seed: int, case: dict, device, last: int | None = None):
     """The case's model (arrival mode, frozen first layer, .grad) and its input width."""
     sizes = _ints(seed, (4, 10), *[(5, 13)] * (case["depth"] - 1), (3, 6))
     sizes = sizes if last is None else [*sizes[:-1], last]
-    norm = case["arrival"] in ("eval", "train_norm")
+    norm = "dropout" if case["arrival"] == "train_dropout" else case["arrival"] in NORMED
     model = make_mlp(seed, sizes, case["dtype"], device, norm=norm)
-    model.train(case["arrival"] in ("train", "train_norm"))
+    model.train(case["arrival"].startswith("train"))
     if case.get("frozen"):  # the first layer; its bias where it is the only one
         (model[0] if case["depth"] > 1 else model[0].bias).requires_grad_(False)
     leave_grads(model.parameters(), case.get("grads"), seed + 100)
@@ -872,6 +878,11 @@ class InputSaliency(_Lesson02):
         cases = draw(self.seed, axes, 4)
         for case in cases:  # an inference tensor cannot require grad
             case["x_grad"] = case["x_grad"] and case["outer"] != "inference_mode"
+        # the gradient of model(x) in the mode it arrived in: Dropout at work in training
+        # mode (an evaluation-mode forward pass gives another one). Not BatchNorm: a right
+        # torch.func.grad answer cannot update its running statistics.
+        dropout = {**cases[0], "arrival": "train_dropout", "outer": "inference_mode"}
+        cases.append(dropout | {"x_grad": False, "depth": 2, "frozen": False})
         # a function that fails inside inference mode only is evidence of NG-5: judge it last
         cases = sorted(cases, key=lambda case: case["outer"] == "inference_mode")
         return [*cases, raising(cases[-1], outer="inference_mode", x_grad=False)]
@@ -892,7 +903,7 @@ class InputSaliency(_Lesson02):
         return World((model, x), {"model": model, "x": x}, device)
 
     def calling(self, world: World, case: dict, fn):
-        return Watched(world, case["outer"], saved=False)
+        return Watched(world, case["outer"], saved=False, dropout_seed=self.seed)
 
     def blame_error(self, message: str, case: dict) -> str | None:
         if "does not require grad" in message and case["outer"] == "inference_mode":
