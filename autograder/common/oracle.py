@@ -642,6 +642,11 @@ class Context:
         """A fact the reference recorded in this case (``World.fact``)."""
         return self.expected[f"{FACT}{name}"]["value"]
 
+    def probe(self, name: str) -> Any:
+        """What the check's probe found in the learner's world under ``name`` (None where it
+        found nothing), for blame rules."""
+        return self.found.get("probe", {}).get(name)
+
     @property
     def before(self) -> dict:
         if self._before is None:

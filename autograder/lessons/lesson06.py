@@ -3,11 +3,11 @@
 Each check is a :class:`~autograder.common.oracle.Spec`. On every machine the checks
 run on a MODEL of a GPU (not a measurement): exercise 1 hands the learner's function
 a virtual queue whose clock only moves when the host waits; exercises 2, 4, 5 and 6
-run under :class:`_ModelGPU`, which plays a CUDA device on the CPU (tensors it places
+run under :class:`ModelCuda`, which plays a CUDA device on the CPU (tensors it places
 answer ``.device`` with ``cuda:N``; host reads and blocking copies wait for it; a
 ``non_blocking`` copy to the host holds stale values until ``synchronize()``; copies
 to the device go on a timeline where a pin is a host copy); exercise 6 also hands the
-function :class:`_VDevice`, a model of streams on virtual time, in place of
+function :class:`VDevice`, a model of streams on virtual time, in place of
 ``torch.cuda``; exercise 3 answers torch's probing functions as on several machines.
 The seed draws the caller's state (arguments, a busy device, dtypes, views, 0-d
 tensors, single rows, target devices), the learner's function and the reference run
@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, resolve_device, uniform
+from autograder.common.model_cuda import ModelCuda, cuda_device, is_tensor, on_model
 from autograder.common.oracle import (
     TOLERANCE,
     Rule,
@@ -50,6 +50,8 @@ from autograder.common.oracle import (
 )
 from autograder.common.protocol import call, note, returned, verdict
 from autograder.common.result import CheckResult, require
+from autograder.common.virtual_queue import VirtualQueue
+from autograder.common.virtual_streams import VDevice
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken when the checks are imported, before any learner code runs.
@@ -66,11 +68,6 @@ NO_GPU = Text(
     "skipped: no GPU — {what} runs only where torch sees a CUDA GPU",
     "已跳过：没有 GPU——{what}只在 torch 能看到 CUDA GPU 的机器上运行",
 )
-
-
-def _probe(ctx, name: str):
-    """What a probe found in the learner's world (for blame rules)."""
-    return ctx.found.get("probe", {}).get(name)
 
 
 @dataclass(frozen=True)
@@ -103,293 +100,7 @@ class _Modelled(Spec):
             note(NO_GPU.format(what=self.real))
 
 
-# The model of a CUDA device ----------------------------------------------------------------
-
-_READS = frozenset(
-    "item tolist numpy __float__ __int__ __bool__ __index__ __format__ __repr__ __str__".split()
-)
-
-
-def _is_tensor(value) -> bool:
-    return trusted.isinstance_(value, trusted.tensor_type)
-
-
-def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
-    found = []
-    for a in [*args, *kwargs.values()]:
-        items = list(a) if trusted.type_(a) in (list, tuple) else [a]
-        found += [t for t in items if _is_tensor(t)]
-    return found
-
-
-def _cuda(device) -> torch.device:
-    device = torch.device(device)
-    return torch.device("cuda", device.index or 0) if device.type == "cuda" else device
-
-
-def _target(name: str, args: tuple, kwargs: dict, device_of):
-    """(device, dtype, non_blocking) a ``to`` / ``cuda`` / ``cpu`` call asks for, or a factory
-    that takes its data from a tensor (``torch.as_tensor(t, dtype, device)``)."""
-    device, dtype = kwargs.get("device"), kwargs.get("dtype")
-    non_blocking = bool(kwargs.get("non_blocking", False))
-    bools = [a for a in args[1:] if trusted.type_(a) is bool]
-    non_blocking = non_blocking or (bools[0] if bools else False)
-    for a in args[1:]:
-        if trusted.isinstance_(a, torch.dtype):
-            dtype = a
-        elif _is_tensor(a):
-            device, dtype = device_of(a) or a.device, a.dtype
-        elif trusted.isinstance_(a, (str, torch.device, int)) and trusted.type_(a) is not bool:
-            device = a
-    if name == "cuda":
-        device = torch.device("cuda", device) if trusted.type_(device) is int else device or "cuda"
-    if name == "cpu":
-        device = "cpu"
-    return (None if device is None else _cuda(device)), dtype, non_blocking
-
-
-class _ModelGPU(TorchFunctionMode):
-    """A MODEL of one CUDA device on the CPU, for the checks; not a measurement.
-
-    Tensors it places, and what is computed from them, are "on cuda:N": CPU tensors
-    whose ``.device`` answers the model's device. Host reads of them (``.item()``,
-    ``float()``, ``print``, ``.tolist()``, ``torch.tensor([...])``) and blocking copies
-    to the host wait for the device; a ``non_blocking`` copy to the host returns a
-    buffer that holds stale values (zeros) until the device is waited for; copies to
-    the device are logged with whether their source was pinned, and placed on the
-    model's timeline (:meth:`_timeline`). With ``real``, nothing is played: copies to a
-    real GPU are only logged.
-    """
-
-    def __init__(self, real: bool = False):
-        super().__init__()
-        self.real = real
-        self.where: dict[int, tuple] = {}
-        self.pinned: dict[int, weakref.ref] = {}
-        self.pending: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.log: list[str] = []
-        self.host_us = self.copy_engine_us = self.ready_us = 0.0
-        self.streams: _VDevice | None = None  # exercise 6: streams on virtual time
-        self.copy_us = 0.0
-        self.pins = 0  # pin_memory() calls that made a host copy (of memory not yet pinned)
-
-    def place(self, t: torch.Tensor, device="cuda") -> torch.Tensor:
-        self.where[id(t)] = (weakref.ref(t), _cuda(device))
-        return t
-
-    def device_of(self, t) -> torch.device | None:
-        entry = self.where.get(id(t))
-        return entry[1] if entry is not None and entry[0]() is t else None
-
-    def is_pinned(self, t) -> bool:
-        ref = self.pinned.get(id(t))
-        return bool(t.is_pinned()) if self.real else ref is not None and ref() is t
-
-    def synchronize(self) -> None:
-        """The device's ``synchronize()``: every queued copy is done when it returns."""
-        self._wait()
-        self.log.append("sync")
-
-    def _wait(self) -> None:
-        for buffer, values in self.pending:
-            buffer.detach().copy_(values)
-        self.pending = []
-
-    def _mark(self, out, device):
-        for t in out if trusted.type_(out) in (list, tuple) else [out]:
-            if _is_tensor(t):
-                self.place(t, device)
-        return out
-
-    def _to_host(self, out: torch.Tensor, non_blocking: bool) -> None:
-        if non_blocking:
-            self.pending.append((out, out.detach().clone()))
-            out.detach().zero_()
-        else:
-            self._wait()
-        self.log.append("to host, non_blocking" if non_blocking else "to host, blocking")
-
-    def _to_device(self, source: torch.Tensor, non_blocking: bool, out=None) -> None:
-        pinned = self.is_pinned(source)
-        memory = "pinned" if pinned else "pageable"
-        self.log.append(f"to device, {memory}, {'non_blocking' if non_blocking else 'blocking'}")
-        self._timeline(source, pinned, non_blocking)
-        if self.streams is not None and out is not None:
-            self.streams.writing(out, max(self.streams.current.free_at, self.streams.host_us))
-            ready = self.streams.launch(self.copy_us)
-            if not (pinned and non_blocking):
-                self.streams.host_us = max(self.streams.host_us, ready)
-            self.streams.landed(out, ready)
-
-    def _timeline(self, source: torch.Tensor, pinned: bool, non_blocking: bool) -> None:
-        """A copy to the device on the model's clocks (model µs, not a measurement).
-
-        The copy engine moves ``_US_PER_BYTE`` per byte, one copy after another. From
-        pinned memory it is a DMA the host only queues (and waits for when blocking);
-        from pageable memory the driver stages the data through a pinned buffer chunk
-        by chunk, its host copy overlapping the DMA, and the host waits for all of it.
-        """
-        cost = _bytes(source) * _US_PER_BYTE
-        start = max(self.host_us, self.copy_engine_us)
-        self.copy_engine_us = start + cost
-        self.ready_us = max(self.ready_us, self.copy_engine_us)
-        if not (pinned and non_blocking):
-            self.host_us = self.copy_engine_us
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = str(getattr(func, "__name__", ""))
-        first = args[0] if args and _is_tensor(args[0]) else None
-        if self.real:
-            if first is not None and name in ("to", "cuda"):
-                device, _, non_blocking = _target(name, args, kwargs, lambda t: None)
-                if device is not None and device.type == "cuda" and first.device.type == "cpu":
-                    self._to_device(first, non_blocking)
-            return func(*args, **kwargs)
-        where = self.device_of(first) if first is not None else None
-        if where is not None and name == "__get__":
-            prop = str(getattr(getattr(func, "__self__", None), "__name__", ""))
-            if prop in ("device", "is_cuda", "is_cpu"):
-                return {"device": where, "is_cuda": True, "is_cpu": False}[prop]
-        if first is not None and name == "record_stream" and self.streams is not None:
-            self.streams.recording(first, str(getattr(args[1], "name", "?")))
-            return None
-        if self.streams is not None and name not in _METADATA:
-            self.streams.reading(_tensors(args, kwargs))
-        if first is not None and name == "is_pinned":
-            return self.is_pinned(first)
-        if first is not None and name == "pin_memory":
-            self.log.append("pin")
-            if where is not None:
-                raise RuntimeError("cannot pin 'torch.cuda.FloatTensor': only dense CPU tensors")
-            if self.is_pinned(first):
-                return first  # as in PyTorch: a pinned tensor pins to itself, at no cost
-            self.host_us += _bytes(first) * _US_PER_BYTE  # a host copy into pinned memory
-            self.pins += 1
-            out = first.clone()
-            self.pinned[id(out)] = weakref.ref(out)
-            return out
-        if first is not None and name in ("to", "cuda", "cpu"):
-            device, dtype, non_blocking = _target(name, args, kwargs, self.device_of)
-            if device is not None and (where is not None or device.type == "cuda"):
-                return self._copy(first, where, device, dtype or first.dtype, non_blocking)
-            if where is None and kwargs.get("copy"):  # a copy on the host, as a pin is
-                self.host_us += _bytes(first) * _US_PER_BYTE
-        if first is not None and name == "clone" and where is None:
-            self.host_us += _bytes(first) * _US_PER_BYTE
-        if name == "copy_" and first is not None and len(args) > 1 and _is_tensor(args[1]):
-            source = self.device_of(args[1])
-            non_blocking = bool(kwargs.get("non_blocking") or (len(args) > 2 and args[2] is True))
-            out = func(*args, **kwargs)
-            if source is not None and where is None:
-                self._to_host(first, non_blocking)
-            elif where is not None and source is None:
-                self._to_device(args[1], non_blocking, first)
-            return out
-        if where is not None and name in _READS:
-            if name == "numpy":
-                raise TypeError("can't convert cuda:0 device type tensor to numpy")
-            self._wait()
-            self.log.append(f"read: {name}")
-        if name in ("tensor", "as_tensor") and args and trusted.type_(args[0]) in (list, tuple):
-            for item in args[0]:
-                if _is_tensor(item) and self.device_of(item) is not None:
-                    self._wait()
-                    self.log.append(f"read: torch.{name}")
-        if name == "__setitem__" and where is None and self.device_of(args[-1]) is not None:
-            self._wait()  # host[k] = a device tensor: a blocking copy to the host
-            self.log.append("to host, blocking")
-            return func(*args, **kwargs)
-        asked, pin = kwargs.get("device"), kwargs.get("pin_memory")
-        if first is not None and name in _FROM_DATA:
-            device, dtype, _ = _target(name, args, kwargs, self.device_of)
-            device = device or _cuda(where or "cpu")  # none asked: the data's own device
-            if where is not None or device.type == "cuda":  # a copy, never non_blocking
-                return self._copy(first, where, device, dtype or first.dtype, False)
-        if asked is not None and torch.device(asked).type == "cuda":
-            out = self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
-            if self.streams is not None and _is_tensor(out):
-                self.streams.allocate(out)
-            return out
-        out = func(*args, **{k: v for k, v in kwargs.items() if k != "pin_memory"})
-        if pin and _is_tensor(out):  # a pinned host buffer (empty(..., pin_memory=True))
-            self.pinned[id(out)] = weakref.ref(out)
-        if asked is None and name not in _READS and name not in ("tensor", "as_tensor"):
-            sources = [d for d in map(self.device_of, _tensors(args, kwargs)) if d is not None]
-            if sources:
-                self._mark(out, sources[0])
-        return out
-
-    def _copy(self, source, where, device: torch.device, dtype, non_blocking: bool):
-        if device.type == "cpu":  # where is not None: from the device to the host
-            out = source.to(dtype=dtype, copy=True)
-            self._to_host(out, non_blocking)
-            return out
-        if device == where and dtype == source.dtype:
-            return source
-        out = self.place(source.to(dtype=dtype, copy=True), device)
-        if where is None:
-            self._to_device(source, non_blocking, out)
-        return out
-
-
-# what reads a tensor's description, not its memory: no kernel on any stream
-_METADATA = frozenset(
-    ("__get__", "__set__", "size", "dim", "numel", "nelement", "stride", "storage_offset")
-    + ("is_contiguous", "is_pinned", "data_ptr", "element_size", "get_device", "record_stream")
-)
-
-# factories that take their data from a tensor: torch.as_tensor(t, device=...) is a copy
-# (blocking) where the device differs, and the tensor itself where it does not
-_FROM_DATA = ("as_tensor", "asarray", "tensor")
-
-
-_US_PER_BYTE = 0.01  # the model's copy speed (host memcpy and DMA alike): 100 MB/s
-
-
-def _bytes(t: torch.Tensor) -> int:
-    return t.numel() * t.element_size()
-
-
-def _on_model(world: World, value) -> list:
-    """Where each returned tensor is, as the model sees it (``cpu`` or ``cuda:N``)."""
-    items = list(value) if trusted.type_(value) in (list, tuple) else [value]
-    return [str(world.gpu.device_of(t) or t.device) if _is_tensor(t) else None for t in items[:16]]
-
-
 # Exercise 1 (CS-1, CS-2, CS-4) -------------------------------------------------------------
-
-_LAUNCH_S = 1e-5  # host time of one launch in the virtual queue
-
-
-class _VirtualQueue:
-    """A check's deterministic queue: virtual host time, work that finishes later.
-
-    ``work`` costs the host a launch and puts its duration on the device;
-    ``synchronize`` moves host time to the end of the device's work; ``clock`` reads
-    host time. Every call is logged in order.
-    """
-
-    def __init__(self, durations: list[float], start: float, busy: float):
-        self.durations, self.log, self.reads = durations, [], []
-        self.host, self.device_free = start, start + busy
-        self.calls = 0
-
-    def work(self) -> None:
-        self.log.append("work")
-        self.host += _LAUNCH_S
-        duration = self.durations[min(self.calls, len(self.durations) - 1)]
-        self.calls += 1
-        self.device_free = max(self.host, self.device_free) + duration
-
-    def synchronize(self) -> None:
-        self.log.append("sync")
-        self.host = max(self.host, self.device_free)
-
-    def clock(self) -> float:
-        self.log.append("clock" if self.host >= self.device_free else "clock, busy")
-        self.reads.append(self.host)
-        return self.host
 
 
 def _warmups_timed(log: list[str], warmup: int) -> int:
@@ -438,8 +149,8 @@ def _no_warm_up(e: dict, f: dict, ctx) -> bool:
 
     (Too few warm-up calls, e.g. a hard-coded count, is an ignored argument, not CS-4.)
     """
-    warmed = _probe(ctx, "work() calls before the first clock read")
-    return bool(_probe(ctx, "warm-up calls timed")) and warmed == 0
+    warmed = ctx.probe("work() calls before the first clock read")
+    return bool(ctx.probe("warm-up calls timed")) and warmed == 0
 
 
 @dataclass(frozen=True)
@@ -503,8 +214,8 @@ class Benchmark(_Modelled):
         Rule("probe:work() calls before the first clock read"),
     )
     blame = (
-        Rule("result", lambda e, f, ctx: _probe(ctx, "synchronize() calls") == 0, "CS-2"),
-        Rule("result", lambda e, f, ctx: _probe(ctx, "clock reads while busy"), "CS-1"),
+        Rule("result", lambda e, f, ctx: ctx.probe("synchronize() calls") == 0, "CS-2"),
+        Rule("result", lambda e, f, ctx: ctx.probe("clock reads while busy"), "CS-1"),
         Rule("result", _no_warm_up, "CS-4"),
         Rule("probe:work() calls", lambda e, f, ctx: f["value"] == ctx.case["repeats"], "CS-4"),
     )
@@ -529,7 +240,7 @@ class Benchmark(_Modelled):
         u = trusted.rand(case["warmup"] + case["repeats"] + 9, generator=g, dtype=torch.float64)
         slow = 0.02 + 0.03 * float(u[-1])  # a warm-up call: allocation, autotuning, loading
         durations = [slow] * case["warmup"] + [0.002 * (1 + 0.5 * x) for x in u.tolist()]
-        q = _VirtualQueue(durations, 1000 + 100 * float(u[-2]), 0.04 if case["busy"] else 0.0)
+        q = VirtualQueue(durations, 1000 + 100 * float(u[-2]), 0.04 if case["busy"] else 0.0)
         world = World((q.work, q.synchronize, q.clock, case["warmup"], case["repeats"]), {}, "cpu")
         world.queue = q
         return world
@@ -703,7 +414,7 @@ class ToHost(_Modelled):
         return text
 
     def build(self, case: dict, device) -> World:
-        gpu, objects, tensors = _ModelGPU(), {}, []
+        gpu, objects, tensors = ModelCuda(), {}, []
         for k, (layout, dtype) in enumerate(self._items(case)):
             t = gpu.place(_made(self.seed + k, layout, dtype, k + 2))
             if case["history"] and t.is_floating_point():
@@ -720,7 +431,7 @@ class ToHost(_Modelled):
         return {
             "blocking copies": log.count("to host, blocking"),
             "copies not waited for": len(world.gpu.pending),
-            "where": ", ".join(str(w) for w in _on_model(world, value)),
+            "where": ", ".join(str(w) for w in on_model(world, value)),
             "caller's list": len(given) == len(world.given)
             and all(a is b for a, b in zip(given, world.given, strict=True)),
         }
@@ -951,7 +662,7 @@ def _later_for_pinning(e: dict, f: dict, ctx) -> bool:
     """Later than the reference, and the answer pinned memory itself (a host copy): the
     belief that pinning makes a copy faster (CS-6). A blocking copy of a batch that arrived
     pinned is later too, but it is the opposite belief: its own probe says what went wrong."""
-    return _later(e, f, ctx) and bool(_probe(ctx, "pinned in the call"))
+    return _later(e, f, ctx) and bool(ctx.probe("pinned in the call"))
 
 
 def _no_overlap(e: dict, f: dict, ctx) -> bool:
@@ -986,7 +697,7 @@ def _same_on(out, batch, device: torch.device) -> bool:
     if trusted.type_(out) not in (list, tuple) or len(out) != len(batch):
         return False
     for got, want in zip(out, batch, strict=True):
-        if not _is_tensor(got) or got.device != device or got.dtype != want.dtype:
+        if not is_tensor(got) or got.device != device or got.dtype != want.dtype:
             return False
         if not torch.equal(got.detach().to("cpu"), want):
             return False
@@ -1119,7 +830,7 @@ class LoadBatch(_Modelled):
         objects = {"inputs": inputs, "targets": targets}
         batch = (inputs, targets) if case["container"] == "tuple" else [inputs, targets]
         world = World((batch, torch.device(case["target"])), objects, "cpu")
-        world.gpu, world.given = _ModelGPU(), (inputs, targets)
+        world.gpu, world.given = ModelCuda(), (inputs, targets)
         if case["memory"] == "pinned":
             for t in (inputs, targets):
                 world.gpu.pinned[id(t)] = weakref.ref(t)
@@ -1128,7 +839,7 @@ class LoadBatch(_Modelled):
     def probe(self, world: World, value, again) -> dict:
         gpu = world.gpu
         return {
-            "where": ", ".join(str(w) for w in _on_model(world, value)),
+            "where": ", ".join(str(w) for w in on_model(world, value)),
             "host busy": round(float(gpu.host_us), 6),
             "on the device": round(float(gpu.ready_us), 6),
             "caller's batch": _holds(world.args[0], world.given),
@@ -1138,7 +849,7 @@ class LoadBatch(_Modelled):
 
     def on_gpu(self, fn, device: str) -> dict:
         """The answer and a blocking copy timed on a real GPU, from pageable and pinned memory."""
-        target = _cuda(device)
+        target = cuda_device(device)
         g = trusted.generator().manual_seed(self.seed)
         pageable = (trusted.rand(1 << 20, 16, generator=g), trusted.randint(0, 3, (1 << 20,)))
         found = {"device": str(target)}
@@ -1246,7 +957,7 @@ class EpochMeanLoss(_Modelled):
         return text
 
     def build(self, case: dict, device) -> World:
-        gpu, dtype = _ModelGPU(), getattr(torch, case["dtype"])
+        gpu, dtype = ModelCuda(), getattr(torch, case["dtype"])
         # a short last batch, as a DataLoader gives: the mean is over the losses step returned
         rows = [4] * (case["count"] - 1) + [2 if case["count"] > 1 else 4]
         batches = [
@@ -1305,166 +1016,11 @@ def check_epoch_mean_loss(fn, seed: int = 0, batches: int = 5, device=None) -> N
 _USE_US = 5.0  # the check's own kernel that reads the copied batch after the call
 
 
-class _VStream(torch.Stream):
-    """A stream of the check's virtual device: the model µs at which its queued work ends.
-
-    A ``torch.Stream`` (of the CPU) only so that ``Tensor.record_stream`` accepts it.
-    """
-
-    def __new__(cls, device: _VDevice, name: str):
-        return super().__new__(cls, device="cpu")
-
-    def __init__(self, device: _VDevice, name: str):
-        self.model, self.name, self.free_at = device, name, 0.0
-
-    def wait_stream(self, other: _VStream) -> None:
-        self.model.log.append(f"{self.name}.wait_stream({other.name})")
-        self.free_at = max(self.free_at, other.free_at)
-
-    def wait_event(self, event: _VEvent) -> None:
-        self.model.log.append(f"{self.name}.wait_event")
-        if event.at is not None:
-            self.free_at = max(self.free_at, event.at)
-
-    def record_event(self, event: _VEvent | None = None) -> _VEvent:
-        event = event if event is not None else _VEvent(self.device)
-        event.record(self)
-        return event
-
-    def query(self) -> bool:
-        return self.free_at <= self.model.host_us
-
-    def synchronize(self) -> None:
-        self.model.log.append(f"{self.name}.synchronize")
-        self.model.host_us = max(self.model.host_us, self.free_at)
-
-    def __repr__(self) -> str:
-        return f"<stream {self.name} (model)>"
-
-
-class _VEvent:
-    """An event of the virtual device: the model µs its stream reaches it."""
-
-    def __init__(self, device: _VDevice, enable_timing: bool = False, **_):
-        self.device, self.at = device, None
-
-    def record(self, stream: _VStream | None = None) -> None:
-        self.at = (stream or self.device.current).free_at
-
-    def wait(self, stream: _VStream | None = None) -> None:
-        (stream or self.device.current).wait_event(self)
-
-    def query(self) -> bool:
-        return self.at is None or self.at <= self.device.host_us
-
-    def synchronize(self) -> None:
-        self.device.log.append("event.synchronize")
-        if self.at is not None:
-            self.device.host_us = max(self.device.host_us, self.at)
-
-
-class _VDevice:
-    """The check's MODEL of a CUDA device with streams, on virtual time; not a measurement.
-
-    It stands in for ``torch.cuda`` in exercise 6 (``stream``, ``current_stream``,
-    ``Stream``, ``Event``, ``synchronize``). Work goes on the current stream after what
-    is queued there; a copy to the device from pinned memory with ``non_blocking`` costs
-    the host nothing, any other makes the host wait for it. Each tensor that lands on
-    the device remembers when it is ready and on which stream it was made.
-    """
-
-    def __init__(self, busy_us: float):
-        self.default = _VStream(self, "default")
-        self.default.free_at = busy_us
-        self.current, self.host_us, self.log = self.default, 0.0, []
-        self.made: dict[int, tuple[weakref.ref, float, _VStream]] = {}
-        self.recorded: dict[int, list[str]] = {}
-        # memory allocated on a stream, and until when that stream's earlier work runs
-        self.allocated: dict[int, tuple[weakref.ref, _VStream, float]] = {}
-        # tensors made on one stream and read by work on another: (tensor, reader, recorded
-        # for) -- kept past the tensor's life: freed unrecorded, its memory may be reused
-        self.borrowed: list[tuple[weakref.ref, str, set[str]]] = []
-        self.early_writes = 0  # writes into memory another stream's queued work may still use
-
-    def Stream(self, *args, **kwargs) -> _VStream:  # noqa: N802 - torch.cuda's spelling
-        return _VStream(self, "side")
-
-    def Event(self, *args, **kwargs) -> _VEvent:  # noqa: N802 - torch.cuda's spelling
-        return _VEvent(self, *args, **kwargs)
-
-    def current_stream(self, device=None) -> _VStream:
-        return self.current
-
-    def default_stream(self, device=None) -> _VStream:
-        return self.default
-
-    @contextlib.contextmanager
-    def stream(self, stream: _VStream | None):
-        before = self.current
-        self.current = stream if stream is not None else before
-        try:
-            yield
-        finally:
-            self.current = before
-
-    def synchronize(self, device=None) -> None:
-        self.log.append("synchronize")
-        self.host_us = max([self.host_us, self.default.free_at, *self._ends()])
-
-    def _ends(self) -> list[float]:
-        return [made[1] for made in self.made.values()]
-
-    def launch(self, us: float) -> float:
-        """Queue ``us`` of work on the current stream; the model µs it ends."""
-        start = max(self.current.free_at, self.host_us)
-        self.current.free_at = start + us
-        return self.current.free_at
-
-    def landed(self, t: torch.Tensor, ready: float) -> None:
-        self.made[id(t)] = (weakref.ref(t), ready, self.current)
-
-    def made_of(self, t) -> tuple[float, _VStream] | None:
-        entry = self.made.get(id(t))
-        return entry[1:] if entry is not None and entry[0]() is t else None
-
-    def allocate(self, t: torch.Tensor) -> None:
-        """``t``'s memory comes from the current stream's pool, whose queued work runs until
-        its ``free_at``: a block freed by that work may still be read until then."""
-        self.allocated[id(t)] = (weakref.ref(t), self.current, self.current.free_at)
-        self.landed(t, 0.0)
-
-    def writing(self, t: torch.Tensor, start: float) -> None:
-        """Work on the current stream writes into ``t`` from ``start``: too early where ``t``
-        was allocated on another stream whose earlier work may still use the block."""
-        entry = self.allocated.get(id(t))
-        if entry is not None and entry[0]() is t and entry[1] is not self.current:
-            self.early_writes += int(start < entry[2] - 1e-9)
-
-    def reading(self, tensors: list[torch.Tensor]) -> None:
-        """Work on the current stream reads ``tensors``: those made on a side stream are
-        borrowed, and need ``record_stream`` for this stream before they are freed."""
-        for t in tensors:
-            made = self.made_of(t)
-            if made is not None and made[1] is not self.current and made[1] is not self.default:
-                recorded = set(self.recorded.get(id(t), []))
-                self.borrowed.append((weakref.ref(t), self.current.name, recorded))
-
-    def recording(self, t: torch.Tensor, stream_name: str) -> None:
-        self.recorded.setdefault(id(t), []).append(stream_name)
-        for ref, _, recorded in self.borrowed:
-            if ref() is t:
-                recorded.add(stream_name)
-
-    def unrecorded_borrows(self) -> int:
-        """Borrowed tensors not recorded for the stream that read them."""
-        return sum(reader not in recorded for _, reader, recorded in self.borrowed)
-
-
 @dataclass(frozen=True)
 class OverlapCopy(_Modelled):
     """A pinned batch copied on a side stream while the computation runs on the current one.
 
-    On every machine: a virtual device with streams (``_VDevice``) stands in for
+    On every machine: a virtual device with streams (``VDevice``) stands in for
     ``torch.cuda``; the check then reads the copied batch on the current stream with
     a kernel of its own, and compares with the reference: the device time until both
     are done (overlap), whether that kernel could start before the copy ended (a race),
@@ -1555,7 +1111,7 @@ class OverlapCopy(_Modelled):
         )
 
     def build(self, case: dict, device) -> World:
-        cuda, gpu = _VDevice(case["busy"]), _ModelGPU()
+        cuda, gpu = VDevice(case["busy"]), ModelCuda()
         gpu.streams, gpu.copy_us = cuda, case["copy"]
         batch = _made(self.seed, "plain", case["dtype"], 5)
         gpu.pinned[id(batch)] = weakref.ref(batch)
@@ -1575,7 +1131,7 @@ class OverlapCopy(_Modelled):
     def probe(self, world: World, value, again) -> dict:
         cuda = world.cuda
         items = list(value) if trusted.type_(value) in (list, tuple) else [value]
-        moved = items[1] if len(items) > 1 and _is_tensor(items[1]) else None
+        moved = items[1] if len(items) > 1 and is_tensor(items[1]) else None
         made = cuda.made_of(moved) if moved is not None else None
         host = float(cuda.host_us)
         use_start = max(cuda.default.free_at, cuda.host_us)
@@ -1585,7 +1141,7 @@ class OverlapCopy(_Modelled):
         unprotected = made is not None and made[1] is not cuda.default and "default" not in recorded
         unprotected = unprotected or cuda.unrecorded_borrows() > 0
         return {
-            "where": ", ".join(str(w) for w in _on_model(world, value)),
+            "where": ", ".join(str(w) for w in on_model(world, value)),
             "device time": round(float(done), 6),
             "race": bool(race),
             "memory unprotected": bool(unprotected),
@@ -1595,7 +1151,7 @@ class OverlapCopy(_Modelled):
 
     def on_gpu(self, fn, device: str) -> dict:
         """Real streams: the check times the computation alone, the copy alone, and the call."""
-        target = _cuda(device)
+        target = cuda_device(device)
         a = uniform(13, 2048, 2048, device=target)
         batch = trusted.rand(32, 1024, 1024).pin_memory()  # 128 MB
 

@@ -52,10 +52,10 @@ from autograder.common.oracle import (
 )
 from autograder.common.protocol import call, verdict
 from autograder.common.recorded import TENSORS
+from autograder.common.virtual_queue import VirtualQueue
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
 from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _trained
-from autograder.lessons.lesson06 import _probe, _VirtualQueue
 
 # Which lesson each exercise's planted bug comes from (the misconceptions are theirs).
 REVISITS = {
@@ -536,7 +536,7 @@ def _within(share: float):
 def _too_small(e: dict, f: dict, ctx) -> bool:
     """Under half the time of the steps asked for: the clock read their launches only."""
     found = f.get("value")
-    steps = _probe(ctx, "step() calls") == ctx.case["repeats"]
+    steps = ctx.probe("step() calls") == ctx.case["repeats"]
     return steps and trusted.type_(found) in (int, float) and found < 0.5 * e["value"]
 
 
@@ -568,9 +568,9 @@ class TimeStep(Spec):
         Rule("probe:synchronize() calls"),
     )
     blame = (
-        Rule("result", lambda e, f, ctx: _probe(ctx, "synchronize() calls") == 0, "CS-2"),
+        Rule("result", lambda e, f, ctx: ctx.probe("synchronize() calls") == 0, "CS-2"),
         Rule("result", _too_small, "CS-2"),
-        Rule("*", lambda e, f, ctx: _probe(ctx, "first clock read while work queued"), "CS-1"),
+        Rule("*", lambda e, f, ctx: ctx.probe("first clock read while work queued"), "CS-1"),
     )
 
     def cases(self) -> list[dict]:
@@ -587,7 +587,7 @@ class TimeStep(Spec):
         g = trusted.generator().manual_seed(self.seed * 31 + case["repeats"])
         u = trusted.rand(case["repeats"] + 2, generator=g, dtype=torch.float64).tolist()
         durations = [1e-3 * (2.0 + 3.0 * x) for x in u[:-1]]
-        q = _VirtualQueue(durations, 1000.0 + 100.0 * u[-1], _BUSY_S if case["busy"] else 0.0)
+        q = VirtualQueue(durations, 1000.0 + 100.0 * u[-1], _BUSY_S if case["busy"] else 0.0)
         world = World((q.work, q.synchronize, q.clock, case["repeats"]), {}, "cpu")
         world.queue = q
         return world
