@@ -23,28 +23,38 @@ from __future__ import annotations
 import contextlib
 import warnings
 from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
-from torch.overrides import TorchFunctionMode
 
-from autograder.common import dropout, trusted
+from autograder.common import trusted
+from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
+from autograder.common.caller_states import STALE as _STALE
 from autograder.common.caller_states import (
-    LARGE_STALE,
-    leave_grads,
     one_short,
     raising,
     with_raising,
 )
-from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
-from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
+from autograder.common.layer_watch import (
+    LayerWatch,
+    LayerWatchSpec,
+    layers_trained,
+    probe_count,
+)
+from autograder.common.model_cases import (
+    MODES_ON_ARRIVAL,
+    NET_TEXT,
+    model_text,
+    model_world,
+    nets,
+    set_grads,
+    set_layer_modes,
+)
 from autograder.common.models import Net, make_backbone_head, make_net
 from autograder.common.oracle import (
     Rule,
-    Spec,
     World,
     close,
     differs_only_in,
@@ -55,156 +65,13 @@ from autograder.common.protocol import verdict
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
-_BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
-_DROPOUT = dropout.DROPOUT
 _get_rng, _set_rng = torch.random.get_rng_state, torch.random.set_rng_state
 _get_cuda_rng, _set_cuda_rng = torch.cuda.get_rng_state, torch.cuda.set_rng_state
 _where = torch.where
 _nextafter = torch.nextafter
-_KINDS = {"Dropout": _DROPOUT, "BatchNorm": _BATCHNORM}
 
 
-# The states callers leave their models in --------------------------------------------------
-
-
-def _set_mode(model: torch.nn.Module, mode: str) -> None:
-    """'train', 'eval', 'mixed': evaluation mode except the first Dropout (as in MC dropout),
-    or 'frozen_norm': training mode except the first BatchNorm (statistics frozen, as in
-    fine-tuning)."""
-    model.train(mode in ("train", "frozen_norm"))
-    if mode == "mixed":
-        next(m for m in model.modules() if trusted.isinstance_(m, _DROPOUT)).train()
-    if mode == "frozen_norm":
-        next(m for m in model.modules() if trusted.isinstance_(m, _BATCHNORM)).eval()
-
-
-def _set_grads(seed: int, stale: str, *models: torch.nn.Module) -> None:
-    """Leave each trainable parameter's .grad as an earlier step would: stale, zero or None."""
-    params = [p for m in models for p in m.parameters() if p.requires_grad]
-    leave_grads(params, "stale" if stale == "large" else stale, seed + 900)
-    if stale == "large":
-        for p in params:
-            p.grad.add_(1e8)
-
-
-def _nets(seed: int, n_in: int, n_out: int) -> dict[str, Net]:
-    """Model shapes for the matrix; widths change with the seed."""
-    w = 8 + seed % 5
-    return {
-        "one block": Net(n_in, w + 4, n_out),
-        "two nested blocks": Net(n_in + 1, w, n_out + 1, blocks=2, p=0.3, nested=True),
-        "two blocks": Net(n_in, w - 1, n_out, blocks=2, p=0.2),
-    }
-
-
-_MODES = {
-    "train": Text("arriving in training mode", "进入时处于训练模式"),
-    "eval": Text("arriving in evaluation mode", "进入时处于评估模式"),
-    "mixed": Text(
-        "in evaluation mode except its first Dropout", "处于评估模式，但第一个 Dropout 处于训练模式"
-    ),
-    "frozen_norm": Text(
-        "in training mode except its first BatchNorm (statistics frozen)",
-        "处于训练模式，但第一个 BatchNorm 处于评估模式（统计量被冻结）",
-    ),
-}
-_OUTER = Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")
-
-
-# What the checks watch while a function runs -----------------------------------------------
-
-_COUNTS = {
-    "Dropout train": Text(
-        "the number of Dropout calls in training mode", "以训练模式运行的 Dropout 调用次数"
-    ),
-    "BatchNorm train": Text(
-        "the number of BatchNorm calls in training mode", "以训练模式运行的 BatchNorm 调用次数"
-    ),
-    "Dropout graph": Text(
-        "the number of Dropout calls autograd recorded (a graph)",
-        "被自动求导记录进计算图的 Dropout 调用次数",
-    ),
-    "BatchNorm graph": Text(
-        "the number of BatchNorm calls autograd recorded (a graph)",
-        "被自动求导记录进计算图的 BatchNorm 调用次数",
-    ),
-}
-# Counted for the blame rules only (which belief explains a mode or graph difference).
-_BLAME_ONLY = ("Dropout eval", "BatchNorm eval", "outer eval")
-_BLAME_ONLY += ("Dropout train grad-mode", "BatchNorm train grad-mode")
-
-
-class _Functional(TorchFunctionMode):
-    """A functional dropout outside any Dropout module (``F.dropout(h, p, training=True)``,
-    the documented equivalent of the module) counts and is masked as a module's call is."""
-
-    def __init__(self, layers: _Layers):
-        super().__init__()
-        self.layers = layers
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)  # drawn as the module draws: the random state agrees
-        if func not in dropout.FUNCTIONAL or self.layers.inside:
-            return out
-        call = dropout.dropout_call(func, args, kwargs)
-        if call is None or trusted.type_(out) is not trusted.tensor_type:
-            return out
-        self.layers.counts["Dropout train"] += 1
-        if trusted.is_grad_enabled():
-            self.layers.counts["Dropout train grad-mode"] += 1
-        out = self.layers.masks.apply(call[1], call[0])
-        if out.grad_fn is not None:
-            self.layers.counts["Dropout graph"] += 1
-        return out
-
-
-class _Layers(dropout.SeededDropout):
-    """Count Dropout and BatchNorm calls of any module, and the outermost calls in eval mode.
-
-    Global hooks see copies of the caller's model too (``copy.deepcopy``,
-    ``torch.func.functional_call``), so a check judges what ran, not which object ran.
-    A Dropout call in training mode applies the next mask drawn from ``seed``; so does a
-    functional dropout called outside a Dropout module (:class:`_Functional`).
-    """
-
-    functional = _Functional
-
-    def __init__(self, seed: int):
-        super().__init__(seed)
-        self.depth = 0
-        self.counts = dict.fromkeys([*_COUNTS, *_BLAME_ONLY], 0)
-
-    def _before(self, module, args) -> None:
-        self.depth += 1
-        self.inside += trusted.isinstance_(module, _DROPOUT)
-
-    def _after(self, module, args, output):
-        self.depth -= 1
-        self.inside -= trusted.isinstance_(module, _DROPOUT)
-        kind = next((k for k, t in _KINDS.items() if trusted.isinstance_(module, t)), None)
-        if kind is None:
-            if self.depth == 0 and not module.training:
-                self.counts["outer eval"] += 1
-            return None
-        training = bool(module.training)
-        self.counts[f"{kind} {'train' if training else 'eval'}"] += 1
-        if training and trusted.is_grad_enabled():
-            self.counts[f"{kind} train grad-mode"] += 1
-        tensor = trusted.type_(output) is trusted.tensor_type
-        if kind == "Dropout" and training and tensor and args:
-            output = self.masks.apply(module.p, args[0])
-        if tensor and output.grad_fn is not None:
-            self.counts[f"{kind} graph"] += 1
-        return output
-
-
-def _count(ctx, *names: str) -> int:
-    return sum(ctx.found.get("probe", {}).get(n, 0) for n in names)
-
-
-def _trained(ctx) -> bool:
-    return _count(ctx, "Dropout train", "BatchNorm train") > 0
+# What the blame rules read (the layer watch's counts: autograder.common.layer_watch) ---------
 
 
 def _left_in_eval(ctx) -> bool:
@@ -215,96 +82,10 @@ def _left_in_eval(ctx) -> bool:
 def _ev2(ctx) -> bool:
     """BatchNorm trained under no_grad, none switched to eval: no_grad trusted to switch it."""
     return (
-        _count(ctx, "BatchNorm train") > 0
-        and _count(ctx, "BatchNorm train grad-mode") == 0
-        and _count(ctx, "BatchNorm eval", "outer eval") == 0
+        probe_count(ctx, "BatchNorm train") > 0
+        and probe_count(ctx, "BatchNorm train grad-mode") == 0
+        and probe_count(ctx, "BatchNorm eval", "outer eval") == 0
     )
-
-
-def _explain(message: str) -> Text | None:
-    """One line, in the learner's language, for PyTorch errors these exercises provoke."""
-    if "does not require grad" in message:
-        return Text(
-            "the loss has no graph: it was computed under torch.no_grad() or from tensors "
-            "that do not require grad, so backward() has nothing to go back through",
-            "损失没有计算图：它是在 torch.no_grad() 下、或由不需要梯度的张量算出来的，"
-            "所以 backward() 无法沿计算图反向传播",
-        )
-    if _ONE_SAMPLE in message:
-        return Text(
-            "BatchNorm ran in training mode on a batch of one sample: training mode needs "
-            "batch statistics, evaluation mode uses the running statistics",
-            "BatchNorm 在训练模式下处理了只有一个样本的批次：训练模式需要批次统计量，"
-            "评估模式使用滑动平均统计量",
-        )
-    if "view size is not compatible" in message:
-        return Text(
-            "view() needs a contiguous tensor: inputs may be transposed or sliced; "
-            "reshape() works on any layout",
-            "view() 需要连续的张量：输入可能是转置或切片得到的；reshape() 适用于任何内存布局",
-        )
-    if any(part in message for part in ("cannot be multiplied", "size of tensor", "shape of")):
-        return Text(
-            "a tensor had a shape your code does not expect: does it assume the sizes of "
-            "the example in the prompt?",
-            "某个张量的形状与你的代码所假定的不符：代码是不是假定了题目示例中的尺寸？",
-        )
-    if "same device" in message:
-        return Text(
-            "tensors on two devices met in one operation: create tensors on the device of "
-            "the inputs",
-            "两个设备上的张量参与了同一个运算：请在输入所在的设备上创建张量",
-        )
-    if "dtype" in message:
-        return Text(
-            "tensors of two dtypes met in one operation: take the dtype from the inputs",
-            "两种 dtype 的张量参与了同一个运算：请沿用输入的 dtype",
-        )
-    if "Inference tensors cannot be saved for backward" in message:
-        return Text(
-            "a tensor made under torch.inference_mode() entered a graph that needs it for "
-            "backward: use torch.no_grad() there, or clone() it outside inference mode",
-            "在 torch.inference_mode() 下得到的张量进入了需要保存它以便反向传播的计算图："
-            "这里请改用 torch.no_grad()，或在推理模式之外对它 clone()",
-        )
-    if "index" in message and "out of range" in message:
-        return Text(
-            "an index past the end of a model or tensor: does your code assume the layers "
-            "of the example model?",
-            "索引超出了模型或张量的范围：你的代码是不是假定了示例模型的层？",
-        )
-    return None
-
-
-@dataclass(frozen=True)
-class _Lesson03(Spec):
-    """What every check of this lesson shares: the layer watch, the counts compared."""
-
-    counted: ClassVar[tuple[str, ...]] = ("Dropout train", "BatchNorm train")
-    random: ClassVar[bool] = False  # Dropout trains in the reference: the device's RNG is used
-
-    def calling(self, world: World, case: dict, fn) -> contextlib.AbstractContextManager:
-        stack = contextlib.ExitStack()
-        world.layers = stack.enter_context(_Layers(self.seed))
-        if case.get("outer"):
-            stack.enter_context(trusted.no_grad())
-        return stack
-
-    def probe(self, world: World, value, again) -> dict:
-        return dict(world.layers.counts)
-
-    def probe_text(self, name: str) -> Text:
-        return _COUNTS.get(name) or super().probe_text(name)
-
-    def compared(self, base: str, fields: dict) -> dict:
-        if base.startswith("probe:") and base[6:] not in self.counted:
-            return {}
-        if base == "torch" and self.random:
-            return {k: v for k, v in fields.items() if k != "rng_consumed"}
-        return fields
-
-    def explain(self, message: str) -> Text | None:
-        return _explain(message)
 
 
 # Exercise 1 (EV-3) -------------------------------------------------------------------------
@@ -361,7 +142,7 @@ def _keep_probability(e: dict, f: dict, ctx) -> bool:
 
 
 @dataclass(frozen=True)
-class DropoutByHand(_Lesson03):
+class DropoutByHand(LayerWatchSpec):
     """Drop where u < p, scale survivors by 1/(1-p); the identity when not training."""
 
     number = 1
@@ -455,48 +236,8 @@ def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> Non
 # Exercise 2 (EV-1) -------------------------------------------------------------------------
 
 
-def _model_world(spec, case: dict, device, n_in: int, n_out: int) -> tuple:
-    """The caller's model and input batch for a case: shape, dtype, mode, .grad, layout."""
-    net = _nets(spec.seed, n_in, n_out)[case["net"]]
-    model = make_net(spec.seed, net, case["dtype"], device)
-    _set_mode(model, case["mode"])
-    if case.get("frozen") == "first":
-        next(m for m in model.modules() if trusted.isinstance_(m, torch.nn.Linear)).requires_grad_(
-            False
-        )
-    _set_grads(spec.seed, case.get("stale", "none"), model)
-    dtype, rows = getattr(torch, case["dtype"]), case["rows"]
-    if case.get("layout") == "transposed":
-        x = uniform(spec.seed + 1, net.n_in, rows, device=device, dtype=dtype).t()
-    else:
-        x = uniform(spec.seed + 1, rows, net.n_in, device=device, dtype=dtype)
-    return model, x, net
-
-
-def _model_text(case: dict) -> Text:
-    parts = [
-        Text("model with {n}", "模型含{n}").format(n=_NET_TEXT[case["net"]]),
-        _MODES[case["mode"]],
-    ]
-    if "stale" in case:
-        parts.append({**_STALE, **LARGE_STALE}[case["stale"]])
-    if case.get("frozen") == "first":
-        parts.append(Text("its first layer frozen", "第一层被冻结"))
-    parts.append(Text("dtype {d}", "数据类型 {d}").format(d=case["dtype"]))
-    if case.get("outer"):
-        parts.append(_OUTER)
-    return Text(", ".join(t.en for t in parts), "，".join(t.zh for t in parts))
-
-
-_NET_TEXT = {
-    "one block": Text("one block", "一个块"),
-    "two nested blocks": Text("two nested blocks", "两个嵌套的块"),
-    "two blocks": Text("two blocks", "两个块"),
-}
-
-
 @dataclass(frozen=True)
-class EvalGrads(_Lesson03):
+class EvalGrads(LayerWatchSpec):
     """Parameter gradients of the MSE loss, computed with the model in evaluation mode."""
 
     number = 2
@@ -512,14 +253,14 @@ class EvalGrads(_Lesson03):
     )
     blame = (
         Rule("result[*]", lambda e, f, ctx: f.get("kind") == "None", "EV-1"),
-        Rule("*", lambda e, f, ctx: ctx.case["mode"] == "eval" and _trained(ctx), "EV-1"),
+        Rule("*", lambda e, f, ctx: ctx.case["mode"] == "eval" and layers_trained(ctx), "EV-1"),
     )
 
     def cases(self) -> list[dict]:
         axes = {
             "mode": ["train", "eval"],
             "stale": [*_STALE, "large"],
-            "net": [*_NET_TEXT, "two nested blocks", "one block"],  # 5: prime to the others
+            "net": [*NET_TEXT, "two nested blocks", "one block"],  # 5: prime to the others
             "dtype": ["float32", "float64"],
             "rows": [self.size, 1, self.size + 3],
             "layout": ["contiguous", "transposed"],
@@ -529,12 +270,12 @@ class EvalGrads(_Lesson03):
 
     def describe(self, case: dict) -> Text:
         text = Text("{m}, batch of {n}", "{m}，批次大小 {n}").format(
-            m=_model_text(case), n=case["rows"]
+            m=model_text(case), n=case["rows"]
         )
         return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
-        model, x, net = _model_world(self, case, device, 4, 2)
+        model, x, net = model_world(self, case, device, 4, 2)
         x = one_short(x) if case.get("raises") else x
         target = uniform(self.seed + 2, case["rows"], net.n_out, device=device, dtype=x.dtype)
         return World((model, x, target), {"model": model, "x": x, "target": target}, device)
@@ -558,7 +299,7 @@ _SIZES = {
 
 
 def _validate_blame(e: dict, f: dict, ctx) -> str | None:
-    if not _trained(ctx):
+    if not layers_trained(ctx):
         return None
     if ctx.case["mode"] == "train" and _left_in_eval(ctx):
         return "EV-5"  # evaluation mode came, but only after the loop
@@ -566,7 +307,7 @@ def _validate_blame(e: dict, f: dict, ctx) -> str | None:
 
 
 @dataclass(frozen=True)
-class Validate(_Lesson03):
+class Validate(LayerWatchSpec):
     """Mean validation loss in evaluation mode under no_grad; the caller's state unchanged."""
 
     number = 3
@@ -585,7 +326,7 @@ class Validate(_Lesson03):
         Rule(
             "model*",
             lambda e, f, ctx: (
-                ctx.case["mode"] == "train" and _left_in_eval(ctx) and not _trained(ctx)
+                ctx.case["mode"] == "train" and _left_in_eval(ctx) and not layers_trained(ctx)
             ),
             "EV-4",  # model.train() forgotten after validation
         ),
@@ -608,12 +349,12 @@ class Validate(_Lesson03):
 
     def describe(self, case: dict) -> Text:
         text = Text("{m}, {c} batches, {s}", "{m}，{c} 个批次，{s}").format(
-            m=_model_text(case), c=case["count"], s=_SIZES[case["sizes"]]
+            m=model_text(case), c=case["count"], s=_SIZES[case["sizes"]]
         )
         return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
-        model, _, net = _model_world(self, case, device, 4, 2)
+        model, _, net = model_world(self, case, device, 4, 2)
         sizes = {
             "even": [self.size] * case["count"],
             "uneven": [self.size + 2 * j for j in range(case["count"])],
@@ -640,7 +381,7 @@ _FROZEN = {"first": Text(" with backbone[0] frozen", "，backbone[0] 被冻结")
 
 
 @dataclass(frozen=True)
-class FinetuneHead(_Lesson03):
+class FinetuneHead(LayerWatchSpec):
     """One SGD step on the head; the backbone's weights and BatchNorm statistics stay frozen."""
 
     number = 4
@@ -678,9 +419,9 @@ class FinetuneHead(_Lesson03):
             "backbone {b}{f}, head {h}, {s}, lr={lr:g}, {d}, batch of {n}",
             "主干网络{b}{f}，头部{h}，{s}，lr={lr:g}，{d}，批次大小 {n}",
         ).format(
-            b=_MODES[case["backbone"]],
+            b=MODES_ON_ARRIVAL[case["backbone"]],
             f=_FROZEN.get(case["frozen"], ""),
-            h=_MODES[case["head"]],
+            h=MODES_ON_ARRIVAL[case["head"]],
             s=_STALE[case["stale"]],
             lr=case["lr"],
             d=case["dtype"],
@@ -694,7 +435,7 @@ class FinetuneHead(_Lesson03):
         head.train(case["head"] == "train")
         if case["frozen"] == "first":
             backbone[0].requires_grad_(False)
-        _set_grads(self.seed, case["stale"], backbone, head)
+        set_grads(self.seed, case["stale"], backbone, head)
         dtype, rows = getattr(torch, case["dtype"]), case["rows"]
         x = uniform(self.seed + 1, rows, net.n_in, device=device, dtype=dtype)
         target = uniform(self.seed + 2, rows, net.n_out, device=device, dtype=dtype)
@@ -715,7 +456,7 @@ def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, devi
 
 
 @dataclass(frozen=True)
-class McDropoutPredict(_Lesson03):
+class McDropoutPredict(LayerWatchSpec):
     """Mean and std over samples with Dropout on, BatchNorm in eval, no graph, modes restored."""
 
     number = 5
@@ -776,7 +517,7 @@ class McDropoutPredict(_Lesson03):
 
     def describe(self, case: dict) -> Text:
         text = Text("{m}, batch of {n}, samples={s}", "{m}，批次大小 {n}，samples={s}").format(
-            m=_model_text(case), n=case["rows"], s=case["samples"]
+            m=model_text(case), n=case["rows"], s=case["samples"]
         )
         if case.get("far"):
             text = Text(
@@ -795,7 +536,7 @@ class McDropoutPredict(_Lesson03):
         return stack
 
     def build(self, case: dict, device) -> World:
-        model, x, _ = _model_world(self, case, device, 4, 2)
+        model, x, _ = model_world(self, case, device, 4, 2)
         x = one_short(x) if case.get("raises") else x
         if case.get("far"):
             head = [m for m in model.modules() if trusted.isinstance_(m, torch.nn.Linear)][-1]
@@ -898,7 +639,7 @@ def _weights_frozen_not_statistics(e: dict, f: dict, ctx) -> bool:
 
 
 @dataclass(frozen=True)
-class FinetuneMode(_Lesson03):
+class FinetuneMode(LayerWatchSpec):
     """Every module in training mode except BatchNorm (statistics frozen); nothing else changed."""
 
     number = 6
@@ -929,14 +670,14 @@ class FinetuneMode(_Lesson03):
         return [*drawn, {**drawn[0], "outer": True}]
 
     def describe(self, case: dict) -> Text:
-        return _model_text(case)
+        return model_text(case)
 
     def build(self, case: dict, device) -> World:
-        model = make_net(self.seed, _nets(self.seed, 4, 2)[case["net"]], case["dtype"], device)
-        _set_mode(model, case["mode"])
+        model = make_net(self.seed, nets(self.seed, 4, 2)[case["net"]], case["dtype"], device)
+        set_layer_modes(model, case["mode"])
         if case["frozen"] == "first":
             _first_linear(model).requires_grad_(False)
-        _set_grads(self.seed, case["stale"], model)
+        set_grads(self.seed, case["stale"], model)
         return World((model,), {"model": model}, device)
 
     def between_calls(self, world: World, case: dict) -> None:
@@ -948,7 +689,7 @@ class FinetuneMode(_Lesson03):
         first = _first_linear(model)
         dtype = first.weight.dtype
         x = uniform(self.seed + 3, 5, first.in_features, device=world.device, dtype=dtype)
-        with _Layers(self.seed) as layers, trusted.no_grad():
+        with LayerWatch(self.seed) as layers, trusted.no_grad():
             model(x)
         return {
             "next Dropout train": layers.counts["Dropout train"],

@@ -8,7 +8,8 @@ learning rates), the learner's part and the official repair run in identical wor
 everything the caller can see afterwards is compared: the return value, every parameter,
 buffer, ``.grad`` and mode, hooks left behind, the batches, and what instruments logged
 (each optimizer step's gradients, graphs kept alive, BatchNorm and Dropout calls). The
-models, modes and layer watch are lesson 03's, the GAN step lesson 04's.
+models, modes and layer watch are lesson 03's (``autograder.common.model_cases`` and
+``layer_watch``), the GAN step lesson 04's.
 
 The timer (exercise 6) runs on a deterministic model of a device queue, with drawn
 repeat counts and earlier work queued or not on arrival.
@@ -39,6 +40,8 @@ from autograder.common.caller_states import (
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
+from autograder.common.layer_watch import LayerWatchSpec, layers_trained
+from autograder.common.model_cases import model_text, model_world
 from autograder.common.models import make_net
 from autograder.common.optimizer_steps import grads_at_step
 from autograder.common.oracle import (
@@ -55,7 +58,6 @@ from autograder.common.recorded import TENSORS
 from autograder.common.virtual_queue import VirtualQueue
 from autograder.kernel.selfcheck import run_self_check
 from autograder.lessons import lesson03, lesson04
-from autograder.lessons.lesson03 import _Lesson03, _model_text, _model_world, _trained
 
 # Which lesson each exercise's planted bug comes from (the misconceptions are theirs).
 REVISITS = {
@@ -94,7 +96,7 @@ def _batches(
 
 
 def _model_and_batches(spec, case: dict, device) -> tuple:
-    model, _, net = _model_world(spec, {**case, "rows": 2}, device, _N_IN, _N_OUT)
+    model, _, net = model_world(spec, {**case, "rows": 2}, device, _N_IN, _N_OUT)
     objects = {"model": model}
     dtype, scale = getattr(torch, case["dtype"]), case.get("x_scale", 1.0)
     batches = _batches(spec.seed, case["sizes"], objects, device, dtype, net, scale)
@@ -107,7 +109,7 @@ def _sizes(count: int, size: int, even: bool) -> list[int]:
 
 def _describe(case: dict) -> Text:
     text = Text("{m}, batch sizes [{s}]", "{m}，批次大小 [{s}]").format(
-        m=_model_text(case), s=", ".join(str(n) for n in case["sizes"])
+        m=model_text(case), s=", ".join(str(n) for n in case["sizes"])
     )
     if "lr" in case:
         text = Text("{t}, optimizer {o}(lr={lr:g}{x})", "{t}，优化器 {o}(lr={lr:g}{x})").format(
@@ -161,7 +163,7 @@ _OPTIONS = {"Adam": f", eps={_ADAM_EPS:g}"}  # what the case's text adds to lr
 
 
 @dataclass(frozen=True)
-class TrainEpoch(_Lesson03):
+class TrainEpoch(LayerWatchSpec):
     """Every optimizer step uses the gradient of its own batch, whatever .grad held before."""
 
     number = 1
@@ -293,7 +295,7 @@ class _WatchedBatches(list):
 
 
 @dataclass(frozen=True)
-class Validate(_Lesson03):
+class Validate(LayerWatchSpec):
     """Mean validation loss in evaluation mode; no graph outlives its batch; modes restored."""
 
     number = 2
@@ -317,7 +319,7 @@ class Validate(_Lesson03):
         Rule("probe:graphs kept", None, "NG-3"),
         Rule("result", lambda e, f, ctx: f.get("grad_fn"), "NG-3"),
         Rule("model*", _modes_changed, "EV-4"),
-        Rule("*", lambda e, f, ctx: _trained(ctx), "EV-2"),
+        Rule("*", lambda e, f, ctx: layers_trained(ctx), "EV-2"),
     )
 
     def cases(self) -> list[dict]:
@@ -357,7 +359,7 @@ def check_validate(fn, seed: int = 0, device=None) -> None:
 
 
 @dataclass(frozen=True)
-class Accuracy(_Lesson03):
+class Accuracy(LayerWatchSpec):
     """Accuracy as the model scores in evaluation mode; the caller's model as it was."""
 
     number = 3
@@ -368,7 +370,7 @@ class Accuracy(_Lesson03):
     names = {"result": "accuracy(model, images, labels)"}
     blame = (
         Rule("model*", _modes_changed, "EV-4"),
-        Rule("*", lambda e, f, ctx: _trained(ctx), "EV-2"),
+        Rule("*", lambda e, f, ctx: layers_trained(ctx), "EV-2"),
     )
 
     def cases(self) -> list[dict]:
@@ -381,12 +383,12 @@ class Accuracy(_Lesson03):
     def describe(self, case: dict) -> Text:
         layout = lesson03._LAYOUTS[case["layout"]]
         text = Text("{m}, {n} images, {l}", "{m}，{n} 张图像，{l}").format(
-            m=_model_text(case), n=case["rows"], l=layout
+            m=model_text(case), n=case["rows"], l=layout
         )
         return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
-        model, x, net = _model_world(self, case, device, _N_IN, _N_OUT)
+        model, x, net = model_world(self, case, device, _N_IN, _N_OUT)
         # far from the running statistics, where training mode scores otherwise; layout kept
         x = (2.0 * x.t() + 1.0).t() if case["layout"] == "transposed" else 2.0 * x + 1.0
         twin = make_net(self.seed, net, case["dtype"], device).eval()  # the caller's untouched
@@ -438,7 +440,7 @@ def _hooks_left(e: dict, f: dict, ctx) -> bool:
 
 
 @dataclass(frozen=True)
-class LogFeatures(_Lesson03):
+class LogFeatures(LayerWatchSpec):
     """The layer's output per batch, detached; no hook left, also when the model raises."""
 
     number = 5

@@ -13,8 +13,10 @@ from __future__ import annotations
 import torch
 
 import autograder.common.trusted as trusted
+from autograder.common.dropout import DROPOUT as _DROPOUT
+from autograder.common.layer_watch import BATCHNORM as _BATCHNORM
 from autograder.lessons import lesson03 as checks
-from autograder.lessons.lesson03 import _BATCHNORM, _DROPOUT, World, _where
+from autograder.lessons.lesson03 import World, _where
 from autograder.references import answers, modes_kept
 
 _mse = torch.nn.functional.mse_loss
