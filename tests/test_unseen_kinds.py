@@ -8786,6 +8786,193 @@ def input_saliency(model, x):
     return saliency
 """,
     ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        OBSERVABLE,
+        "makes the tensor under @torch.inference_mode(): an inference tensor that "
+        "requires grad, which autograd refuses to save when it meets a weight that "
+        "requires grad (eleventh held-back set, 2026-12-06)",
+        """
+import torch
+
+
+@torch.inference_mode()
+def make_trainable(values, device):
+    # making a tensor needs no autograd bookkeeping
+    return torch.tensor(values, dtype=torch.float32, device=device, requires_grad=True)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        SIDE_EFFECT,
+        "turns Python's garbage collector off 'for stable timings' and never back on "
+        "(eleventh held-back set, 2026-12-06)",
+        """
+import gc
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    gc.disable()  # no garbage-collection pauses inside the timed calls
+    for _ in range(warmup):
+        work()
+    times = []
+    for _ in range(repeats):
+        synchronize()
+        t0 = clock()
+        work()
+        synchronize()
+        times.append(clock() - t0)
+    times.sort()
+    return times[repeats // 2]
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        EDGE,
+        "keeps the running sum in a float32 vector: float64 losses are summed in float32 "
+        "(eleventh held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def epoch_mean_loss(step, batches):
+    total = torch.zeros(1)
+    for batch in batches:
+        total += step(batch).detach()  # stays on the device, no read
+    return total.item() / len(batches)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "writes the estimator as (q + x) - x.detach(): two roundings put values an ulp "
+        "beside the grid (eleventh held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def quantise(x, step):
+    q = torch.round(x / step) * step
+    # straight through: the value of q, the gradient of x
+    return q + x - x.detach()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        STATE,
+        "keeps one float64 copy of x per data_ptr(): after the caller changed x in place "
+        "the old values are checked (eleventh held-back set, 2026-12-06)",
+        """
+import torch
+
+
+_copies = {}
+
+
+def backward_is_correct(fn, x):
+    # one float64 copy per input tensor (keyed by its memory), reused on later calls
+    key = x.data_ptr()
+    if key not in _copies:
+        _copies[key] = x.detach().double()
+    x64 = _copies[key].clone().requires_grad_()
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        SIDE_EFFECT,
+        "removes its hook by clearing the layer's _forward_hooks: the caller's own "
+        "forward hook goes too (eleventh held-back set, 2026-12-06)",
+        '''
+def log_features(model, layer, batches):
+    """The layer's output for each batch, stored detached."""
+    features = []
+    layer.register_forward_hook(lambda module, inputs, output: features.append(output.detach()))
+    try:
+        for x, _ in batches:
+            model(x)
+    finally:
+        layer._forward_hooks.clear()  # remove the hook again
+    return features
+''',
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        STATE,
+        "remembers each model's modes per id() on the first call and puts those back on "
+        "every later call (eleventh held-back set, 2026-12-06)",
+        """
+import torch
+
+
+_modes_of = {}  # the modes each model had when we first saw it
+
+
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    if id(model) not in _modes_of:
+        _modes_of[id(model)] = [m.training for m in model.modules()]
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, training in zip(model.modules(), _modes_of[id(model)]):
+            m.training = training
+    return out.float()
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "builds SiLU with a factory and writes the slope as s·(1 + x − x·s): in bfloat16 "
+        "at large magnitudes 1 + x − x·s cancels to 0 (eleventh held-back set, "
+        "2026-12-06)",
+        '''
+import torch
+
+
+def make_elementwise(f, df):
+    """A custom Function from a forward formula f and its derivative df."""
+
+    class Elementwise(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return f(x)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (x,) = ctx.saved_tensors
+            return grad_out * df(x)
+
+    return Elementwise
+
+
+def _silu_value(x):
+    return x * torch.special.expit(x)
+
+
+def _silu_slope(x):
+    s = torch.special.expit(x)
+    return s * (1 + x - x * s)
+
+
+SiLU = make_elementwise(_silu_value, _silu_slope)
+
+
+def silu(x):
+    return SiLU.apply(x)
+''',
+    ),
 ]
 
 RIGHT = [
@@ -11292,6 +11479,24 @@ def _SoftClip_backward(ctx, grad_out):
 
 def soft_clip(x, limit):
     return _soft_clip_fn(float(limit)).apply(x)
+""",
+    ),
+    Right(
+        "06",
+        "ex6_overlap_copy",
+        "makes the side stream wait for the current one before the copy, as §10's cell "
+        "does: the copy still overlaps the computation (eleventh held-back set, "
+        "2026-12-06)",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    main = cuda.current_stream()
+    side.wait_stream(main)  # as in §10: the side stream starts after what was queued before
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()  # queued on main: runs while the copy runs
+    main.wait_stream(side)
+    moved.record_stream(main)
+    return result, moved
 """,
     ),
 ]

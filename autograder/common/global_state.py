@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import gc as _gc
 import hashlib
 import os
 import random as _python_random
@@ -180,6 +181,8 @@ _set_rng_state = _cpu_generator.set_state
 _initial_seed = _cpu_generator.initial_seed
 _filters_mutated = getattr(_warnings_module, "_filters_mutated", None)
 _python_getstate = _python_random.getstate
+_gc_isenabled, _gc_enable, _gc_disable = _gc.isenabled, _gc.enable, _gc.disable
+_gc_get_threshold, _gc_set_threshold = _gc.get_threshold, _gc.set_threshold
 _python_setstate = _python_random.setstate
 _python_repr = repr
 _words, _WORD = array.array, "Q"  # the state's words as bytes: repr took twice as long
@@ -283,6 +286,16 @@ def set_during(read: Callable[[], Any], write: Callable[[Any], None], value: Any
         yield
     finally:
         write(was)
+
+
+def _gc_state() -> tuple:
+    """Whether Python collects reference cycles, and when (its three thresholds)."""
+    return (bool(_gc_isenabled()), *(int(t) for t in _gc_get_threshold()))
+
+
+def _restore_gc(state: tuple) -> None:
+    (_gc_enable if state[0] else _gc_disable)()
+    _gc_set_threshold(*state[1:])
 
 
 def anomaly_state() -> tuple[bool, bool]:
@@ -1800,6 +1813,17 @@ def _settings() -> list[Setting]:
             _restore_warning_filters,
             save=_saved_warning_filters,
             show=_warning_filters_shown,
+        ),
+        Setting(
+            "python_gc",
+            _t(
+                "Python's garbage collector, on or off, and its thresholds (gc.disable(),"
+                " gc.set_threshold())",
+                "Python 的垃圾回收器是否开启，以及它的阈值（gc.disable()、gc.set_threshold()）",
+            ),
+            _gc_state,
+            tuple,
+            _restore_gc,
         ),
         Setting(
             "python_rng",

@@ -411,6 +411,11 @@ class MakeTrainable(Spec):
             "a second call with an equal list returns a tensor of its own (not the first one)",
             "用相等的列表再调用一次，返回的是它自己的张量（不是第一次的那个）",
         ),
+        "trains": Text(
+            "the result trains: multiplied by a weight that requires grad, it is saved for "
+            "backward (an inference tensor cannot be)",
+            "结果能用于训练：与需要梯度的权重相乘时，它会被保存用于反向传播（推理张量不行）",
+        ),
     }
 
     def cases(self) -> list[dict]:
@@ -450,10 +455,22 @@ class MakeTrainable(Spec):
             and trusted.type_(value) in TENSORS
             and other.untyped_storage().data_ptr() == value.untyped_storage().data_ptr()
         )
-        return {"values": trusted.repr_(world.values)[:2000], "own_tensor": own}
+        return {
+            "values": trusted.repr_(world.values)[:2000],
+            "own_tensor": own,
+            "trains": call(lambda: _trains(value)).ok,
+        }
 
     def classify(self, message: str) -> str | None:
         return "RG-3" if "floating point" in message else None
+
+
+def _trains(value) -> None:
+    """Use the result as a parameter is used: in a product with a weight that requires grad,
+    which autograd saves it for (it refuses an inference tensor)."""
+    with trusted.inference_mode(False), trusted.set_grad_enabled(True):
+        w = trusted.ones(value.shape, dtype=value.dtype, device=value.device).requires_grad_()
+        trusted.autograd_grad((value * w).sum(), w)
 
 
 def check_make_trainable(fn, seed: int = 0, device=None) -> None:

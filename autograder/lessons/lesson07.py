@@ -220,6 +220,12 @@ _PROBES = {
         "the incoming gradient after backward (a backward must not change it in place)",
         "反向传播之后传入的梯度（backward 不能原地修改它）",
     ),
+    "on_the_grid": Text(
+        "every value of the result is a multiple of step, rounded once to x's dtype (the"
+        " value is torch.round(x / step) * step)",
+        "结果的每个值都是 step 的整数倍，且只按 x 的 dtype 舍入一次"
+        "（值就是 torch.round(x / step) * step）",
+    ),
     "interleaved": Text(
         "the gradients of a first call whose backward runs after a second call on other"
         " inputs (what backward needs belongs in that call's ctx, not on the Function class)",
@@ -444,6 +450,20 @@ class QuantiseSTE(_FunctionSpec):
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
 
+    def probe(self, world: World, value, again) -> dict:
+        grid = _on_the_grid(value, world.case["arg"]) if trusted.type_(value) in TENSORS else None
+        return {**super().probe(world, value, again), "on_the_grid": grid}
+
+
+def _on_the_grid(value: torch.Tensor, step: float) -> bool:
+    """Every value is a multiple of ``step`` as the dtype holds it: k·step rounded once, in
+    the dtype (as the formula computes it) or from the exact product. ``(q + x) - x`` rounds
+    twice and lands an ulp beside the grid, within the tolerance values are compared with."""
+    v = cpu_copy(value)
+    k = (v.to(torch.float64) / step).round()
+    on = (v == k.to(v.dtype) * step) | (v == (k * step).to(v.dtype)) | v.isnan()
+    return bool(on.all())
+
 
 def check_quantise(
     fn, seed: int = 0, size: int = 6, step: float = 0.5, dtype=torch.float64, device=None
@@ -632,6 +652,18 @@ def _kept_x(f: dict, ctx) -> bool:
     return elementwise and f.get("value") is False and ctx.found["x"]["dtype"] == "torch.float32"
 
 
+# SoftAbs that loses the sign, at an x whose entries are all positive: its backward is right
+# there until the caller negates x (between_calls)
+_POSITIVE = {
+    "fn": "soft_abs_off",
+    "layout": "vector",
+    "scale": 1.5,
+    "dtype": "float32",
+    "grad": "fresh",
+    "positive": True,
+}
+
+
 # x's dtype and flags: float32 requiring grad, as the exercise describes it, and as other
 # callers pass it: float64 (x.double() and x.to(torch.float64) are x itself), no grad.
 _X_AS_DESCRIBED = [{"dtype": "float32", "grad": g} for g in ("stale", "fresh", "nonleaf")]
@@ -674,24 +706,38 @@ class BackwardIsCorrect(_FunctionSpec):
         # the moving sum along a last dimension of 2: no x[i-2] there, so the backward that
         # forgets it is right; gradcheck at a flattened copy checks another function
         cases.append({**also, "fn": "moving_sum_off", "layout": "pairs"})
+        cases.append(_POSITIVE)
         # the caller's default dtype float64: a copy made in float64 by setting the default,
         # then "restoring" float32, changes it
         return [*cases, {**cases[0], "default_dtype": "float64"}]
 
     between = Text(
         "made fn apply the Function whose backward is the other way round (a wrong one "
-        "fixed, or a right one broken)",
-        "让 fn 改用 backward 正误相反的那个 Function（错的改对了，或对的改错了）",
+        "fixed, or a right one broken), or, where the backward is wrong only for x < 0, "
+        "negated a positive x in place",
+        "让 fn 改用 backward 正误相反的那个 Function（错的改对了，或对的改错了）；"
+        "若 backward 只在 x < 0 处出错，则把原本为正的 x 原地取负",
     )
+
+    def again_cases(self) -> list[dict]:
+        """Also the SoftAbs that loses the sign at a positive x, negated between calls: a
+        verdict kept per x (its id, its data_ptr, a float64 copy of it) stays True."""
+        return [*super().again_cases(), _POSITIVE]
 
     def build(self, case: dict, device) -> World:
         world = super().build(case, device)
         world.args = (_callers_fn(world, case["fn"]), *world.args)
+        if case.get("positive"):
+            world.objects["x"].data.abs_().add_(0.25)  # .data: no version change
         return world
 
     def between_calls(self, world: World, case: dict) -> None:
-        """The same fn, its backward fixed or broken: the right verdict flips."""
-        world.function = _FUNCTIONS[_OTHER_WAY[case["fn"]]][1]
+        """The same fn with its backward fixed or broken, or (a backward wrong only for
+        x < 0) a positive x negated: either way the right verdict flips."""
+        if case.get("positive"):
+            world.objects["x"].data.neg_()
+        else:
+            world.function = _FUNCTIONS[_OTHER_WAY[case["fn"]]][1]
 
     def probe(self, world: World, value, again) -> dict:
         return {}
@@ -705,6 +751,8 @@ class BackwardIsCorrect(_FunctionSpec):
         text = super().describe(case)
         fn = _FUNCTIONS[case["fn"]][0]
         text = with_default_dtype(text, case)
+        if case.get("positive"):
+            text = Text(f"{text.en}, x > 0", f"{text.zh}，x > 0")
         return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")
 
 

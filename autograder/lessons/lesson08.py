@@ -482,12 +482,19 @@ class LogFeatures(LayerWatchSpec):
             "raises": [False, False, True],
             "outer": _OUTER,
         }
-        return draw(self.seed, axes, 3)
+        drawn = draw(self.seed, axes, 3)
+        # the caller's own forward hook on the layer: it stays, and keeps running
+        return [*drawn, {**drawn[0], "raises": False, "hooked": True}]
 
     def describe(self, case: dict) -> Text:
         text = Text("{d}, layer model[{k}]", "{d}，层 model[{k}]").format(
             d=_describe(case), k=case["layer"]
         )
+        if case.get("hooked"):
+            text = Text(
+                "{t}, the layer carrying a forward hook of the caller's",
+                "{t}，该层上挂着调用者自己的前向钩子",
+            ).format(t=text)
         return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
@@ -500,6 +507,10 @@ class LogFeatures(LayerWatchSpec):
         world = World((model, layer, batches), objects, device)
         world.first_x = batches[0][0]  # the probe's input, whatever the call did to the list
         world.attributes = [set(vars(m)) for m in model.modules()]
+        if case.get("hooked"):
+            calls = {"kind": "int", "value": 0}
+            world.logged["calls of the caller's hook on the layer"] = calls
+            layer.register_forward_hook(lambda *_: calls.update(value=calls["value"] + 1))
         return world
 
     def probe(self, world: World, value, again) -> dict:

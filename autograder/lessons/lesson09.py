@@ -803,6 +803,16 @@ class AutocastPredict(_Spec):
         _watch_layers(world, model, per_device=True)
         return world
 
+    between = Text(
+        "switched the model's mode (model.train() or model.eval())",
+        "切换了模型的模式（model.train() 或 model.eval()）",
+    )
+
+    def between_calls(self, world: World, case: dict) -> None:
+        """Modes remembered from an earlier call, not read anew, are put back wrong."""
+        model = world.args[0]
+        model.train(not model.training)
+
     def calling(self, world: World, case: dict, fn):
         return _seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
 
