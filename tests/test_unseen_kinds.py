@@ -11499,6 +11499,26 @@ def overlap_copy(compute, batch, side, cuda, device):
     return result, moved
 """,
     ),
+    Right(
+        "06",
+        "ex6_overlap_copy",
+        "waits through an event the side stream records itself (side.record_event()), "
+        "then asks the event whether it is done: the model's record_event once gave an "
+        "event of the CPU device, which query() could not read",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    main = cuda.current_stream()
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+        done = side.record_event()
+    result = compute()
+    done.wait(main)
+    if not done.query():
+        pass  # still copying: main waits for it on the device, the host does not
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
 ]
 
 

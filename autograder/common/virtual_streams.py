@@ -41,7 +41,7 @@ class VStream(torch.Stream):
             self.free_at = max(self.free_at, event.at)
 
     def record_event(self, event: VEvent | None = None) -> VEvent:
-        event = event if event is not None else VEvent(self.device)
+        event = event if event is not None else VEvent(self.model)
         event.record(self)
         return event
 
