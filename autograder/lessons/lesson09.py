@@ -45,6 +45,7 @@ from autograder.common.caller_states import (
 )
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
+from autograder.common.dtype_watch import watch_dtypes
 from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
@@ -54,6 +55,7 @@ from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step
 from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
 from autograder.common.protocol import call, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
+from autograder.common.seeded_call import seeded_call
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
@@ -61,7 +63,6 @@ _fork_rng = torch.random.fork_rng
 _torch_autocast = torch.autocast
 _seed_cpu = torch.random.default_generator.manual_seed
 _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
-_DROPOUT = torch.nn.modules.dropout._DropoutNd
 _LOOSE = (5e-2, 5e-2)  # reduced-precision results of a GPU against the CPU's
 
 
@@ -130,21 +131,6 @@ def _loosely_close(e: dict, f: dict, ctx) -> bool:
         if not ok:
             return False
     return True
-
-
-@contextlib.contextmanager
-def _seeded_call(world: World, seed: int, outer=None):
-    """The CPU's global generator seeded for the call (restored after); the device logged."""
-    with _fork_rng(devices=[]):
-        _seed_cpu(seed)
-        world.logged["device"] = {"kind": "str", "value": world.device.type}
-        with outer if outer is not None else contextlib.nullcontext():
-            yield
-        draw_after = int(trusted.randint(2**30, (1,)))
-        world.logged["the global random state after the call"] = {
-            "kind": "int",
-            "value": draw_after,
-        }
 
 
 def _outer(case: dict, device: torch.device):
@@ -375,7 +361,7 @@ class CheckpointedForward(_Spec):
 
         hooks = trusted.saved_tensors_hooks(pack, lambda t: t)
         stack = contextlib.ExitStack()
-        stack.enter_context(_seeded_call(world, self.seed * 31 + 7, hooks))
+        stack.enter_context(seeded_call(world, self.seed * 31 + 7, hooks))
         outer = _outer(case, world.device)
         if outer is not None:
             stack.enter_context(outer)
@@ -505,37 +491,6 @@ _KINDS = {  # a case's "layers", as feedback says them
     "dropout": Text("with Dropout", "含 Dropout"),
     "bn+dropout": Text("with BatchNorm and Dropout", "含 BatchNorm 与 Dropout"),
 }
-
-
-_DEVICE_DEFAULT = {"cpu": torch.bfloat16, "cuda": torch.float16}  # autocast's own choice
-
-
-def _watch_layers(world: World, model: torch.nn.Module, per_device: bool) -> None:
-    """Log the dtype each Linear computed in, and BatchNorm/Dropout calls in training mode.
-
-    ``per_device``: the task asks for the device's autocast dtype, so that dtype is logged by
-    name, the same for a reference on the CPU (bfloat16) and an answer on a GPU (float16);
-    else each dtype is logged as it is (bfloat16 autocast is bfloat16 on every device).
-    """
-    world.logged["BatchNorm/Dropout calls in training mode"] = {"kind": "int", "value": 0}
-    reduced = _DEVICE_DEFAULT.get(world.device.type) if per_device else None
-
-    def linear(m, args, out, name):
-        if trusted.type_(out) in TENSORS:
-            dtype = "torch.get_autocast_dtype(device)" if out.dtype == reduced else str(out.dtype)
-            world.logged[f"dtype of {name}'s output"] = {"kind": "str", "value": dtype}
-
-    def trained(m, args, out):
-        if m.training:
-            entry = world.logged["BatchNorm/Dropout calls in training mode"]
-            entry["value"] += 1
-
-    for k, m in model.named_modules():  # named as indexed: model[0], model[0][1] when nested
-        if trusted.isinstance_(m, torch.nn.Linear):
-            name = "model" + "".join(f"[{part}]" for part in k.split("."))
-            m.register_forward_hook(lambda m, a, o, n=name: linear(m, a, o, n))
-        elif trusted.isinstance_(m, (_BATCHNORM, _DROPOUT)):
-            m.register_forward_hook(trained)
 
 
 def _reduced_params(e: dict, f: dict, ctx) -> bool:
@@ -681,7 +636,7 @@ class Bf16TrainStep(_Spec):
         loss_fn = _LOSSES[case["loss"]][1]
         objects = {"model": model, "x": x, "target": target}
         world = World((model, loss_fn, x, target, optimizer), objects, device)
-        _watch_layers(world, model, per_device=False)
+        watch_dtypes(world, model, per_device=False)
         names = {id(p): f"model{dotted(k)}" for k, p in model.named_parameters()}
         grads_at_step(world, optimizer, "optimizer.step()", names, trainable)
         return world
@@ -690,7 +645,7 @@ class Bf16TrainStep(_Spec):
         stack = contextlib.ExitStack()
         if fn is not None:  # the check's own step on a GPU, after everything else is logged
             stack.enter_context(OnTheDevice(world, _copies, _loss_there(self.seed * 31 + 5)))
-        stack.enter_context(_seeded_call(world, self.seed * 31 + 5, _outer(case, world.device)))
+        stack.enter_context(seeded_call(world, self.seed * 31 + 5, _outer(case, world.device)))
         return stack
 
     def classify(self, message: str) -> str | None:
@@ -800,7 +755,7 @@ class AutocastPredict(_Spec):
         if case.get("raises"):
             x = one_short(x)
         world = World((model, x), {"model": model, "x": x}, device)
-        _watch_layers(world, model, per_device=True)
+        watch_dtypes(world, model, per_device=True)
         return world
 
     between = Text(
@@ -814,7 +769,7 @@ class AutocastPredict(_Spec):
         model.train(not model.training)
 
     def calling(self, world: World, case: dict, fn):
-        return _seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
+        return seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
 
     def blame_error(self, message: str, case: dict) -> str | None:
         """BatchNorm trained on a batch of one: the model was never put in evaluation mode
@@ -929,7 +884,7 @@ class PerSampleGrads(_Spec):
         world.args = (model, _SECOND_LOSS[_LOSSES[case["loss"]][2]], x, y)
 
     def calling(self, world: World, case: dict, fn):
-        return _seeded_call(world, self.seed * 31 + 1, _outer(case, world.device))
+        return seeded_call(world, self.seed * 31 + 1, _outer(case, world.device))
 
     def explain(self, message: str) -> Text | None:
         if "does not require grad" in message:  # a loop under the outer no_grad, most often
