@@ -1,4 +1,5 @@
-"""The caller's models that lessons 03 and 08 build: blocks with BatchNorm and Dropout.
+"""The caller's models that lessons 03 and 08 build: blocks with BatchNorm and Dropout;
+lesson 09's, made by the lesson, seeded here (:func:`seeded_model`).
 
 Weights and "trained" running statistics come from a seed, and PyTorch's own
 initialisation runs with the global random state forked, so that building a case's
@@ -85,3 +86,22 @@ def make_backbone_head(seed: int, net: Net, dtype: str = "float32", device="cpu"
         )
         head = torch.nn.Sequential(torch.nn.Dropout(net.p), torch.nn.Linear(net.hidden, net.n_out))
     return _seeded(seed, dtype, device, backbone, head)
+
+
+def _drawn(model: torch.nn.Module, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
+    """The model's parameters and BatchNorm statistics drawn from ``seed``, on ``device``."""
+    g = trusted.generator().manual_seed(seed)
+    with trusted.no_grad():
+        for p in model.parameters():
+            p.copy_((trusted.rand(p.shape, generator=g, dtype=torch.float64) - 0.5) * 1.5)
+        for m in model.modules():
+            if trusted.isinstance_(m, _BATCHNORM):
+                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
+                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
+    return model.to(device=device, dtype=dtype)
+
+
+def seeded_model(make, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
+    """A model made by ``make()``, seeded, without touching the global random state."""
+    with _fork_rng(devices=[]):
+        return _drawn(make(), seed, dtype, device)

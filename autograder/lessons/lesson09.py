@@ -50,6 +50,7 @@ from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, laid_out, uniform
+from autograder.common.models import seeded_model
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step
 from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
@@ -62,7 +63,6 @@ from autograder.kernel.selfcheck import run_self_check
 _fork_rng = torch.random.fork_rng
 _torch_autocast = torch.autocast
 _seed_cpu = torch.random.default_generator.manual_seed
-_BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
 _LOOSE = (5e-2, 5e-2)  # reduced-precision results of a GPU against the CPU's
 
 
@@ -79,25 +79,6 @@ class SeededDropout(torch.nn.Dropout):
             return x
         keep = (trusted.rand(x.shape) >= self.p).to(device=x.device, dtype=x.dtype)
         return x * keep / (1 - self.p)
-
-
-def _seeded(model: torch.nn.Module, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
-    """The model's parameters and BatchNorm statistics drawn from ``seed``, on ``device``."""
-    g = trusted.generator().manual_seed(seed)
-    with trusted.no_grad():
-        for p in model.parameters():
-            p.copy_((trusted.rand(p.shape, generator=g, dtype=torch.float64) - 0.5) * 1.5)
-        for m in model.modules():
-            if trusted.isinstance_(m, _BATCHNORM):
-                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
-                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
-    return model.to(device=device, dtype=dtype)
-
-
-def _built(make, seed: int, dtype: torch.dtype, device) -> torch.nn.Module:
-    """A model made by ``make()``, seeded, without touching the global random state."""
-    with _fork_rng(devices=[]):
-        return _seeded(make(), seed, dtype, device)
 
 
 _LAYOUTS = {
@@ -316,7 +297,7 @@ class CheckpointedForward(_Spec):
                 blocks[-1] = torch.nn.Sequential(torch.nn.Tanh(), SeededDropout(case["p"]))
             return torch.nn.Sequential(*blocks)
 
-        blocks = _built(make, self.seed, dtype, device)
+        blocks = seeded_model(make, self.seed, dtype, device)
         set_mode(blocks, case["mode"])
         if case["frozen"]:
             blocks[0].requires_grad_(False)
@@ -343,7 +324,7 @@ class CheckpointedForward(_Spec):
         remembered from the first call, by the Sequential's id, still runs the old one)."""
         blocks, old = world.args[0], world.args[0][1]
         width, weights = self.width, next(old.parameters())
-        new = _built(
+        new = seeded_model(
             lambda: _block(width, width + 2, case["p"]),
             self.seed + 50,
             weights.dtype,
@@ -617,7 +598,7 @@ class Bf16TrainStep(_Spec):
 
     def build(self, case: dict, device) -> World:
         n_out = 3
-        model = _built(
+        model = seeded_model(
             lambda: _mlp(self.width, self.width + 3, n_out, case["layers"]),
             self.seed,
             torch.float32,
@@ -736,7 +717,7 @@ class AutocastPredict(_Spec):
         return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
-        model = _built(
+        model = seeded_model(
             lambda: _mlp(self.width, self.width + 3, 3, case["layers"]),
             self.seed,
             torch.float32,
@@ -853,7 +834,7 @@ class PerSampleGrads(_Spec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = _built(
+        model = seeded_model(
             lambda: _mlp(self.width, self.width + 2, 3, case["layers"]), self.seed, dtype, device
         )
         model.train(case["layers"] == "plain")
