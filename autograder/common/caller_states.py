@@ -29,6 +29,20 @@ def set_mode(model, mode: str) -> None:
         m.train(mode == "mixed")
 
 
+# What a caller does between two calls of a function that puts modes back (``Spec.between``,
+# ``between_calls``): modes remembered from an earlier call, not read anew, come back wrong.
+MODE_SWITCHED = Text(
+    "switched the model's mode (model.train() or model.eval())",
+    "切换了模型的模式（model.train() 或 model.eval()）",
+)
+
+
+def switch_mode(model) -> None:
+    """The caller's switch between calls: the model, and every module in it, to the other
+    mode."""
+    model.train(not model.training)
+
+
 STALE = {
     "stale": Text("stale .grad", "残留的 .grad"),
     "zero": Text(".grad zeros", ".grad 为零"),

@@ -27,13 +27,15 @@ from dataclasses import dataclass
 import torch
 
 from autograder.common import trusted
-from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
-from autograder.common.caller_states import STALE as _STALE
 from autograder.common.caller_states import (
+    MODE_SWITCHED,
     one_short,
     raising,
+    switch_mode,
     with_raising,
 )
+from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPLE
+from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
@@ -544,15 +546,10 @@ class McDropoutPredict(LayerWatchSpec):
                 head.bias.add_(100.0)
         return World((model, x, case["samples"]), {"model": model, "x": x}, device)
 
-    between = Text(
-        "switched the model's mode (model.train() or model.eval())",
-        "切换了模型的模式（model.train() 或 model.eval()）",
-    )
+    between = MODE_SWITCHED
 
     def between_calls(self, world: World, case: dict) -> None:
-        """Modes remembered from an earlier call, not read anew, are put back wrong."""
-        model = world.args[0]
-        model.train(not model.training)
+        switch_mode(world.args[0])
 
     def blame_error(self, message: str, case: dict) -> str | None:
         """BatchNorm trained on one sample under no_grad: no_grad trusted to switch it."""

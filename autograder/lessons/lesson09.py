@@ -34,12 +34,14 @@ import torch.nn.functional as F
 from autograder.common import trusted
 from autograder.common.caller_states import (
     GROUPS,
+    MODE_SWITCHED,
     ONE_SAMPLE_IN_TRAINING,
     grouped,
     leave_grads,
     one_short,
     raising,
     set_mode,
+    switch_mode,
     with_groups,
     with_raising,
 )
@@ -739,15 +741,10 @@ class AutocastPredict(_Spec):
         watch_dtypes(world, model, per_device=True)
         return world
 
-    between = Text(
-        "switched the model's mode (model.train() or model.eval())",
-        "切换了模型的模式（model.train() 或 model.eval()）",
-    )
+    between = MODE_SWITCHED
 
     def between_calls(self, world: World, case: dict) -> None:
-        """Modes remembered from an earlier call, not read anew, are put back wrong."""
-        model = world.args[0]
-        model.train(not model.training)
+        switch_mode(world.args[0])
 
     def calling(self, world: World, case: dict, fn):
         return seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
