@@ -64,16 +64,23 @@ def _ints(seed: int, *ranges: tuple[int, int]) -> list[int]:
 # Models, inputs and the states callers leave them in ---------------------------------------
 
 
-def make_mlp(seed: int, sizes: list[int], dtype: str = "float32", device="cpu", norm=False):
-    """Linear layers of ``sizes``, ReLU between them, after BatchNorm1d and Dropout if
-    ``norm`` (after Dropout alone if it is ``"dropout"``)."""
+def make_mlp(
+    seed: int,
+    sizes: list[int],
+    dtype: str = "float32",
+    device="cpu",
+    batchnorm: bool = False,
+    dropout: bool = False,
+):
+    """Linear layers of ``sizes``, ReLU between them, after BatchNorm1d and Dropout where
+    asked."""
     g = trusted.generator().manual_seed(seed)
     layers: list[nn.Module] = []
     for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
         layers.append(nn.Linear(n_in, n_out))
         if k < len(sizes) - 2:
-            layers += [nn.BatchNorm1d(n_out)] if norm is True else []
-            layers += [nn.Dropout(0.5)] if norm else []
+            layers += [nn.BatchNorm1d(n_out)] if batchnorm else []
+            layers += [nn.Dropout(0.5)] if dropout else []
             layers.append(nn.ReLU())
     model = nn.Sequential(*layers)
     with trusted.no_grad():
@@ -115,15 +122,16 @@ _OUTER = {
 }
 
 
-NORMED = ("eval", "train_norm")  # arrivals whose model has BatchNorm and Dropout
+_NORMED = ("eval", "train_norm")  # arrivals whose model has BatchNorm and Dropout
 
 
 def model_for(seed: int, case: dict, device, last: int | None = None):
     """The case's model (arrival mode, frozen first layer, .grad) and its input width."""
     sizes = _ints(seed, (4, 10), *[(5, 13)] * (case["depth"] - 1), (3, 6))
     sizes = sizes if last is None else [*sizes[:-1], last]
-    norm = "dropout" if case["arrival"] == "train_dropout" else case["arrival"] in NORMED
-    model = make_mlp(seed, sizes, case["dtype"], device, norm=norm)
+    normed = case["arrival"] in _NORMED
+    dropout = normed or case["arrival"] == "train_dropout"
+    model = make_mlp(seed, sizes, case["dtype"], device, batchnorm=normed, dropout=dropout)
     model.train(case["arrival"].startswith("train"))
     if case.get("frozen"):  # the first layer; its bias where it is the only one
         (model[0] if case["depth"] > 1 else model[0].bias).requires_grad_(False)
