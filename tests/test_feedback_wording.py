@@ -47,7 +47,7 @@ ENGLISH_DESCRIPTIONS = re.compile(r"\b(list|tuple) of \d+ items\b|\b(bool|int|fl
 # glossary keeps in English.
 KEPT_IN_ENGLISH = {
     *("tensor", "float", "int", "bool", "str", "list", "tuple", "dict", "function", "generator"),
-    *("cpu", "cuda", "mps", "MPS", "nan", "inf", "RemovableHandle"),
+    *("cpu", "cuda", "mps", "MPS", "xpu", "XPU", "Intel", "nan", "inf", "RemovableHandle"),
     *("dtype", "logit", "logits", "autocast", "GAN", "Python", "Apple", "volatile"),
 }
 QUOTED = re.compile(r"“[^”]*”")  # a message quoted as PyTorch (or the learner's code) raised it

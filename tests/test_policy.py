@@ -521,12 +521,99 @@ def test_gradchecks_module_gives_only_its_listed_names():
 def test_a_private_name_of_ones_own_says_to_drop_the_underscore():
     code = (
         "class Saver:\n    def _pack(self, t):\n        return t\n\n"
-        "    def hooks(self):\n        return self._pack"
+        "    def hooks(self):\n        return self._pack\n\n\nkept = Saver"
     )
     (found,) = _violations(code)
     assert "(private)" in found.what.en
     assert found.instead is policy.OWN_NAMES_PUBLIC
     assert "_forward_hooks" in policy.INSTEAD  # a named private attribute keeps its own hint
+
+
+SAVER = """
+class Saver(torch.autograd.graph.saved_tensors_hooks):
+    def __init__(self):
+        self._bytes = 0
+        super().__init__(self._pack, self._unpack)
+
+    def _pack(self, t):
+        self._bytes += t.nbytes
+        return t
+
+    @staticmethod
+    def _unpack(t):
+        return t
+
+    @property
+    def total(self):
+        return self._bytes
+
+
+def saved(fn, x):
+    with Saver() as s:
+        fn(x)
+    return s.total if isinstance(s, Saver) else 0
+"""
+
+
+def test_a_class_may_use_its_own_private_names_on_self():
+    """The eleventh set's right 02 ex2 answer, as a class that is only called and tested."""
+    assert _violations(SAVER) == []
+
+
+# Each makes ``self`` something else than an instance of the class, or reaches a name that
+# is not the class's own: the private access is refused.
+NOT_OWN = {
+    "called_unbound": (SAVER + "\n\ndef peek(m):\n    return Saver._pack(m, 1)\n", "_pack"),
+    "class_as_a_value": (SAVER + "\nkinds = [Saver]\n", "_pack"),
+    "subclassed": (SAVER + "\n\nclass More(Saver):\n    pass\n", "_bytes"),
+    "defined_twice": (SAVER + SAVER, "_pack"),
+    "a_bases_name": (
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self._forward_hooks = {}\n\n    def hooks(self):\n"
+        "        return self._forward_hooks\n",
+        "_forward_hooks",
+    ),
+    "not_defined_by_the_class": (
+        "class Peek:\n    def look(self):\n        return self._forward_hooks\n",
+        "_forward_hooks",
+    ),
+    "self_rebound": (
+        "class P:\n    def __init__(self):\n        self._x = 1\n\n"
+        "    def look(self, m):\n        self = m\n        return self._x\n",
+        "_x",
+    ),
+    "self_rebound_in_a_comprehension": (
+        "class P:\n    def __init__(self):\n        self._x = 1\n\n"
+        "    def look(self, m):\n        [(self := m) for _ in range(1)]\n"
+        "        return self._x\n",
+        "_x",
+    ),
+    "a_nested_function's_self": (
+        "class P:\n    def __init__(self):\n        self._x = 1\n\n"
+        "    def look(self, m):\n        def inner(self):\n            return self._x\n\n"
+        "        return inner(m)\n",
+        "_x",
+    ),
+    "classmethod": (
+        "class P:\n    _x = 1\n\n    @classmethod\n    def look(cls):\n        return cls._x\n",
+        "_x",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_OWN))
+def test_a_private_name_that_may_not_be_the_classs_own_is_refused(name):
+    code, private = NOT_OWN[name]
+    found = [v.what.en for v in _violations(code)]
+    assert any(f".{private} (private)" in what for what in found), found
+
+
+def test_a_class_used_as_a_value_in_another_cell_loses_its_private_names():
+    """The context is the whole notebook: a later cell that dereferences the class makes
+    its methods callable on any object, so the earlier cell's private access is refused."""
+    context = _context(SAVER, "def peek(m):\n    return Saver.total.fget(m)\n")
+    found = [v.what.en for v in policy.violations(policy.parse(SAVER), context)]
+    assert any("._pack (private)" in what for what in found), found
 
 
 def _context(*cells: str) -> policy.Context:

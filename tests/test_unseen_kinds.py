@@ -8973,6 +8973,120 @@ def silu(x):
     return SiLU.apply(x)
 ''',
     ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        SIDE_EFFECT,
+        "removes its hooks by clearing each named layer's _forward_hooks: the caller's "
+        "own forward hook goes too (twelfth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    for name in names:
+        def hook(module, args, output, name=name):
+            features[name] = output.detach().clone().cpu()
+        modules[name].register_forward_hook(hook)
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for name in names:
+            modules[name]._forward_hooks.clear()
+    return features
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "synchronizes only when a tensor is_cuda: on another accelerator (MPS, XPU) its "
+        "non_blocking copies are not waited for (twelfth held-back set, 2026-12-06)",
+        """
+def to_host(tensors, synchronize):
+    copies = [t.to("cpu", non_blocking=True) for t in tensors]
+    if any(t.is_cuda for t in tensors):
+        synchronize()
+    return copies
+""",
+    ),
+    Wrong(
+        "06",
+        "ex3_pick_device",
+        EDGE,
+        "asks torch.cuda, then torch.backends.mps, and nothing else: on an XPU machine it "
+        "returns cpu (twelfth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "multiplies by 1 / step instead of dividing: for a step that is no power of two, "
+        "ties round the other way (twelfth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        inv = 1.0 / step  # multiplying is cheaper than dividing
+        return torch.round(x * inv) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        STATE,
+        "keeps beta on the Function class: with two swish layers in one forward, the "
+        "first layer's backward uses the second's beta (twelfth held-back set, "
+        "2026-12-06)",
+        '''
+import torch
+
+
+class Swish(torch.autograd.Function):
+    """x * sigmoid(beta * x); beta is a Python float."""
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        Swish.beta = beta
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * (s + Swish.beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+''',
+    ),
 ]
 
 RIGHT = [
@@ -11517,6 +11631,36 @@ def overlap_copy(compute, batch, side, cuda, device):
         pass  # still copying: main waits for it on the device, the host does not
     moved.record_stream(main)
     return result, moved
+""",
+    ),
+    Right(
+        "02",
+        "ex2_count_saved_bytes",
+        "subclasses saved_tensors_hooks and packs with its own private method self._pack, "
+        "allowed since the class is only called (eleventh held-back set, 2026-12-06)",
+        """
+import torch
+
+
+class _SavedBytesCounter(torch.autograd.graph.saved_tensors_hooks):
+    def __init__(self):
+        self.nbytes = 0
+        super().__init__(self._pack, self._unpack)
+
+    def _pack(self, saved):
+        self.nbytes += saved.element_size() * saved.nelement()
+        return saved.detach()
+
+    @staticmethod
+    def _unpack(saved):
+        return saved
+
+
+def count_saved_bytes(fn, *args):
+    counter = _SavedBytesCounter()
+    with counter:
+        result = fn(*args)
+    return result, int(counter.nbytes)
 """,
     ),
 ]

@@ -43,6 +43,36 @@ def switch_mode(model) -> None:
     model.train(not model.training)
 
 
+# a case's "hooked": a layer the function works on carries a forward hook of the caller's
+# own (a progress meter, a shape check). It stays, and keeps running: clearing the layer's
+# ``_forward_hooks`` instead of removing one's own handle takes the caller's hook too.
+HOOKED = Text(
+    ", the layer carrying a forward hook of the caller's",
+    "，该层上挂着调用者自己的前向钩子",
+)
+HOOK_CALLS = "calls of the caller's hook"  # what the hook logs, and how feedback names it
+HOOK_CALLS_NAMED = {
+    HOOK_CALLS: Text(
+        "calls of the caller's own hook on the layer", "调用者自己挂在该层上的钩子被调用的次数"
+    )
+}
+
+
+def hook_of_callers(world, layer) -> None:
+    """The caller's own forward hook on ``layer``: it counts the layer's calls into
+    ``world.logged``, which every check compares with the reference's count (say
+    ``HOOK_CALLS_NAMED`` in the spec's ``names``)."""
+    calls = {"kind": "int", "value": 0}
+    world.logged[HOOK_CALLS] = calls
+    layer.register_forward_hook(lambda *_: calls.update(value=calls["value"] + 1))
+
+
+def with_hooked(text: Text, case: dict, clause: Text = HOOKED) -> Text:
+    """A case's description, followed by the caller's own hook (``clause`` says on which
+    layer) where the case has one."""
+    return _followed(text, clause if case.get("hooked") else None)
+
+
 STALE = {
     "stale": Text("stale .grad", "残留的 .grad"),
     "zero": Text(".grad zeros", ".grad 为零"),

@@ -69,7 +69,9 @@ class ModelCuda(TorchFunctionMode):
     """A MODEL of one CUDA device on the CPU, for the checks; not a measurement.
 
     Tensors it places, and what is computed from them, are "on cuda:N": CPU tensors
-    whose ``.device`` answers the model's device. Host reads of them (``.item()``,
+    whose ``.device`` answers the model's device. Placed on ``"mps"`` or ``"xpu"``, they
+    play another accelerator's tensors, whose work queues and whose copies to the host
+    come back the same way. Host reads of them (``.item()``,
     ``float()``, ``print``, ``.tolist()``, ``torch.tensor([...])``) and blocking copies
     to the host wait for the device; a ``non_blocking`` copy to the host returns a
     buffer that holds stale values (zeros) until the device is waited for; copies to
@@ -166,8 +168,10 @@ class ModelCuda(TorchFunctionMode):
         where = self.device_of(first) if first is not None else None
         if where is not None and name == "__get__":
             prop = str(getattr(getattr(func, "__self__", None), "__name__", ""))
-            if prop in ("device", "is_cuda", "is_cpu"):
-                return {"device": where, "is_cuda": True, "is_cpu": False}[prop]
+            if prop == "device":
+                return where
+            if prop in _IS_DEVICE:
+                return prop == f"is_{where.type}"
         if first is not None and name == "record_stream" and self.streams is not None:
             self.streams.recording(first, str(getattr(args[1], "name", "?")))
             return None
@@ -249,6 +253,9 @@ class ModelCuda(TorchFunctionMode):
             self._to_device(source, non_blocking, out)
         return out
 
+
+# a tensor's "which kind of device" properties, answered for the model's device
+_IS_DEVICE = frozenset(("is_cpu", "is_cuda", "is_mps", "is_xpu"))
 
 # what reads a tensor's description, not its memory: no kernel on any stream
 _METADATA = frozenset(

@@ -26,7 +26,13 @@ import torch
 from torch import nn
 
 from autograder.common import trusted
-from autograder.common.caller_states import STALE, leave_grads
+from autograder.common.caller_states import (
+    HOOK_CALLS_NAMED,
+    STALE,
+    hook_of_callers,
+    leave_grads,
+    with_hooked,
+)
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, laid_out, uniform
@@ -306,6 +312,12 @@ def module_name(depth: int, nested: bool, which: str) -> str:
     return ("body." if nested else "") + str(index.get(which, last + 2))  # else: last activation
 
 
+_FIRST_HOOKED = Text(
+    ", the first layer in names carrying a forward hook of the caller's",
+    "，names 中的第一层上挂着调用者自己的前向钩子",
+)
+
+
 @dataclass(frozen=True)
 class ExtractFeatures(_HookSpec):
     """Features of named layers: CPU copies, no graph, no alias, no hook left, even on error."""
@@ -318,7 +330,7 @@ class ExtractFeatures(_HookSpec):
     dtype: str = "float32"
     device: str | None = None
 
-    names = {"result": "extract_features(model, names, x)"}
+    names = {"result": "extract_features(model, names, x)", **HOOK_CALLS_NAMED}
     probes = {
         "later": Text(
             "{k} after the caller changes the layers' live outputs in place",
@@ -364,7 +376,12 @@ class ExtractFeatures(_HookSpec):
         cases = draw(self.seed, axes, 4)
         for case in cases:  # BatchNorm in training mode needs more than one row
             case["mode"] = "eval" if case["x"] == "row" else case["mode"]
-        return cases
+        # the caller's own forward hook on the first layer named: it stays, and keeps running
+        return [*cases, {**cases[0], "raises": False, "hooked": True}]
+
+    def describe(self, case: dict) -> Text:
+        plain = super().describe({k: v for k, v in case.items() if k != "hooked"})
+        return with_hooked(plain, case, _FIRST_HOOKED)
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -375,7 +392,10 @@ class ExtractFeatures(_HookSpec):
         x = laid_out(self.seed + 1, self.batch, 4, case["x"], device, dtype)
         names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
         names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
-        return World((model, names, x), {"model": model, "x": x}, device)
+        world = World((model, names, x), {"model": model, "x": x}, device)
+        if case.get("hooked"):
+            hook_of_callers(world, model.get_submodule(names[0]))
+        return world
 
     def calling(self, world: World, case: dict, fn):
         stack = contextlib.ExitStack()

@@ -345,6 +345,13 @@ def _made(seed: int, layout: str, dtype: str, rows: int, device="cpu") -> torch.
     return {"transposed": lambda x: x.t(), "slice": lambda x: x[1:-1]}.get(layout, lambda x: x)(t)
 
 
+_ACCELERATORS = {  # the course device the model plays in exercise 2, said after a case
+    "cuda": Text(", on a CUDA device", "，都在 CUDA 设备上"),
+    "mps": Text(", on an Apple GPU (MPS)", "，都在 Apple GPU（MPS）上"),
+    "xpu": Text(", on an Intel GPU (XPU)", "，都在 Intel GPU（XPU）上"),
+}
+
+
 def _stale(e: dict, f: dict, ctx) -> bool:
     """A host copy that holds the stale values of a copy nobody waited for."""
     return is_zero_or_none(f) and f.get("kind") == "tensor" and not is_zero_or_none(e)
@@ -395,6 +402,9 @@ class ToHost(_Modelled):
             "layout": list(_LAYOUTS),
             "dtype": ["float32", "float64", "bfloat16", "int64"],
             "history": [False, True],
+            # the course device may be another accelerator than CUDA, whose copies to the
+            # host queue and come back the same way (the model plays it)
+            "accelerator": ["cuda", "mps", "cuda", "xpu"],
         }
         return draw(self.seed, axes, 4)
 
@@ -413,15 +423,17 @@ class ToHost(_Modelled):
         )
         if case["history"]:
             text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
-        return text
+        on = _ACCELERATORS[case["accelerator"]]
+        return Text(text.en + on.en, text.zh + on.zh)
 
     def build(self, case: dict, device) -> World:
         gpu, objects, tensors = ModelCuda(), {}, []
+        where = case["accelerator"]
         for k, (layout, dtype) in enumerate(self._items(case)):
-            t = gpu.place(_made(self.seed + k, layout, dtype, k + 2))
+            t = gpu.place(_made(self.seed + k, layout, dtype, k + 2), where)
             if case["history"] and t.is_floating_point():
                 objects[f"w{k}"] = t.requires_grad_()
-                t = gpu.place(t * 2)
+                t = gpu.place(t * 2, where)
             objects[f"tensors[{k}]"] = t
             tensors.append(t)
         world = World((tensors, gpu.synchronize), objects, "cpu")
@@ -476,6 +488,7 @@ _MACHINES = {
     "cpu build": (Text("a CPU-only build", "只支持 CPU 的版本"), None, 0),
     "mps": (Text("a build for Apple GPUs (MPS), usable", "Apple GPU（MPS）版本、可用"), "mps", 1),
     "mps, unusable": (Text("an MPS build, GPU not usable", "MPS 版本、GPU 不可用"), "mps", 0),
+    "xpu": (Text("a build for Intel GPUs (XPU), usable", "Intel GPU（XPU）版本、可用"), "xpu", 1),
 }
 
 
@@ -487,7 +500,7 @@ def _answers(built: str | None, count: int) -> list[tuple[object, str, object]]:
     def current_accelerator(check_available: bool = False):
         return None if check_available and not usable else device
 
-    cuda, mps = built == "cuda", built == "mps"
+    cuda, mps, xpu = built == "cuda", built == "mps", built == "xpu"
     return [
         (torch.accelerator, "current_accelerator", current_accelerator),
         (torch.accelerator, "is_available", lambda: usable),
@@ -499,6 +512,8 @@ def _answers(built: str | None, count: int) -> list[tuple[object, str, object]]:
         (torch.backends.mps, "is_available", lambda: usable and mps),
         (torch.backends.mps, "is_built", lambda: mps),
         (torch.backends.cuda, "is_built", lambda: cuda),
+        (torch.xpu, "is_available", lambda: usable and xpu),
+        (torch.xpu, "device_count", lambda: count if xpu else 0),
     ]
 
 

@@ -17,7 +17,6 @@ Functions live in ``autograder.references.lesson07``, with the judge only.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -116,13 +115,30 @@ _GRAD_STATES = {
 }
 
 
+def _ties(v: torch.Tensor, step: float) -> torch.Tensor:
+    """Values near ``v`` whose quotient by ``step``, divided in their dtype, is exactly
+    k + 0.5. Where ``step`` is not a power of two, (k + 0.5)·step rounded is not always one,
+    and the nearest of its neighbours a few ulps away is: there ``x * (1 / step)``, which
+    rounds twice, may fall off the tie and round the other way."""
+    target = torch.floor(v / step) + 0.5
+    near = target * step
+    ties, tied = near.clone(), (near / step) == target
+    up, down = near, near
+    for _ in range(4):
+        up, down = torch.nextafter(up, up + 1), torch.nextafter(down, down - 1)
+        for found in (up, down):
+            hit = ~tied & ((found / step) == target)
+            ties, tied = torch.where(hit, found, ties), tied | hit
+    return ties
+
+
 def _input(seed: int, name: str, case: dict, grad: str, size: tuple[int, int], device):
     """One caller tensor ``name`` (and its leaf ``w_name`` when it is not a leaf itself)."""
     dtype = getattr(torch, case["dtype"])
     _, shape, view = _LAYOUTS[case["layout"]]
     v = uniform(seed, *shape(*size), device=device, dtype=dtype) * case.get("scale", 1.0)
-    if case.get("ties"):  # exact multiples of half a step: round() meets ties
-        v = (torch.floor(v / case["arg"]) + 0.5) * case["arg"]
+    if case.get("ties"):  # x / step exactly k + 0.5: round() meets ties
+        v = _ties(v, case["arg"])
     if case.get("zero"):  # an entry exactly 0: a backward that divides by x shows there
         v.reshape(-1)[0] = 0
     if "value" in case:  # every entry this value (exp(-x) overflows a Python float at -800)
@@ -293,9 +309,10 @@ class _FunctionSpec(Spec):
     def build(self, case: dict, device) -> World:
         args, objects = [], {}
         seed = self.seed + 1000 * case.get("other", 0)
+        size = (self._size()[0], case.get("rows", self._size()[1]))  # a case may want more
         for k, name in enumerate(self.inputs):
             grad = case.get(f"{name}_grad", case.get("grad"))
-            t, made = _input(seed + 10 * k, name, case, grad, self._size(), device)
+            t, made = _input(seed + 10 * k, name, case, grad, size, device)
             args.append(t)
             objects.update(made)
         world = World((*args, *self.arguments(case)), objects, device)
@@ -340,7 +357,9 @@ class _FunctionSpec(Spec):
         if case.get("scale", 1.0) > 10:
             parts.append(("large magnitudes", "数值很大"))
         if case.get("ties"):
-            parts.append(("exact ties (k + 0.5)·step", "恰好在中点 (k + 0.5)·step"))
+            parts.append(
+                ("ties: x / step exactly k + 0.5", "恰好在中点：x / step 正好等于 k + 0.5")
+            )
         if case.get("zero"):
             parts.append(("an entry exactly 0", "有一个元素恰好为 0"))
         if "value" in case:
@@ -434,18 +453,22 @@ class QuantiseSTE(_FunctionSpec):
     blame = _error_ids()
 
     def cases(self) -> list[dict]:
-        exact = math.frexp(self.step)[0] == 0.5  # a power of two: x / step is exact at ties
         axes = {
             "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "grad": ["stale", "frozen", "nonleaf", "fresh"],
             "arg": [self.step, self.step * 2, self.step / 2],
-            "ties": [False, exact],
+            "ties": [False, True],
             "grad_mode": [True, True, False],
             "scale": [2.0],
         }
         drawn = draw(self.seed, axes, 6)
-        return [*drawn, self.expanded(drawn[0])]
+        # ties far from zero for a step that is no power of two: x / step rounds once to
+        # k + 0.5, and any other way of computing it (x * (1 / step)) may round off the tie
+        # in a few entries in a hundred, so this case has many
+        far = {**drawn[0], "layout": "matrix", "arg": self.step * 0.7, "ties": True}
+        far.update(grad="fresh", grad_mode=True, scale=40.0, rows=64)
+        return [*drawn, self.expanded(drawn[0]), far]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)

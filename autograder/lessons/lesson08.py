@@ -31,10 +31,13 @@ import torch
 from autograder.common import trusted
 from autograder.common.caller_states import (
     GROUPS,
+    HOOK_CALLS_NAMED,
     grouped,
+    hook_of_callers,
     one_short,
     raising,
     with_groups,
+    with_hooked,
     with_raising,
 )
 from autograder.common.exercise import Exercise
@@ -449,7 +452,7 @@ class LogFeatures(LayerWatchSpec):
 
     counted = ("grew", "batches", "attributes")  # the probes compared (not training counts)
     random = True
-    names = {"result": "log_features(model, layer, batches)"}
+    names = {"result": "log_features(model, layer, batches)", **HOOK_CALLS_NAMED}
     probes = {
         "attributes": Text(
             "attributes your function left on the caller's modules (a list kept on the layer "
@@ -490,12 +493,7 @@ class LogFeatures(LayerWatchSpec):
         text = Text("{d}, layer model[{k}]", "{d}，层 model[{k}]").format(
             d=_describe(case), k=case["layer"]
         )
-        if case.get("hooked"):
-            text = Text(
-                "{t}, the layer carrying a forward hook of the caller's",
-                "{t}，该层上挂着调用者自己的前向钩子",
-            ).format(t=text)
-        return with_raising(text, case)
+        return with_raising(with_hooked(text, case), case)
 
     def build(self, case: dict, device) -> World:
         model, batches, objects = _model_and_batches(self, case, device)
@@ -508,9 +506,7 @@ class LogFeatures(LayerWatchSpec):
         world.first_x = batches[0][0]  # the probe's input, whatever the call did to the list
         world.attributes = [set(vars(m)) for m in model.modules()]
         if case.get("hooked"):
-            calls = {"kind": "int", "value": 0}
-            world.logged["calls of the caller's hook on the layer"] = calls
-            layer.register_forward_hook(lambda *_: calls.update(value=calls["value"] + 1))
+            hook_of_callers(world, layer)
         return world
 
     def probe(self, world: World, value, again) -> dict:
@@ -695,6 +691,11 @@ class SwishFunction(Spec):
             "backward changed the caller's incoming gradient (grad_output) in place",
             "backward 原地修改了调用者传入的梯度（grad_output）",
         ),
+        "x.grad_other_beta": Text(
+            "the gradient backward gives x when another swish with another beta ran forward"
+            " before it",
+            "在它之前另一个 swish 用另一个 beta 做过前向传播时，backward 给 x 的梯度",
+        ),
         "x.grad again": Text(
             "the gradient a second backward through the same graph (retain_graph=True) gives x",
             "沿同一计算图第二次反向传播（retain_graph=True）给 x 的梯度",
@@ -743,7 +744,7 @@ class SwishFunction(Spec):
         x = {"leaf": w, "computed": w * 1, "transposed": w.t() if w.dim() == 2 else w}[case["x"]]
         objects = {"x": x} if x is w else {"x": x, "w": w}
         world = World((x, case["beta"]), objects, device)
-        world.leaf = w
+        world.leaf, world.case = w, case
         return world
 
     def probe(self, world: World, value, again) -> dict:
@@ -757,6 +758,15 @@ class SwishFunction(Spec):
         found["grad_output changed"] = not trusted.equal(g, again_g)
         if back.ok:
             found["x.grad"] = back.value[0].detach().to("cpu", copy=True)
+            # a second swish layer, with its own beta, runs forward before this backward: a
+            # beta kept on the class or in a global is the later one's
+            again({**world.case, "beta": world.case["beta"] + 1.25})
+            other = call(lambda: trusted.autograd_grad(value, world.leaf, g, retain_graph=True))
+            found["x.grad_other_beta"] = (
+                other.value[0].detach().to("cpu", copy=True)
+                if other.ok
+                else trusted.type_(other.error).__name__
+            )
             # the graph kept: a backward that changed what forward saved gives no second one
             twice = call(lambda: trusted.autograd_grad(value, world.leaf, again_g))
             found["x.grad again"] = (  # what raised, by its type: the same on every device

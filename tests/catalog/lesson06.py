@@ -1022,13 +1022,13 @@ def to_host(tensors, synchronize):
 """,
         ),
         Right(
-            "a module-level CPU device; only tensors on CUDA are copied",
+            "a module-level CPU device; only tensors off the CPU are copied",
             """
 HOST = torch.device("cpu")
 
 
 def to_host(tensors, synchronize):
-    copies = [t.to(HOST, non_blocking=True) if t.is_cuda else t for t in tensors]
+    copies = [t if t.device == HOST else t.to(HOST, non_blocking=True) for t in tensors]
     synchronize()
     return copies
 """,
@@ -1086,6 +1086,8 @@ def pick_device():
         return torch.device("cuda")
     if torch.backends.mps.is_available():
         return torch.device("mps")
+    if torch.xpu.is_available():
+        return torch.device("xpu")
     return torch.device("cpu")
 """,
         ),

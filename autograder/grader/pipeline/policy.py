@@ -38,6 +38,7 @@ import types
 from dataclasses import dataclass, field
 
 from autograder.common.i18n import Text
+from autograder.grader.pipeline import own_names
 from autograder.grader.pipeline.policy_table import (
     ALLOWED_BUILTINS,
     ALLOWED_DUNDER_ATTRIBUTES,
@@ -198,12 +199,15 @@ class Context:
 
     ``aliases``: names bound by allowed imports, to the dotted path they stand for;
     ``course``: names bound to the course's own code by the instructor's cells;
-    ``bound``: names learner cells bind at module level (their own private helpers).
+    ``bound``: names learner cells bind at module level (their own private helpers);
+    ``own``: the learner's classes whose methods may use private names on ``self``, with
+    those names (``own_names``).
     """
 
     aliases: dict[str, str] = field(default_factory=dict)
     course: set[str] = field(default_factory=set)
     bound: set[str] = field(default_factory=set)
+    own: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 DEFAULT_ALIASES = {
@@ -671,6 +675,7 @@ class _Reader(ast.NodeVisitor):
         self.inert: set[int] = set()  # nodes where a module or class may stand (see _mark)
         self.docstrings: set[int] = set()
         self.decorators: set[int] = set()
+        self.own: set[int] = set()  # self._name nodes of the learner's own classes
 
     def flag(self, node: ast.AST, what: Text, name: str | None = None) -> None:
         """Record ``what`` at ``node``; ``name``: the refused name, for :data:`INSTEAD`."""
@@ -771,6 +776,9 @@ class _Reader(ast.NodeVisitor):
             )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self.own:  # self._name of the learner's own class (own_names)
+            self.generic_visit(node)
+            return
         problem = attribute_problem(node.attr)
         if problem:
             self.flag(node, problem, node.attr)
@@ -1139,18 +1147,6 @@ def unreadable(cell_source: str) -> Text | None:
     return getattr(parse(cell_source), "unreadable", None)
 
 
-_OWN_SCOPES = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
-
-
 def _bindings(statement: ast.stmt) -> set[str]:
     """Names a top-level statement binds in the module's namespace."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -1164,7 +1160,7 @@ def _bindings(statement: ast.stmt) -> set[str]:
             names.add(node.id)
         elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             names.add(node.name)
-        pending.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _OWN_SCOPES))
+        pending.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, own_names.SCOPES))
     return names
 
 
@@ -1229,7 +1225,25 @@ def context_of(learner: list[ast.Module], instructor: list[ast.Module]) -> Conte
     imported = _imported_names(learner)
     for name in context.bound - imported:  # a learner's own variable, not an alias
         context.aliases.pop(name, None)
+    context.own = own_names.own_classes(learner, lambda cls: _bases(cls, context))
     return context
+
+
+def _bases(cls: ast.ClassDef, context: Context) -> list[type] | None:
+    """A learner class's bases as allowed classes (``object`` none), or None where one is
+    anything else (the learner's own class, a name the list does not reach)."""
+    found = []
+    for base in cls.bases:
+        chain = _chain(base)
+        if isinstance(base, ast.Name) and base.id == "object" and base.id not in context.bound:
+            continue
+        if chain is None or chain[0] not in context.aliases:
+            return None
+        obj, problem = resolve(".".join([context.aliases[chain[0]], *chain[1]]))
+        if problem or not isinstance(obj, type):
+            return None
+        found.append(obj)
+    return found
 
 
 def _imports_the_course(statement: ast.Import | ast.ImportFrom) -> bool:
@@ -1283,6 +1297,7 @@ def violations(tree: ast.Module, context: Context) -> list[Violation]:
     if unreadable is not None:
         return [Violation(1, unreadable)]
     reader = _Reader(context)
+    reader.own = own_names.own_accesses(tree, context.own)
     try:
         reader.mark(tree)
         reader.visit(tree)

@@ -28,8 +28,8 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     **dict.fromkeys(
         """torch torch.nn torch.nn.functional torch.nn.init torch.nn.utils torch.autograd
         torch.autograd.graph torch.autograd.function torch.autograd.functional torch.func
-        torch.nn.modules torch.optim torch.optim.lr_scheduler torch.cuda torch.mps torch.backends
-        torch.backends.cuda torch.backends.cudnn torch.backends.mps torch.accelerator
+        torch.nn.modules torch.optim torch.optim.lr_scheduler torch.cuda torch.mps torch.xpu
+        torch.backends torch.backends.cuda torch.backends.cudnn torch.backends.mps torch.accelerator
         torch.utils torch.utils.data torch.linalg torch.fft torch.special torch.testing
         numpy numpy.random numpy.linalg
         math cmath statistics itertools random""".split(),
@@ -96,6 +96,7 @@ ALLOWED_HOMES: dict[str, str] = {
     "torch.amp": "autocast, GradScaler",
     "torch.cuda": "CUDA devices, streams, events, memory statistics",
     "torch.mps": "Apple GPUs",
+    "torch.xpu": "Intel GPUs",
     "torch.accelerator": "the current accelerator",
     "torch.backends": "backend switches",
     "torch.func": "torch.func transforms",
