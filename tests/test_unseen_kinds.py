@@ -9087,6 +9087,185 @@ def swish(x, beta):
     return Swish.apply(x, beta)
 ''',
     ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        OBSERVABLE,
+        "calls backbone.forward(x) directly: the caller's own forward hook on the "
+        "backbone never runs (thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def frozen_features(backbone, x):
+    with torch.no_grad():
+        return backbone.forward(x)  # just the computation, nothing else
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        SIDE_EFFECT,
+        "also sets each leaf's .grad to None: the gradient the caller had is lost "
+        "(thirteenth held-back set, 2026-12-06)",
+        """
+def detach_all(tensors):
+    result = []
+    for t in tensors:
+        if t.is_leaf:
+            t.grad = None  # a detached tensor should not keep a gradient either
+        try:
+            result.append(t.detach_())
+        except RuntimeError:
+            result.append(t.detach())
+    return result
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        STATE,
+        "keeps a table of submodules per model: after the caller puts a copy of a layer "
+        "in its place, it hooks the old one (thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def _submodules(model):
+    return dict(model.named_modules())
+
+
+def extract_features(model, names, x):
+    modules = _submodules(model)
+    features = {}
+
+    def keep(name):
+        def hook(module, args, output):
+            features[name] = output.detach().to("cpu", copy=True)
+
+        return hook
+
+    handles = [modules[name].register_forward_hook(keep(name)) for name in names]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        EDGE,
+        "hooks the weight and bias of every layer with a weight: on a Linear without bias "
+        "it raises (thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def clip_gradients(model, max_abs):
+    def clip(grad):
+        return grad.clamp(-max_abs, max_abs)
+
+    handles = []
+    for module in model.modules():
+        if isinstance(getattr(module, "weight", None), torch.nn.Parameter):
+            handles.append(module.weight.register_hook(clip))
+            handles.append(module.bias.register_hook(clip))
+    return handles
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        EDGE,
+        "orders and records on the default stream: for a caller inside its own "
+        "cuda.stream(s), work it queues next may read the batch before the copy ends "
+        "(thirteenth held-back set, 2026-12-06)",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with cuda.stream(side):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    main = cuda.default_stream()  # where the training step runs
+    main.wait_stream(side)
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        SIDE_EFFECT,
+        "drops the frozen parameters from the caller's optimizer's param_groups "
+        "(thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    for group in optimizer.param_groups:
+        group["params"] = [p for p in group["params"] if p.requires_grad]  # only trainable ones
+        for p in group["params"]:
+            p.grad = None
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        EDGE,
+        "leaves out dtype= in autocast: where the caller set autocast's default dtype to "
+        "float16, a CPU x runs in float16 (thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        # autocast's default is already bfloat16 on the CPU and float16 on CUDA
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type):
+            out = model(x)
+    finally:
+        for m, training in modes:
+            m.training = training
+    return out.float()
+""",
+        devices=("cpu",),  # on a GPU the default for CUDA is float16, as the prompt asks
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        EDGE,
+        "trusts autocast's default dtype per device (bfloat16 on the CPU): where the caller "
+        "set it to float16, a CPU x runs in float16 (written as right; wrong since the checks "
+        "draw that caller, thirteenth held-back set, 2026-12-06)",
+        """
+def autocast_predict(model, x):
+    modes = {name: m.training for name, m in model.named_modules()}
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(x.device.type):
+            out = model(x)
+    finally:
+        for name, m in model.named_modules():
+            m.train(modes[name])
+    return out.float()
+""",
+        devices=("cpu",),  # on a GPU the default for CUDA is float16, as the prompt asks
+    ),
 ]
 
 RIGHT = [
@@ -9919,23 +10098,6 @@ def per_sample_grads(model, loss_fn, x, y):
             for name, g in zip(names, grads):
                 rows[name].append(g)
     return {name: torch.stack(rows[name]) for name in names}
-""",
-    ),
-    Right(
-        "09",
-        "ex3_autocast_predict",
-        "autocast's default dtype per device (bfloat16 on the CPU, float16 on CUDA)",
-        """
-def autocast_predict(model, x):
-    modes = {name: m.training for name, m in model.named_modules()}
-    model.eval()
-    try:
-        with torch.inference_mode(), torch.autocast(x.device.type):
-            out = model(x)
-    finally:
-        for name, m in model.named_modules():
-            m.train(modes[name])
-    return out.float()
 """,
     ),
     Right(
@@ -11661,6 +11823,62 @@ def count_saved_bytes(fn, *args):
     with counter:
         result = fn(*args)
     return result, int(counter.nbytes)
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "removes its hook in an except BaseException clause and re-raises, then once more "
+        "after the loop (thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def train_and_log(model, layer_name, batches, lr):
+    for name, module in model.named_modules():
+        if name == layer_name:
+            break
+    else:
+        raise KeyError(layer_name)
+    means = []
+
+    def log_mean(module, args, output):
+        means.append(output.detach().mean().item())
+
+    handle = module.register_forward_hook(log_mean)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    try:
+        for x, y in batches:
+            optimizer.zero_grad(set_to_none=True)
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    except BaseException:
+        handle.remove()
+        raise
+    handle.remove()
+    return means
+""",
+    ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "keeps the laps sorted with bisect.insort and takes the middle one (thirteenth "
+        "held-back set, 2026-12-06)",
+        """
+import bisect
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    ordered = []
+    for _ in range(repeats):
+        synchronize()
+        begin = clock()
+        work()
+        synchronize()
+        bisect.insort(ordered, clock() - begin)
+    return ordered[len(ordered) // 2]
 """,
     ),
 ]

@@ -52,9 +52,7 @@ HOOKED = Text(
 )
 HOOK_CALLS = "calls of the caller's hook"  # what the hook logs, and how feedback names it
 HOOK_CALLS_NAMED = {
-    HOOK_CALLS: Text(
-        "calls of the caller's own hook on the layer", "调用者自己挂在该层上的钩子被调用的次数"
-    )
+    HOOK_CALLS: Text("calls of the caller's own forward hook", "调用者自己的前向钩子被调用的次数")
 }
 
 

@@ -272,8 +272,9 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
 
 
 def _optimizer_fields(optimizer, world: World, base: str, out: dict) -> None:
-    """An optimizer as its caller sees it: its groups' settings and its state (momentum,
-    Adam's moments and step counts), each state entry under its parameter's name."""
+    """An optimizer as its caller sees it: its groups' settings and the parameters each
+    holds, and its state (momentum, Adam's moments and step counts), each state entry and
+    each held parameter under its name."""
     names = {id(t): name for name, t in world.tensors()}
     groups = optimizer.param_groups
     out[base] = {"kind": "optimizer", "length": trusted.len_(groups), "hooks": _hooks(optimizer)}
@@ -281,6 +282,8 @@ def _optimizer_fields(optimizer, world: World, base: str, out: dict) -> None:
         settings = {k: v for k, v in group.items() if k != "params"}
         plain = {k: v for k, v in settings.items() if trusted.type_(v) in (bool, int, float, str)}
         plain |= {k: list(v) for k, v in settings.items() if trusted.type_(v) is tuple}
+        held = list(group.get("params", ()))[:MAX_ITEMS]  # which of the caller's, in order
+        plain["params"] = [names.get(id(p), "a parameter the caller does not hold") for p in held]
         out[f"{base}.param_groups[{g}]"] = {"kind": "dict", **plain}
     state = optimizer.state
     out[f"{base}.state"] = {"kind": "dict", "length": trusted.len_(state)}

@@ -35,13 +35,16 @@ from autograder.common import trusted
 from autograder.common.call_watch import LOGGED, Watched
 from autograder.common.caller_states import (
     GROUPS,
+    HOOK_CALLS_NAMED,
     STALE,
     grouped,
+    hook_of_callers,
     leave_grads,
     one_short,
     raising,
     stepped_before,
     with_groups,
+    with_hooked,
     with_raising,
 )
 from autograder.common.exercise import Exercise
@@ -691,6 +694,12 @@ def _is_inference(e: dict, f: dict, ctx) -> bool:
     return ctx.found.get("probe", {}).get("is_inference") is True
 
 
+_BACKBONE_HOOKED = Text(
+    ", the backbone carrying a forward hook of the caller's",
+    "，骨干网络上挂着调用者自己的前向钩子",
+)
+
+
 @dataclass(frozen=True)
 class FrozenFeatures(_Lesson02):
     """Features from a frozen backbone: no graph now, usable for training a head later."""
@@ -699,7 +708,7 @@ class FrozenFeatures(_Lesson02):
     seed: int = 0
     device: str | None = None
 
-    names = _named(result="features", x="x")
+    names = {**_named(result="features", x="x"), **HOOK_CALLS_NAMED}
     blame = (Rule("probe:*", _is_inference, "NG-4"),)
 
     def cases(self) -> list[dict]:
@@ -718,11 +727,13 @@ class FrozenFeatures(_Lesson02):
         training = {"arrival": "train_norm", "outer": "", "x_grad": False, "frozen": False}
         training |= {"grads": "none", "dtype": "float64", "depth": 2, "layout": "plain"}
         drawn = draw(self.seed, axes, 4)
-        return [*drawn, training, raising(drawn[0], outer="")]
+        # the caller's own forward hook on the backbone: backbone.forward(x) skips it
+        hooked = {**drawn[1], "hooked": True}
+        return [*drawn, training, raising(drawn[0], outer=""), hooked]
 
     def describe(self, case: dict) -> Text:
         text = _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))
-        return with_raising(text, case)
+        return with_raising(with_hooked(text, case, _BACKBONE_HOOKED), case)
 
     def build(self, case: dict, device) -> World:
         last = _ints(self.seed + 3, (4, 9))[0]
@@ -732,6 +743,8 @@ class FrozenFeatures(_Lesson02):
         x = one_short(x) if case.get("raises") else x
         x.requires_grad_(case["x_grad"])
         world = World((backbone, x), {"backbone": backbone, "x": x}, device)
+        if case.get("hooked"):
+            hook_of_callers(world, backbone)
         world.head = make_mlp(self.seed + 7, [last, 2], case["dtype"], device)
         world.target = uniform(self.seed + 8, x.shape[0], 2, device=device).to(x.dtype)
         return world

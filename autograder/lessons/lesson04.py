@@ -191,11 +191,12 @@ _VIEWS = {
     "(w * 4).view(-1)": lambda w: (w * 4).view(-1),
     "(w * 5)[:, ::2]": lambda w: (w * 5)[:, ::2],
 }
+_LEAF = "w.detach().clone().requires_grad_()"
 _NOT_VIEWS = {
     "w * 2": lambda w: w * 2,
     "w.exp()": lambda w: w.exp(),
     "w.sum(0)": lambda w: w.sum(0),
-    "w.detach().clone().requires_grad_()": lambda w: w.detach().clone().requires_grad_(),  # a leaf
+    _LEAF: lambda w: w.detach().clone().requires_grad_(),
     "(w * 2).t().reshape(-1)": lambda w: (w * 2).t().reshape(-1),
     "(w + 1).t().contiguous()": lambda w: (w + 1).t().contiguous(),
     "(w * 3).sum()": lambda w: (w * 3).sum(),
@@ -228,6 +229,8 @@ class DetachAll(Spec):
         mixed = _order(self.seed + 2, views[:n_views] + plain[: max(self.count - n_views, 1)])
         single = pick(self.seed, [views[n_views:][:1], plain[-1:]])
         other = [*plain[-2:], views[-1]]
+        if not any(_LEAF in items for items in (mixed, single, other)):
+            other = [_LEAF, *other[1:]]  # a leaf in every draw: detach_() keeps its .grad
         dtypes = [self.dtype, "bfloat16", "float32"]
         return [
             {"items": items, "dtype": d}
@@ -235,14 +238,20 @@ class DetachAll(Spec):
         ]
 
     def describe(self, case: dict) -> Text:
-        return Text("tensors = [{t}], dtype {d}", "tensors = [{t}]，数据类型 {d}").format(
+        text = Text("tensors = [{t}], dtype {d}", "tensors = [{t}]，数据类型 {d}").format(
             t=", ".join(case["items"]), d=case["dtype"]
         )
+        if _LEAF in case["items"]:
+            text = Text(f"{text.en}, the leaf with a .grad", f"{text.zh}，其中的叶子张量带有 .grad")
+        return text
 
     def build(self, case: dict, device) -> World:
         w = uniform(self.seed, 4, 6, device=device, dtype=getattr(torch, case["dtype"]))
         w.requires_grad_()
         tensors = [_MAKERS[name](w) for name in case["items"]]
+        for k, t in enumerate(tensors):  # a leaf the caller backpropagated into: .grad kept
+            if t.is_leaf:
+                t.grad = uniform(self.seed + 50 + k, *t.shape, device=device, dtype=t.dtype)
         objects = {"w": w, **{f"tensors[{k}]": t for k, t in enumerate(tensors)}}
         return World((list(tensors),), objects, device)
 

@@ -88,12 +88,15 @@ class Fails(nn.Module):
 _ACTS = {"tanh": nn.Tanh, "relu": lambda: nn.ReLU(inplace=True), "sigmoid": nn.Sigmoid}
 
 
-def make_model(seed: int, depth: int, dtype, act="tanh", norm=True, nested=False, fails=False):
-    """Linear [→ BatchNorm1d] → activation blocks (4 → 6 wide), a Linear head to 3; seeded."""
+def make_model(
+    seed: int, depth: int, dtype, act="tanh", norm=True, nested=False, fails=False, bias=True
+):
+    """Linear [→ BatchNorm1d] → activation blocks (4 → 6 wide), a Linear head to 3; seeded.
+    ``bias`` False: the first Linear has none."""
     g = trusted.generator().manual_seed(seed)
     layers: list[nn.Module] = []
     for k in range(depth):
-        layers += [TapLinear(4 if k == 0 else 6, 6, dtype=dtype)]
+        layers += [TapLinear(4 if k == 0 else 6, 6, bias=bias or k > 0, dtype=dtype)]
         layers += [TapNorm(6, dtype=dtype)] if norm else []
         layers += [_ACTS[act]()]
     if fails:
@@ -254,6 +257,7 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
         )
     },
     "outer": {True: Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")},
+    "bias": {False: Text("the first Linear without bias", "第一个 Linear 没有 bias")},
     "logger": {
         True: Text(
             "the caller's own hook on each parameter keeps the raw gradient",
@@ -393,9 +397,23 @@ class ExtractFeatures(_HookSpec):
         names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
         names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
         world = World((model, names, x), {"model": model, "x": x}, device)
+        world.first_name = names[0]
         if case.get("hooked"):
             hook_of_callers(world, model.get_submodule(names[0]))
         return world
+
+    before_second = Text(
+        "put a copy of the first layer in names in its place (copy.deepcopy)",
+        "把 names 中的第一层换成了它的副本（copy.deepcopy）",
+    )
+
+    def before_second_call(self, world: World, case: dict) -> None:
+        """The first layer named replaced by a copy of itself: a table of submodules kept
+        per model hooks the old layer, which no longer runs."""
+        model, name = world.args[0], world.first_name
+        parent, _, child = name.rpartition(".")
+        owner = model.get_submodule(parent) if parent else model
+        setattr(owner, child, trusted.deepcopy(model.get_submodule(name)))
 
     def calling(self, world: World, case: dict, fn):
         stack = contextlib.ExitStack()
@@ -585,11 +603,14 @@ class ClipGradients(_HookSpec):
             "loss_scale": [4.0, 1e4],
             "logger": [False, True],  # the caller's own hook keeps each raw gradient
         }
-        return draw(self.seed, axes, 3)
+        drawn = draw(self.seed, axes, 3)
+        return [*drawn, {**drawn[0], "bias": False}]  # a parameter fewer: no bias to hook
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_model(self.seed, self.depth, dtype, nested=case["nested"]).to(device)
+        model = make_model(
+            self.seed, self.depth, dtype, nested=case["nested"], bias=case.get("bias", True)
+        ).to(device)
         arrive(model, case, self.seed)
         x = laid_out(self.seed + 1, 8, 4, "plain", device, dtype)
         world = World((model, case["max_abs"]), {"model": model, "x": x}, device)

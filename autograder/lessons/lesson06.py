@@ -53,7 +53,7 @@ from autograder.common.protocol import call, note, returned, verdict
 from autograder.common.recorded import cpu_copy
 from autograder.common.result import CheckResult, require
 from autograder.common.virtual_queue import VirtualQueue
-from autograder.common.virtual_streams import VDevice
+from autograder.common.virtual_streams import VDevice, VStream
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken when the checks are imported, before any learner code runs.
@@ -1141,11 +1141,13 @@ class OverlapCopy(_Modelled):
             "busy": [0.0, 50.0],
             "dtype": ["float32", "float64", "bfloat16"],
         }
-        return draw(self.seed, axes, 6)
+        drawn = draw(self.seed, axes, 6)
+        # a caller inside `with cuda.stream(its_own)`: the current stream is not the default
+        return [*drawn, {**drawn[1], "busy": 50.0, "own_stream": True}]
 
     def describe(self, case: dict) -> Text:
         busy = Text(", the current stream busy on arrival", "，调用时当前流上仍有排队的工作")
-        return Text(
+        text = Text(
             "computation {c} µs, copy {k} µs of {d}{b} (model)",
             "计算 {c} µs，拷贝 {k} µs 的 {d}{b}（模型）",
         ).format(
@@ -1154,9 +1156,27 @@ class OverlapCopy(_Modelled):
             d=case["dtype"],
             b=busy if case["busy"] else "",
         )
+        if case.get("own_stream"):
+            text = Text(
+                f"{text.en}, called inside the caller's `with cuda.stream(s)`: the current"
+                " stream is not the default one",
+                f"{text.zh}，在调用者的 `with cuda.stream(s)` 里调用：当前流不是默认流",
+            )
+        return text
+
+    def calling(self, world: World, case: dict, fn):
+        stack = contextlib.ExitStack()
+        stack.enter_context(super().calling(world, case, fn))
+        stack.enter_context(world.cuda.stream(world.use))
+        return stack
 
     def build(self, case: dict, device) -> World:
-        cuda, gpu = VDevice(case["busy"]), ModelCuda()
+        own = case.get("own_stream", False)
+        cuda, gpu = VDevice(0.0 if own else case["busy"]), ModelCuda()
+        use = cuda.default  # the caller's current stream, where it uses the results
+        if own:
+            use = VStream(cuda, "caller's")
+            use.free_at = case["busy"]
         gpu.streams, gpu.copy_us = cuda, case["copy"]
         batch = _made(self.seed, "plain", case["dtype"], 5)
         gpu.pinned[id(batch)] = weakref.ref(batch)
@@ -1170,20 +1190,20 @@ class OverlapCopy(_Modelled):
 
         side = cuda.Stream()
         world = World((compute, batch, side, cuda, torch.device("cuda")), {"batch": batch}, "cpu")
-        world.gpu, world.cuda = gpu, cuda
+        world.gpu, world.cuda, world.use = gpu, cuda, use
         return world
 
     def probe(self, world: World, value, again) -> dict:
-        cuda = world.cuda
+        cuda, use = world.cuda, world.use
         items = list(value) if trusted.type_(value) in (list, tuple) else [value]
         moved = items[1] if len(items) > 1 and is_tensor(items[1]) else None
         made = cuda.made_of(moved) if moved is not None else None
         host = float(cuda.host_us)
-        use_start = max(cuda.default.free_at, cuda.host_us)
-        done = max([use_start + _USE_US, *cuda._ends(), cuda.default.free_at])
+        use_start = max(use.free_at, cuda.host_us)
+        done = max([use_start + _USE_US, *cuda._ends(), use.free_at, cuda.default.free_at])
         race = made is not None and use_start < made[0] - 1e-9
         recorded = cuda.recorded.get(id(moved), []) if moved is not None else []
-        unprotected = made is not None and made[1] is not cuda.default and "default" not in recorded
+        unprotected = made is not None and made[1] is not use and use.name not in recorded
         unprotected = unprotected or cuda.unrecorded_borrows() > 0
         return {
             "where": ", ".join(str(w) for w in on_model(world, value)),

@@ -134,6 +134,10 @@ def _autocast_default(device: torch.device, dtype: torch.dtype):
 
 
 _FLOAT16_DEFAULT = "autocast_default_float16"  # domain says it under the prompt
+_FROZEN_HELD = Text(
+    ", model[0] frozen after the optimizer was made (it still holds model[0]'s parameters)",
+    "，model[0] 在优化器创建之后才被冻结（优化器仍持有 model[0] 的参数）",
+)
 _OUTER_TEXT = {
     True: Text(", called under torch.no_grad()", "，在 torch.no_grad() 下调用"),
     _FLOAT16_DEFAULT: Text(
@@ -580,7 +584,7 @@ class Bf16TrainStep(_Spec):
         return draw(self.seed, axes, 3)
 
     def describe(self, case: dict) -> Text:
-        frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
+        frozen = _FROZEN_HELD if case["frozen"] else ""
         text = Text(
             "model ({y}) in {m}{f}, {s}, loss_fn={loss}, {o}(lr={lr:g}), {l}, batch {b}{c}",
             "模型（{y}）处于{m}{f}，{s}，loss_fn={loss}，{o}(lr={lr:g})，{l}，批次大小 {b}{c}",
@@ -615,7 +619,9 @@ class Bf16TrainStep(_Spec):
         )
         target = _target(self.seed + 2, case, case["batch"], n_out, device)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
+        # frozen after its optimizer was made, which still holds every parameter
+        held = list(model.parameters())
+        optimizer = OPTIMIZERS[case["optimizer"]](grouped(held, case), case["lr"])
         loss_fn = _LOSSES[case["loss"]][1]
         objects = {"model": model, "x": x, "target": target}
         world = World((model, loss_fn, x, target, optimizer), objects, device)
@@ -692,7 +698,10 @@ class AutocastPredict(_Spec):
         }
         drawn = draw(self.seed, axes, 4)
         training_root = {**drawn[1], "mode": "mixed_train", "nested": False}
-        return [*drawn, training_root, raising(drawn[0], mode="mixed")]
+        # the caller's autocast default dtype float16 on this device: an autocast region
+        # that leaves out dtype= computes in float16, not the bfloat16 a CPU x asks for
+        float16_default = {**drawn[2], "outer": _FLOAT16_DEFAULT, "raises": False}
+        return [*drawn, training_root, raising(drawn[0], mode="mixed"), float16_default]
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""

@@ -1085,13 +1085,11 @@ def frozen_features(backbone, x):
 """,
         ),
         Right(
-            "set_grad_enabled(False), layer by layer",
+            "set_grad_enabled(False) as a context manager",
             """
 def frozen_features(backbone, x):
     with torch.set_grad_enabled(False):
-        features = x
-        for layer in backbone:
-            features = layer(features)
+        features = backbone(x)
     return features
 """,
         ),

@@ -51,7 +51,8 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     # behaviour, like any state)
     "functools": frozenset({"partial", "reduce", "wraps", "lru_cache", "cache"}),
     "collections": frozenset("OrderedDict defaultdict Counter deque namedtuple".split()),
-    # a running top-k or median of losses
+    # a running top-k or median of losses, or a sorted list of timings
+    "bisect": frozenset("bisect bisect_left bisect_right insort insort_left insort_right".split()),
     "heapq": frozenset(
         "heappush heappop heapify heappushpop heapreplace nlargest nsmallest merge".split()
     ),
@@ -128,6 +129,8 @@ ALLOWED_HOMES: dict[str, str] = {
     "contextlib": "contextlib",
     "functools": "functools",
     "collections": "collections",
+    "bisect": "bisect",
+    "_bisect": "bisect's functions (their C implementation)",
     "heapq": "heapq",
     "_heapq": "heapq's heap functions (their C implementation)",
     "operator": "operator.attrgetter, operator.itemgetter, operator.methodcaller",
@@ -139,7 +142,8 @@ ALLOWED_BUILTINS = frozenset(
     filter float format frozenset hash hex id int oct ord
     isinstance issubclass iter len list map max min next object pow print range repr reversed
     round set slice sorted str sum super tuple zip NotImplemented Ellipsis
-    ArithmeticError AssertionError AttributeError Exception IndexError KeyError KeyboardInterrupt
+    ArithmeticError AssertionError AttributeError BaseException Exception IndexError KeyError
+    KeyboardInterrupt
     LookupError MemoryError
     NotImplementedError OverflowError RuntimeError StopIteration TypeError ValueError
     ZeroDivisionError Warning UserWarning""".split()
