@@ -9266,6 +9266,31 @@ def autocast_predict(model, x):
 """,
         devices=("cpu",),  # on a GPU the default for CUDA is float16, as the prompt asks
     ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        EDGE,
+        "picks float16 whenever CUDA is available, also for a CPU x: on a machine with a "
+        "GPU the CPU forward runs in float16 (thirteenth held-back set, 2026-12-06)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    # GPUs use float16, CPUs bfloat16
+    dtype = torch.float16 if torch.cuda.is_available() else torch.bfloat16
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, training in modes.items():
+            m.training = training
+    return out.float()
+""",
+        devices=("cpu",),  # on a GPU the course device is CUDA: float16 is right there
+    ),
 ]
 
 RIGHT = [

@@ -52,6 +52,14 @@ from autograder.common.oracle import (
 from autograder.common.protocol import call, note, returned, verdict
 from autograder.common.recorded import cpu_copy
 from autograder.common.result import CheckResult, require
+from autograder.common.simulated_machine import (
+    MACHINES,
+    default_device,
+    machine,
+    set_default_device,
+    this_machine,
+    twin,
+)
 from autograder.common.virtual_queue import VirtualQueue
 from autograder.common.virtual_streams import VDevice, VStream
 from autograder.kernel.selfcheck import run_self_check
@@ -59,10 +67,6 @@ from autograder.kernel.selfcheck import run_self_check
 # Taken when the checks are imported, before any learner code runs.
 _CUDA_SYNCHRONIZE = torch.cuda.synchronize
 _CUDA_EVENT = torch.cuda.Event
-_REAL_IS_AVAILABLE = torch.accelerator.is_available
-_REAL_CURRENT = torch.accelerator.current_accelerator
-_DEVICE_CONTEXT = torch._GLOBAL_DEVICE_CONTEXT
-_set_default_device = torch.set_default_device
 _perf_counter = time.perf_counter
 _median = statistics.median
 
@@ -480,101 +484,9 @@ def check_to_host(fn, seed: int = 0, device=None) -> None:
 
 # Exercise 3 (CS-5) -------------------------------------------------------------------------
 
-# (what the machine is, the build's accelerator, how many usable devices)
-_MACHINES = {
-    "cuda, no GPU": (Text("a CUDA build, no usable GPU", "CUDA 版本、没有可用的 GPU"), "cuda", 0),
-    "cuda, 1 GPU": (Text("a CUDA build with one GPU", "CUDA 版本、有一块 GPU"), "cuda", 1),
-    "cuda, 2 GPUs": (Text("a CUDA build with two GPUs", "CUDA 版本、有两块 GPU"), "cuda", 2),
-    "cpu build": (Text("a CPU-only build", "只支持 CPU 的版本"), None, 0),
-    "mps": (Text("a build for Apple GPUs (MPS), usable", "Apple GPU（MPS）版本、可用"), "mps", 1),
-    "mps, unusable": (Text("an MPS build, GPU not usable", "MPS 版本、GPU 不可用"), "mps", 0),
-    "xpu": (Text("a build for Intel GPUs (XPU), usable", "Intel GPU（XPU）版本、可用"), "xpu", 1),
-}
-
-
-def _answers(built: str | None, count: int) -> list[tuple[object, str, object]]:
-    """Stand-ins for torch's probing functions, as they answer on one kind of machine."""
-    device = None if built is None else torch.device(built)
-    usable = count > 0
-
-    def current_accelerator(check_available: bool = False):
-        return None if check_available and not usable else device
-
-    cuda, mps, xpu = built == "cuda", built == "mps", built == "xpu"
-    return [
-        (torch.accelerator, "current_accelerator", current_accelerator),
-        (torch.accelerator, "is_available", lambda: usable),
-        (torch.accelerator, "device_count", lambda: count),
-        (torch.cuda, "is_available", lambda: usable and cuda),
-        (torch.cuda, "device_count", lambda: count if cuda else 0),
-        (torch.mps, "device_count", lambda: count if mps else 0),
-        (torch.mps, "is_available", lambda: usable and mps),
-        (torch.backends.mps, "is_available", lambda: usable and mps),
-        (torch.backends.mps, "is_built", lambda: mps),
-        (torch.backends.cuda, "is_built", lambda: cuda),
-        (torch.xpu, "is_available", lambda: usable and xpu),
-        (torch.xpu, "device_count", lambda: count if xpu else 0),
-    ]
-
-
-def _default_device() -> str | None:
-    """torch's default device as set_default_device left it, read without allocating."""
-    context = getattr(_DEVICE_CONTEXT, "device_context", None)
-    return None if context is None else str(context.device)
-
-
-def _learner_globals(fn) -> dict:
-    """The namespace the learner's code looks names up in (a function's, or a class's)."""
-    found = getattr(fn, "__globals__", None)
-    if found is None:
-        found = getattr(vars(trusted.type_(fn)).get("__call__"), "__globals__", None)
-    return found if trusted.type_(found) is dict else {}
-
-
-@contextlib.contextmanager
-def _machine(built: str | None, count: int, fn, world: World | None = None):
-    """torch's probing functions answer as on one machine, also where the learner's code
-    imported them by name (``from torch.accelerator import is_available``); restored after,
-    with torch's default device (logged in ``world`` first)."""
-    default = _default_device()
-    patches = _answers(built, count)
-    namespace = _learner_globals(fn)
-    stand_ins = {id(getattr(owner, name)): new for owner, name, new in patches}
-    renamed = {k: v for k, v in namespace.items() if id(v) in stand_ins}
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
-    try:
-        for owner, name, new in patches:
-            setattr(owner, name, new)
-        namespace.update({k: stand_ins[id(v)] for k, v in renamed.items()})
-        yield
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
-        namespace.update(renamed)
-        if world is not None:
-            world.logged["torch.get_default_device()"] = {
-                "kind": "str",
-                "value": str(_default_device() or "cpu"),
-            }
-        _set_default_device(default)
-
 
 def _device_type(value) -> str | None:
     return value.type if trusted.type_(value) is torch.device else None
-
-
-def _this_machine() -> list:
-    """This machine as the simulated ones are told apart: [the build's accelerator, usable],
-    from the trusted probes (taken at import)."""
-    built = _REAL_CURRENT()
-    return [None if built is None else built.type, bool(_REAL_IS_AVAILABLE())]
-
-
-def _twin(machine, cases: list[dict]) -> dict | None:
-    """The drawn case whose simulated machine is of this machine's kind, if any."""
-    built, usable = machine
-    kinds = {name: (spec[1], spec[2] > 0) for name, spec in _MACHINES.items()}
-    return next((c for c in cases if kinds[c["machine"]] == (built, usable)), None)
 
 
 NOT_SIMULATED = Text(
@@ -609,7 +521,7 @@ class PickDevice(Spec):
         Rule(
             "probe:type",
             lambda e, f, ctx: (
-                f["value"] is not None and _MACHINES[ctx.case["machine"]][1:] == (f["value"], 0)
+                f["value"] is not None and MACHINES[ctx.case["machine"]][1:] == (f["value"], 0)
             ),
             "CS-5",
         ),
@@ -617,29 +529,29 @@ class PickDevice(Spec):
 
     def cases(self) -> list[dict]:
         g = trusted.generator().manual_seed(self.seed)
-        order = trusted.rand(len(_MACHINES), generator=g).argsort().tolist()
-        return [{"machine": list(_MACHINES)[i]} for i in order]
+        order = trusted.rand(len(MACHINES), generator=g).argsort().tolist()
+        return [{"machine": list(MACHINES)[i]} for i in order]
 
     def describe(self, case: dict) -> Text:
-        return Text("on {m}", "机器：{m}").format(m=_MACHINES[case["machine"]][0])
+        return Text("on {m}", "机器：{m}").format(m=MACHINES[case["machine"]][0])
 
     def build(self, case: dict, device) -> World:
         return World((), {}, "cpu")
 
     def calling(self, world: World, case: dict, fn):
-        _, built, count = _MACHINES[case["machine"]]
-        return _machine(built, count, fn, world)
+        _, built, count = MACHINES[case["machine"]]
+        return machine(built, count, fn, world)
 
     def probe(self, world: World, value, again) -> dict:
         return {"type": _device_type(value)}
 
     def observe(self, fn) -> dict:
         obs = super().observe(fn)
-        machine = _this_machine()
-        default = _default_device()
+        kind = this_machine()
+        default = default_device()
         here = call(fn).record()
-        _set_default_device(default)
-        obs["here"] = {"call": here, "machine": machine}
+        set_default_device(default)
+        obs["here"] = {"call": here, "machine": kind}
         return obs
 
     def judge(self, obs: dict) -> None:
@@ -647,11 +559,11 @@ class PickDevice(Spec):
         simulated machine of its kind (the learner's side knows no answer of its own)."""
         super().judge(obs)
         found = returned(self.heading, obs["here"]["call"], "pick_device")
-        twin = _twin(obs["here"]["machine"], self.cases())
-        if twin is None:
+        same = twin(obs["here"]["machine"], self.cases())
+        if same is None:
             note(NOT_SIMULATED.format(a=obs["here"]["machine"][0]))
             return
-        want = self.expected(twin)["probe"]["type"]
+        want = self.expected(same)["probe"]["type"]
         kind = str(found.value).split(":")[0] if found.kind == "device" else None
         what = Text("pick_device() on this machine, as it is", "在这台机器本身上调用 pick_device()")
         expected = f"torch.device('{want}')"

@@ -59,6 +59,7 @@ from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, 
 from autograder.common.protocol import call, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.common.seeded_call import seeded_call
+from autograder.common.simulated_machine import machine
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
@@ -701,7 +702,11 @@ class AutocastPredict(_Spec):
         # the caller's autocast default dtype float16 on this device: an autocast region
         # that leaves out dtype= computes in float16, not the bfloat16 a CPU x asks for
         float16_default = {**drawn[2], "outer": _FLOAT16_DEFAULT, "raises": False}
-        return [*drawn, training_root, raising(drawn[0], mode="mixed"), float16_default]
+        # a CPU x on a machine that also has a usable CUDA GPU (simulated): the CPU's
+        # bfloat16 still, whatever torch.cuda.is_available() says
+        gpu_machine = {**drawn[3], "raises": False, "gpu_machine": True}
+        cases = [*drawn, training_root, raising(drawn[0], mode="mixed"), float16_default]
+        return [*cases, gpu_machine]
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
@@ -712,6 +717,11 @@ class AutocastPredict(_Spec):
             outer = Text(
                 "{o}, the layers nested inside model[0] (a Sequential in the Sequential)",
                 "{o}，各层嵌套在 model[0] 之内（Sequential 里的 Sequential）",
+            ).format(o=outer)
+        if case.get("gpu_machine"):
+            outer = Text(
+                "{o}, on a machine with a usable CUDA GPU (simulated where there is none)",
+                "{o}，机器上有可用的 CUDA GPU（没有 GPU 时为模拟）",
             ).format(o=outer)
         text = Text(
             "model ({y}) in {m}{f}, {s}, {l}, batch {b}{o}",
@@ -756,7 +766,13 @@ class AutocastPredict(_Spec):
         switch_mode(world.args[0])
 
     def calling(self, world: World, case: dict, fn):
-        return seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
+        seeded = seeded_call(world, self.seed * 31 + 3, _outer(case, world.device))
+        if not case.get("gpu_machine") or world.device.type != "cpu":
+            return seeded
+        stack = contextlib.ExitStack()
+        stack.enter_context(machine("cuda", 1, fn))  # torch.cuda answers as on a GPU machine
+        stack.enter_context(seeded)
+        return stack
 
     def blame_error(self, message: str, case: dict) -> str | None:
         """BatchNorm trained on a batch of one: the model was never put in evaluation mode
