@@ -9291,6 +9291,20 @@ def autocast_predict(model, x):
 """,
         devices=("cpu",),  # on a GPU the course device is CUDA: float16 is right there
     ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        EDGE,
+        "passes non_blocking=True only for a CUDA device: to an MPS or XPU device a "
+        "pinned batch is copied blocking (fourteenth held-back set, 2026-12-06)",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    # asynchronous copies are a CUDA feature
+    fast = device.type == "cuda"
+    return inputs.to(device, non_blocking=fast), targets.to(device, non_blocking=fast)
+""",
+    ),
 ]
 
 RIGHT = [

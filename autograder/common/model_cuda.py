@@ -192,7 +192,7 @@ class ModelCuda(TorchFunctionMode):
             return out
         if first is not None and name in ("to", "cuda", "cpu"):
             device, dtype, non_blocking = _target(name, args, kwargs, self.device_of)
-            if device is not None and (where is not None or device.type == "cuda"):
+            if device is not None and (where is not None or device.type in _ACCELERATORS):
                 return self._copy(first, where, device, dtype or first.dtype, non_blocking)
             if where is None and kwargs.get("copy"):  # a copy on the host, as a pin is
                 self.host_us += _bytes(first) * _US_PER_BYTE
@@ -225,9 +225,9 @@ class ModelCuda(TorchFunctionMode):
         if first is not None and name in _FROM_DATA:
             device, dtype, _ = _target(name, args, kwargs, self.device_of)
             device = device or cuda_device(where or "cpu")  # none asked: the data's own device
-            if where is not None or device.type == "cuda":  # a copy, never non_blocking
+            if where is not None or device.type in _ACCELERATORS:  # a copy, never non_blocking
                 return self._copy(first, where, device, dtype or first.dtype, False)
-        if asked is not None and torch.device(asked).type == "cuda":
+        if asked is not None and torch.device(asked).type in _ACCELERATORS:
             out = self._mark(func(*args, **{**kwargs, "device": "cpu"}), asked)
             if self.streams is not None and is_tensor(out):
                 self.streams.allocate(out)
@@ -254,6 +254,8 @@ class ModelCuda(TorchFunctionMode):
         return out
 
 
+# the kinds of device the model plays (a copy to any of them is modelled alike)
+_ACCELERATORS = frozenset(("cuda", "mps", "xpu"))
 # a tensor's "which kind of device" properties, answered for the model's device
 _IS_DEVICE = frozenset(("is_cpu", "is_cuda", "is_mps", "is_xpu"))
 

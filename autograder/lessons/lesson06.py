@@ -724,7 +724,8 @@ class LoadBatch(_Modelled):
 
     def cases(self) -> list[dict]:
         axes = {
-            "target": ["cuda", "cpu", "cuda:1"],
+            # the course device may be another accelerator, whose copies the model plays alike
+            "target": ["cuda", "cpu", "cuda:1", "mps", "xpu"],
             "memory": ["pageable", "pinned"],
             "rows": [self.rows, 1, self.rows + 3],
             "dtype": ["float32", "float64", "bfloat16"],

@@ -1139,13 +1139,17 @@ def load_batch(batch, device):
 """,
         ),
         Right(
-            ".cuda(device, non_blocking=True) for CUDA, the batch as it is for the CPU",
+            ".cuda(device, non_blocking=True) for CUDA, .to for another accelerator, the batch "
+            "as it is for the CPU",
             """
 def load_batch(batch, device):
     inputs, targets = batch
     if str(device).startswith("cuda"):
         inputs = inputs.cuda(device, non_blocking=True)
         targets = targets.cuda(device, non_blocking=True)
+    elif device.type != "cpu":  # MPS, XPU, ...
+        inputs = inputs.to(device, non_blocking=True)
+        targets = targets.to(device, non_blocking=True)
     return inputs, targets
 """,
         ),
