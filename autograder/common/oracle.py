@@ -169,6 +169,7 @@ class World:
         self.versions = {name: (t, _version(t), _storage(t)) for name, t in self.tensors()}
         self.settings_left: list[str] = []  # global settings the last call left changed
         self.held: dict[int, list] = {}  # what the caller's lists held before the call (_held)
+        self.case: dict = {}  # the case built (Spec._run): a probe calls ``again`` with a variant
 
     def tensors(self) -> list[tuple[str, torch.Tensor]]:
         """Every caller tensor by name: the objects' tensors and modules' parameters."""
@@ -1035,7 +1036,7 @@ class Spec(Check):
         after the call compares; a probe's extra call starts where the caller's state is.
         """
         world = self.build(case, device)
-        world.held = _held(world)
+        world.case, world.held = case, _held(world)
         inputs = _inputs(world) if fn is not None else None
         if seeded:
             _manual_seed(RNG_SEED)

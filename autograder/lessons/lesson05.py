@@ -411,9 +411,7 @@ class ExtractFeatures(_HookSpec):
         """The first layer named replaced by a copy of itself: a table of submodules kept
         per model hooks the old layer, which no longer runs."""
         model, name = world.args[0], world.first_name
-        parent, _, child = name.rpartition(".")
-        owner = model.get_submodule(parent) if parent else model
-        setattr(owner, child, trusted.deepcopy(model.get_submodule(name)))
+        model.set_submodule(name, trusted.deepcopy(model.get_submodule(name)))
 
     def calling(self, world: World, case: dict, fn):
         stack = contextlib.ExitStack()
@@ -614,7 +612,6 @@ class ClipGradients(_HookSpec):
         arrive(model, case, self.seed)
         x = laid_out(self.seed + 1, 8, 4, "plain", device, dtype)
         world = World((model, case["max_abs"]), {"model": model, "x": x}, device)
-        world.case = case  # the probe acts as this case's caller
         world.raw = {}
         if case.get("logger"):  # registered before the learner's hooks: they run first
             for n, p in model.named_parameters():
@@ -762,7 +759,6 @@ class MaskOutput(_HookSpec):
         x.requires_grad_()
         mask = _mask(self.seed + 2, case["mask"], device, dtype)
         world = World((model[1], mask), {"model": model, "mask": mask, "x": x}, device)
-        world.case = case
         rows = case["x_rows"] + 2  # the mask broadcasts over a batch of any size
         world.x_other = laid_out(self.seed + 3, rows, 4, "plain", device, dtype)
         if case["x_dims"] == 3:

@@ -349,7 +349,7 @@ def _made(seed: int, layout: str, dtype: str, rows: int, device="cpu") -> torch.
     return {"transposed": lambda x: x.t(), "slice": lambda x: x[1:-1]}.get(layout, lambda x: x)(t)
 
 
-_ACCELERATORS = {  # the course device the model plays in exercise 2, said after a case
+_ON_DEVICE = {  # the course device the model plays in exercise 2, said after a case
     "cuda": Text(", on a CUDA device", "，都在 CUDA 设备上"),
     "mps": Text(", on an Apple GPU (MPS)", "，都在 Apple GPU（MPS）上"),
     "xpu": Text(", on an Intel GPU (XPU)", "，都在 Intel GPU（XPU）上"),
@@ -427,7 +427,7 @@ class ToHost(_Modelled):
         )
         if case["history"]:
             text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
-        on = _ACCELERATORS[case["accelerator"]]
+        on = _ON_DEVICE[case["accelerator"]]
         return Text(text.en + on.en, text.zh + on.zh)
 
     def build(self, case: dict, device) -> World:

@@ -744,7 +744,7 @@ class SwishFunction(Spec):
         x = {"leaf": w, "computed": w * 1, "transposed": w.t() if w.dim() == 2 else w}[case["x"]]
         objects = {"x": x} if x is w else {"x": x, "w": w}
         world = World((x, case["beta"]), objects, device)
-        world.leaf, world.case = w, case
+        world.leaf = w
         return world
 
     def probe(self, world: World, value, again) -> dict:

@@ -20,6 +20,7 @@ classes use. Both are read from the notebook's learner cells, without running th
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from collections.abc import Callable, Iterator
 
@@ -144,31 +145,39 @@ def _codes(value: object) -> Iterator[types.CodeType]:
         yield code
 
 
+@functools.cache
+def _names_in_code(klass: type) -> frozenset[str]:
+    """Every name the Python code of a class's own attributes uses (read once per class)."""
+    return frozenset(
+        name
+        for value in vars(klass).values()
+        for code in _codes(value)
+        for name in _code_names(code)
+    )
+
+
 def _base_uses(base: type, name: str) -> bool:
     """Whether a base class has ``name``, or its Python code names it anywhere."""
     if hasattr(base, name):
         return True
-    for klass in base.__mro__:
-        if klass is object:
-            continue
-        for value in vars(klass).values():
-            if any(name in _code_names(code) for code in _codes(value)):
-                return True
-    return False
+    return any(name in _names_in_code(klass) for klass in base.__mro__ if klass is not object)
 
 
-def _only_called_or_tested(name: str, trees: list[ast.Module], cls: ast.ClassDef) -> bool:
-    """Whether every learner cell uses ``name`` only as ``name(...)`` or in an
-    ``isinstance``/``issubclass`` test, and binds it nowhere but in ``cls``'s definition."""
-    allowed: set[int] = set()
-    for tree in trees:
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            allowed.add(id(node.func))
-            if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
-                for arg in node.args[1:]:
-                    allowed |= {id(e) for e in [arg, *getattr(arg, "elts", [])]}
+def called_or_tested(call: ast.Call) -> list[ast.expr]:
+    """Where a class may stand in a call without being handed around: the thing called, and
+    the classes an ``isinstance`` or ``issubclass`` tests (one, or a tuple of them)."""
+    found = [call.func]
+    if isinstance(call.func, ast.Name) and call.func.id in ("isinstance", "issubclass"):
+        for arg in call.args[1:]:
+            found += [arg, *getattr(arg, "elts", [])]
+    return found
+
+
+def _only_called_or_tested(
+    name: str, trees: list[ast.Module], cls: ast.ClassDef, allowed: set[int]
+) -> bool:
+    """Whether every learner cell uses ``name`` only where ``allowed`` (the ids of nodes
+    ``called_or_tested`` gives), and binds it nowhere but in ``cls``'s definition."""
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and node.id == name:
@@ -190,13 +199,15 @@ def own_classes(
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
                 defined.setdefault(statement.name, []).append(statement)
+    calls = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    allowed = {id(place) for call in calls for place in called_or_tested(call)}
     found = {}
     for name, definitions in defined.items():
         if len(definitions) != 1 or definitions[0].decorator_list or definitions[0].keywords:
             continue
         cls = definitions[0]
         bases = bases_of(cls)
-        if bases is None or not _only_called_or_tested(name, trees, cls):
+        if bases is None or not _only_called_or_tested(name, trees, cls, allowed):
             continue
         privates = {p for p in _defined_privates(cls) if not any(_base_uses(b, p) for b in bases)}
         if privates:

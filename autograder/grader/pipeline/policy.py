@@ -688,10 +688,7 @@ class _Reader(ast.NodeVisitor):
     def mark(self, tree: ast.AST) -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
-                self.inert.add(id(node.func))
-                if isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
-                    for arg in node.args[1:]:
-                        self.inert |= {id(e) for e in ([arg, *getattr(arg, "elts", [])])}
+                self.inert |= {id(place) for place in own_names.called_or_tested(node)}
             elif isinstance(node, ast.Attribute):
                 self.inert.add(id(node.value))
             elif isinstance(node, ast.ClassDef):
