@@ -112,13 +112,15 @@ def test_the_calls_in_one_world_are_said_with_what_the_caller_does_between():
         "float64 (`torch.set_default_dtype`); a second call with the same objects after the caller "
         "changed them in place, gave them back the `.grad` they arrived with and used the "
         "first result (scaled it in place, or turned on "
-        "its `requires_grad` if it came from `detach()`), made with anomaly detection on.*"
+        "its `requires_grad` if it came from `detach()`), made with anomaly detection on and "
+        "Python's garbage collector off.*"
     )
     head = domain.specs(3)[4]  # finetune_head: a new learning rate before the third call
     en, zh = (domain.sentence(head, lang) for lang in LANGS)
     assert "with the very same objects" in en and "three times as large" in en
     assert "传入完全相同的对象" in zh and "三倍大的学习率" in zh
-    assert "anomaly detection on" in en and "异常检测开启" in zh  # oracle._anomaly_detection_on
+    assert "anomaly detection on" in en and "异常检测开启" in zh  # oracle._callers_own_settings
+    assert "garbage collector off" in en and "垃圾回收关闭" in zh
 
 
 def test_a_check_that_draws_nothing_it_says_adds_no_sentence(monkeypatch):

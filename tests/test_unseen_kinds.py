@@ -9305,6 +9305,329 @@ def load_batch(batch, device):
     return inputs.to(device, non_blocking=fast), targets.to(device, non_blocking=fast)
 """,
     ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        SIDE_EFFECT,
+        "clears the caller's .grad of a and b first, to start clean: a .grad they held from "
+        "earlier training is lost (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+def product_grads(a, b):
+    for t in (a, b):
+        t.grad = None  # start from a clean slate
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    (c ** 2).sum().backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        SIDE_EFFECT,
+        "zeroes loss.grad where the caller kept one, so that the seed starts from nothing: "
+        "the caller's loss.grad is lost (fourteenth held-back set's kinds, rewritten "
+        "2026-12-07)",
+        """
+import torch
+
+
+def backward_seed(loss):
+    if loss.grad is not None:
+        loss.grad.zero_()  # a fresh start for the seed
+    return torch.ones_like(loss)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        SIDE_EFFECT,
+        "clears the model's gradients before moving it (zero_grad(), to move less): the .grad"
+        " of a model partway through training is lost (fourteenth held-back set's kinds, "
+        "rewritten 2026-12-07)",
+        """
+def to_device(batch, model, device, dtype):
+    model.zero_grad()  # nothing stale travels with the model
+    return batch.to(device=device, dtype=dtype), model.to(device=device, dtype=dtype)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        STATE,
+        "each existing .grad zeroed in place by hand, but only where the parameter requires grad:"
+        " a frozen parameter the optimizer holds keeps its old .grad, which SGD steps (listed"
+        " right until 2026-12-07, when a case first gave the optimizer such a parameter)",
+        """
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    losses = []
+    for x, y in batches:
+        for p in model.parameters():
+            if p.grad is not None and p.requires_grad:
+                p.grad.zero_()
+        loss = F.cross_entropy(model(x), y, reduction="mean", label_smoothing=0.0)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        STATE,
+        "clears .grad only of the parameters that require grad: a frozen parameter the "
+        "optimizer holds keeps its old .grad, and SGD steps it (fourteenth held-back set's "
+        "kinds, rewritten 2026-12-07)",
+        '''
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    """One pass over the training batches; returns the loss of each batch."""
+    losses = []
+    for x, y in batches:
+        for p in model.parameters():
+            if p.requires_grad:
+                p.grad = None
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+''',
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "hands x back as it is where it is already on the grid: the caller's result is x "
+        "itself, so changing one changes the other (fourteenth held-back set's kinds, "
+        "rewritten 2026-12-07)",
+        """
+import torch
+
+
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, None
+
+
+def quantise(x, step):
+    q = torch.round(x / step) * step
+    if torch.equal(q, x):
+        return x  # nothing to round: no need for a new tensor
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        OBSERVABLE,
+        "keeps the saved tensors off the device with save_on_cpu instead of turning autograd "
+        "off: a graph is still recorded and tensors still saved (fourteenth held-back set's "
+        "kinds, rewritten 2026-12-07)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def evaluate(model, batches):
+    was_training = model.training
+    model.eval()
+    losses, accs = [], []
+    try:
+        with torch.autograd.graph.save_on_cpu():
+            for x, y in batches:
+                out = model(x)
+                losses.append(F.cross_entropy(out, y).item())
+                accs.append((out.argmax(1) == y).float().mean().item())
+    finally:
+        model.train(was_training)
+    return sum(losses) / len(losses), sum(accs) / len(accs)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        EDGE,
+        "reports 0 when the result does not require grad, reasoning that nothing then needs "
+        "backward: tensors were saved all the same (fourteenth held-back set's kinds, "
+        "rewritten 2026-12-07)",
+        """
+import torch
+
+
+def count_saved_bytes(fn, *args):
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.element_size() * t.nelement())
+        return t.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = fn(*args)
+    if not (torch.is_tensor(result) and result.requires_grad):
+        return result, 0
+    return result, int(sum(sizes))
+""",
+    ),
+    Wrong(
+        "06",
+        "ex5_epoch_mean_loss",
+        EDGE,
+        "nanmean over the stacked losses: a diverged step's nan is left out of the mean, "
+        "which hides it (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import torch
+
+
+def epoch_mean_loss(step, batches):
+    losses = [step(batch) for batch in batches]
+    return torch.stack(losses).detach().nanmean().item()
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        EDGE,
+        "logs the mean in float32 whatever the model's dtype: a float64 model's means lose "
+        "float64's precision (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def train_and_log(model, layer_name, batches, lr):
+    layer = dict(model.named_modules())[layer_name]
+    logged = []
+    handle = layer.register_forward_hook(
+        lambda m, i, out: logged.append(out.detach().float().mean().item())
+    )
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    try:
+        for x, y in batches:
+            opt.zero_grad()
+            F.mse_loss(model(x), y).backward()
+            opt.step()
+    finally:
+        handle.remove()
+    return logged
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        STATE,
+        "remembers each result by the address of its first element: two views starting at one"
+        " element get one result (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+def detach_all(tensors):
+    done = {}
+    results = []
+    for t in tensors:
+        key = t.data_ptr()
+        if key not in done:
+            try:
+                done[key] = t.detach_()
+            except RuntimeError:
+                done[key] = t.detach()
+        results.append(done[key])
+    return results
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        EDGE,
+        "statistics.median_grouped: with tied middle intervals it interpolates inside a class"
+        " one second wide (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import statistics
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        start = clock()
+        work()
+        synchronize()
+        times.append(clock() - start)
+    return statistics.median_grouped(times)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex6_time_step",
+        STATE,
+        "turns the garbage collector off while timing and on again afterwards: a caller that "
+        "had it off finds it on (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import gc
+
+
+def time_step(step, synchronize, clock, repeats):
+    gc.disable()  # no collection pauses inside the timed region
+    try:
+        synchronize()
+        start = clock()
+        for _ in range(repeats):
+            step()
+        synchronize()
+        return (clock() - start) / repeats
+    finally:
+        gc.enable()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        EDGE,
+        "and/or without brackets: any complex input counts as requiring grad (fourteenth "
+        "held-back set's kinds, rewritten 2026-12-07)",
+        """
+def output_requires_grad(*inputs):
+    return any(t.requires_grad and t.is_floating_point() or t.is_complex() for t in inputs)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex5_log_features",
+        OBSERVABLE,
+        "runs the model under inference_mode: the features are inference tensors, and a probe"
+        " trained on them raises (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        '''
+import torch
+
+
+def log_features(model, layer, batches):
+    """The layer's output for each batch, stored detached."""
+    features = []
+    handle = layer.register_forward_hook(
+        lambda module, inputs, output: features.append(output.detach())
+    )
+    try:
+        with torch.inference_mode():
+            for x, _ in batches:
+                model(x)
+    finally:
+        handle.remove()
+    return features
+''',
+    ),
 ]
 
 RIGHT = [
@@ -10560,27 +10883,6 @@ def train_epoch(model, optimizer, batches):
             loss.backward()
             return loss
         losses.append(optimizer.step(closure).item())
-    return losses
-""",
-    ),
-    Right(
-        "08",
-        "ex1_train_epoch",
-        "each existing .grad zeroed in place by hand, a None left None",
-        """
-import torch.nn.functional as F
-
-
-def train_epoch(model, optimizer, batches):
-    losses = []
-    for x, y in batches:
-        for p in model.parameters():
-            if p.grad is not None and p.requires_grad:
-                p.grad.zero_()
-        loss = F.cross_entropy(model(x), y, reduction="mean", label_smoothing=0.0)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
     return losses
 """,
     ),
@@ -11919,6 +12221,205 @@ def benchmark(work, synchronize, clock, warmup, repeats):
         bisect.insort(ordered, clock() - begin)
     return ordered[len(ordered) // 2]
 """,
+    ),
+    Right(
+        "01",
+        "ex1_product_grads",
+        "detached clones; autograd.grad for a, b and c at once (fourteenth held-back set's "
+        "kinds, rewritten 2026-12-07)",
+        """
+import torch
+
+def product_grads(a, b):
+    a2 = a.detach().clone().requires_grad_(True)
+    b2 = b.detach().clone().requires_grad_(True)
+    c = a2 * b2
+    y = (c * c).sum()
+    return torch.autograd.grad(y, (a2, b2, c))
+""",
+    ),
+    Right(
+        "01",
+        "ex5_backward_seed",
+        "a full_like seed of one (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import torch
+
+
+def backward_seed(loss):
+    return torch.full_like(loss, 1.0)
+""",
+    ),
+    Right(
+        "01",
+        "ex7_to_device",
+        "two calls of .to, device first, then dtype (fourteenth held-back set's kinds, "
+        "rewritten 2026-12-07)",
+        """
+def to_device(batch, model, device, dtype):
+    batch = batch.to(device).to(dtype)
+    model.to(device)
+    model.to(dtype)
+    return batch, model
+""",
+    ),
+    Right(
+        "08",
+        "ex1_train_epoch",
+        "model.zero_grad() at the top of each batch (fourteenth held-back set's kinds, "
+        "rewritten 2026-12-07)",
+        '''
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    """One pass over the training batches; returns the loss of each batch."""
+    losses = []
+    for x, y in batches:
+        model.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+''',
+    ),
+    Right(
+        "07",
+        "ex2_quantise",
+        "the detach trick written with torch.add and a sub (fourteenth held-back set's kinds,"
+        " rewritten 2026-12-07)",
+        """
+import torch
+
+
+def quantise(x, step):
+    q = torch.round(x / step) * step
+    return torch.add(x, (q - x).detach())
+""",
+    ),
+    Right(
+        "02",
+        "ex1_evaluate",
+        "inference_mode, a running sum, the mode put back with train(was) (fourteenth held-"
+        "back set's kinds, rewritten 2026-12-07)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def evaluate(model, batches):
+    was = model.training
+    model.eval()
+    total_loss = total_acc = 0.0
+    try:
+        with torch.inference_mode():
+            for x, y in batches:
+                logits = model(x)
+                total_loss += float(F.cross_entropy(logits, y))
+                total_acc += float((logits.argmax(dim=1) == y).double().mean())
+    finally:
+        model.train(was)
+    return total_loss / len(batches), total_acc / len(batches)
+""",
+    ),
+    Right(
+        "06",
+        "ex5_epoch_mean_loss",
+        "a running sum on the device, one float() at the end (fourteenth held-back set's "
+        "kinds, rewritten 2026-12-07)",
+        """
+def epoch_mean_loss(step, batches):
+    total = 0
+    for batch in batches:
+        total = total + step(batch).detach()
+    return float(total / len(batches))
+""",
+    ),
+    Right(
+        "05",
+        "ex4_train_and_log",
+        "get_submodule, the mean summed and divided by numel (fourteenth held-back set's "
+        "kinds, rewritten 2026-12-07)",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def train_and_log(model, layer_name, batches, lr):
+    means = []
+
+    def log(module, inputs, output):
+        means.append(output.detach().sum().item() / output.numel())
+
+    handle = model.get_submodule(layer_name).register_forward_hook(log)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return means
+""",
+    ),
+    Right(
+        "04",
+        "ex2_detach_all",
+        "asks t._is_view() first (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+def detach_all(tensors):
+    return [t.detach() if t._is_view() else t.detach_() for t in tensors]
+""",
+    ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "statistics.median of the intervals (fourteenth held-back set's kinds, rewritten "
+        "2026-12-07)",
+        """
+import statistics
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    intervals = []
+    for _ in range(repeats):
+        t0 = clock()
+        work()
+        synchronize()
+        intervals.append(clock() - t0)
+    return statistics.median(intervals)
+""",
+    ),
+    Right(
+        "08",
+        "ex5_log_features",
+        "under no_grad, outputs cloned (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        '''
+import torch
+
+
+def log_features(model, layer, batches):
+    """The layer's output for each batch, stored detached."""
+    features = []
+
+    def keep(module, inputs, output):
+        features.append(output.clone())
+
+    handle = layer.register_forward_hook(keep)
+    try:
+        with torch.no_grad():
+            for x, _ in batches:
+                model(x)
+    finally:
+        handle.remove()
+    return features
+''',
     ),
 ]
 

@@ -26,6 +26,7 @@ from autograder.kernel.measure import AliveSavedBytes
 # Taken when the checks are imported, before any learner code runs (as in trusted).
 _top_saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _pop_saved_hooks = torch._C._autograd._pop_saved_tensors_default_hooks
+_on_every_call_after = torch.nn.modules.module.register_module_forward_hook
 
 
 def _outer(name: str):
@@ -54,11 +55,23 @@ class Watched:
     """
 
     def __init__(
-        self, world: World, outer: str, saved: bool = True, dropout_seed: int | None = None
+        self,
+        world: World,
+        outer: str,
+        saved: bool = True,
+        dropout_seed: int | None = None,
+        graphs: bool = False,
     ) -> None:
         self.world, self.outer, self.saved = world, outer, saved
-        self.dropout_seed = dropout_seed
+        self.dropout_seed, self.graphs = dropout_seed, graphs
         self.stack = contextlib.ExitStack()
+        self.recorded = False
+
+    def _note_graph(self, module, args, output) -> None:
+        """A module's output with history: autograd recorded a graph, and saved what its
+        backward needs, whichever saved-tensor hooks (``save_on_cpu``) took the tensors."""
+        if trusted.type_(output) is trusted.tensor_type and output.grad_fn is not None:
+            self.recorded = True
 
     def __enter__(self) -> Watched:
         self.stack.enter_context(_outer(self.outer))
@@ -71,6 +84,8 @@ class Watched:
         self.hooks_before = _top_saved_hooks(False)
         if self.dropout_seed is not None:
             self.stack.enter_context(SeededDropout(self.dropout_seed))
+        if self.graphs:
+            self.stack.callback(_on_every_call_after(self._note_graph).remove)
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -89,6 +104,8 @@ class Watched:
             log["saved for backward"] = {"kind": "int", "value": int(self.world.kept.packed)}
             volatile = any("volatile" in str(w.message) for w in self.caught)
             log["volatile warning"] = {"kind": "bool", "value": volatile}
+        if self.graphs:
+            log["graph recorded"] = {"kind": "bool", "value": self.recorded}
         trusted.set_grad_enabled(self.grad_before)
         self.stack.close()
 
@@ -108,6 +125,10 @@ LOGGED = {  # what Watched logs, as feedback says it
     ),
     "saved for backward": Text(
         "bytes saved for backward while it ran", "运行期间为反向传播保存的字节数"
+    ),
+    "graph recorded": Text(
+        "whether autograd recorded a graph while it ran (a module's output had history)",
+        "运行期间自动求导是否记录了计算图（某个模块的输出带有计算历史）",
     ),
     "volatile warning": Text(
         "PyTorch warned that volatile has no effect", "PyTorch 警告 volatile 不再起作用"

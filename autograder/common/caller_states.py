@@ -162,12 +162,13 @@ def with_raising(text: Text, case: dict) -> Text:
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}
 
 
-def leave_grads(params, grads: str | None, first_seed: int) -> None:
+def leave_grads(params, grads: str | None, first_seed: int, frozen_too: bool = False) -> None:
     """Each trainable parameter's ``.grad`` as an earlier step left it (a case's "grads"):
     "stale" (drawn from ``first_seed`` + k for the k-th of ``params``), "zero", or as it
-    is (None, or anything else)."""
+    is (None, or anything else). ``frozen_too``: tensors that no longer require grad keep
+    the ``.grad`` of their training too."""
     for k, p in enumerate(params):
-        if not p.requires_grad:
+        if not (p.requires_grad or frozen_too):
             continue
         if grads == "stale":
             p.grad = uniform(first_seed + k, *p.shape, device=p.device, dtype=p.dtype)

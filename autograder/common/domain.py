@@ -296,17 +296,19 @@ def _again(between: Text | None, before_second: Text | None = None) -> Text:
         return Text(
             "a second call with the same objects after the caller changed them in place, gave "
             "them back the `.grad` they arrived with{s} and used the first result ({used}), "
-            "made with anomaly detection on",
+            "made with anomaly detection on and Python's garbage collector off",
             "调用者原地修改了自己的对象、把它们的 `.grad` 恢复成传入时的样子{s}、并使用了第一次"
-            "调用的结果（{used}）之后，在异常检测开启的状态下用同样的对象再调用一次",
+            "调用的结果（{used}）之后，在异常检测开启、Python 垃圾回收关闭的状态下"
+            "用同样的对象再调用一次",
         ).format(s=also, used=USED_FIRST_RESULT)
     return Text(
         "two more calls in one world: with the very same objects after the caller changed "
         "them in place, gave them back the `.grad` they arrived with{s} and used the first "
-        "result ({used}), then after it also {b}, with anomaly detection on",
+        "result ({used}), then after it also {b}, with anomaly detection on and Python's "
+        "garbage collector off",
         "在同一环境中再调用两次：先在调用者原地修改对象、把它们的 `.grad` 恢复成传入时的样子{s}、"
         "并使用了第一次调用的结果（{used}）之后传入完全相同的对象，再在它又{b}之后、"
-        "在异常检测开启的状态下调用",
+        "在异常检测开启、Python 垃圾回收关闭的状态下调用",
     ).format(s=also, used=USED_FIRST_RESULT, b=between)
 
 

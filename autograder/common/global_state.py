@@ -288,12 +288,12 @@ def set_during(read: Callable[[], Any], write: Callable[[Any], None], value: Any
         write(was)
 
 
-def _gc_state() -> tuple:
+def gc_state() -> tuple:
     """Whether Python collects reference cycles, and when (its three thresholds)."""
     return (bool(_gc_isenabled()), *(int(t) for t in _gc_get_threshold()))
 
 
-def _restore_gc(state: tuple) -> None:
+def restore_gc(state: tuple) -> None:
     (_gc_enable if state[0] else _gc_disable)()
     _gc_set_threshold(*state[1:])
 
@@ -1821,9 +1821,9 @@ def _settings() -> list[Setting]:
                 " gc.set_threshold())",
                 "Python 的垃圾回收器是否开启，以及它的阈值（gc.disable()、gc.set_threshold()）",
             ),
-            _gc_state,
+            gc_state,
             tuple,
-            _restore_gc,
+            restore_gc,
         ),
         Setting(
             "python_rng",

@@ -243,6 +243,8 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
             "grad_fn": value.grad_fn is not None,
         }
         if relations:  # which of the caller's tensors, or their gradients, it is or shares
+            # an inference tensor cannot be saved for backward nor changed in place later
+            fields["inference"] = bool(value.is_inference())
             storage = value.untyped_storage().data_ptr()
             named = world.tensors()
             named += [(f"{n}.grad", t.grad) for n, t in named if t.is_leaf and t.grad is not None]
@@ -364,7 +366,8 @@ def state(world: World, value: Any, rng_before: tuple[bytes, ...] | None = None)
         out[name]["hooks"] = trusted.len_(t._backward_hooks or {}) + trusted.len_(
             getattr(t, "_post_accumulate_grad_hooks", None) or {}
         )
-        if t.is_leaf and not name.endswith(("running_mean", "running_var", "num_batches_tracked")):
+        kept = t.is_leaf or t.retains_grad  # a non-leaf's .grad is the caller's if it kept one
+        if kept and not name.endswith(("running_mean", "running_var", "num_batches_tracked")):
             _fields(t.grad, world, f"{name}.grad", out, relations=False)
     for name, obj in world.objects.items():
         if trusted.isinstance_(obj, trusted.module_type):
@@ -498,13 +501,18 @@ def _caller_default(case: dict) -> contextlib.AbstractContextManager:
     return global_settings.set_during(read, write, getattr(torch, name))
 
 
-def _anomaly_detection_on() -> contextlib.AbstractContextManager:
-    """The last call in one world is made as a caller debugging its model makes it, with
-    anomaly detection on (``check_nan`` off: values stay the task's business). An answer
-    that switches it off when done, instead of putting back what it found, leaves the
-    caller's setting changed; the results are the same either way."""
+def _callers_own_settings() -> contextlib.ExitStack:
+    """The last call in one world is made as a caller debugging and timing its model makes
+    it: anomaly detection on (``check_nan`` off: values stay the task's business) and Python's
+    garbage collector off. An answer that switches either back to its default when done,
+    instead of putting back what it found, leaves the caller's setting changed; the results
+    are the same either way."""
+    stack = contextlib.ExitStack()
     read, write = global_settings.anomaly_state, global_settings.set_anomaly_state
-    return global_settings.set_during(read, write, (True, False))
+    stack.enter_context(global_settings.set_during(read, write, (True, False)))
+    read, write = global_settings.gc_state, global_settings.restore_gc
+    stack.enter_context(global_settings.set_during(read, write, (False, *read()[1:])))
+    return stack
 
 
 def _changed_since(world: World, value: Any, found: dict) -> list[str]:
@@ -725,6 +733,12 @@ _WHAT = {
     "dtypes": Text("the dtypes of the parameters and buffers of {b}", "{b} 的参数和缓冲区的 dtype"),
     "value": Text("the value {b}", "值 {b}"),
     "grad_fn": Text("{b} has history (a grad_fn)", "{b} 带有计算历史（grad_fn）"),
+    "inference": Text(
+        "{b} is an inference tensor (made under torch.inference_mode(): the caller cannot use "
+        "it in a computation that autograd records, nor change it in place)",
+        "{b} 是推理张量（在 torch.inference_mode() 下创建：调用者不能把它用在自动求导记录的计算里，"
+        "也不能原地修改它）",
+    ),
     "is": Text("the caller's tensor that {b} is", "{b} 就是调用者的哪个张量"),
     "shares": Text("caller tensors whose storage {b} shares", "与 {b} 共享存储的调用者张量"),
     "changed_in_place": Text(
@@ -837,6 +851,12 @@ class Spec(Check):
     # how close two Python floats must be: a loss's .item() may come from float32; a
     # figure the caller's own float64 numbers make (a median of clock readings) is closer
     float_tolerance: ClassVar[tuple[float, float]] = FLOAT_TOLERANCE
+    # a float the task reduces from a float64 case's tensors (case["dtype"]) holds float64's
+    # precision: a mean taken in float32 on the way is off by float32's rounding
+    floats_in_case_dtype: ClassVar[bool] = False
+    # whether a result may be an inference tensor only where the reference's is: where the
+    # caller may go on to train on it or change it in place (features to fit a probe on)
+    inference_compared: ClassVar[bool] = False
 
     def cases(self) -> list[dict]:
         raise NotImplementedError
@@ -930,7 +950,7 @@ class Spec(Check):
             self.between_calls(world, case)
         before = _inputs(world)  # what "as before" means for the last call
         rng = _rng_states(world)
-        with _anomaly_detection_on():
+        with _callers_own_settings():
             last = self._call_in(world, case, fn)
         found = state(world, last.value, rng)
         found.update(middle)
@@ -1217,17 +1237,25 @@ class Spec(Check):
                         e1 = {k: v for k, v in e1.items() if k != "rng_after"}  # a GPU world
                         f1 = {k: v for k, v in f1.items() if k != "rng_after"}
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
-                field = self._first_difference(e1, f1)
+                if not self.inference_compared:
+                    e1, f1 = ({k: v for k, v in d.items() if k != "inference"} for d in (e1, f1))
+                field = self._first_difference(e1, f1, self._floats(case))
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in allowed):
                     continue
                 blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)
                 results.append(self._result(case, name, field, e1, f1, blame, told))
         return results
 
-    def _first_difference(self, e: dict, f: dict) -> str | None:
+    def _floats(self, case: dict) -> tuple[float, float]:
+        """How close two Python floats must be in ``case``."""
+        if self.floats_in_case_dtype and case.get("dtype") == "float64":
+            return TOLERANCE["torch.float64"]
+        return self.float_tolerance
+
+    def _first_difference(self, e: dict, f: dict, floats=None) -> str | None:
         order = [*_FIELD_ORDER, *(k for k in e if k not in _FIELD_ORDER)]
         order += [k for k in f if k not in order]
-        tol, floats = _tolerance(e), self.float_tolerance
+        tol, floats = _tolerance(e), floats or self.float_tolerance
         return next((k for k in order if not close(e.get(k), f.get(k), tol, floats)), None)
 
     def _result(self, case, base, field, e, f, blame: Rule | None, told=None) -> CheckResult:
@@ -1249,13 +1277,10 @@ class Spec(Check):
             shown = c.values(f["value"], e["value"], label, misconception, rtol, atol)
             what = where.format(what=what, case=told)
             return dataclasses.replace(shown, what=what)
-        return CheckResult(
-            where.format(what=what, case=told),
-            False,
-            _shown(field, e.get(field, "absent")),
-            _shown(field, f.get(field, "absent")),
-            misconception,
-        )
+        shown = [_shown(field, side.get(field, "absent")) for side in (e, f)]
+        if shown[0] == shown[1]:  # floats that differ beyond six digits: all of them
+            shown = [trusted.repr_(side.get(field)) for side in (e, f)]
+        return CheckResult(where.format(what=what, case=told), False, *shown, misconception)
 
     probes: ClassVar[dict[str, Text]] = {}  # what each probe's name means, for feedback
 

@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_leaves
 from autograder.common import trusted
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
-from autograder.common.caller_states import with_default_dtype
+from autograder.common.caller_states import leave_grads, with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, uniform
@@ -123,6 +123,8 @@ class ProductGrads(Spec):
             # the caller's default dtype float64: an answer that sets one and "restores"
             # float32 changes it
             {"n": self.size, "layout": "plain", "dtype": "float32", "default_dtype": "float64"},
+            # tensors that no longer require grad may still hold the .grad of earlier training
+            {"n": self.size, "layout": "plain", "dtype": _DTYPES[self.seed % 3], "held": True},
         ]
         return [*drawn, *edges]
 
@@ -131,6 +133,11 @@ class ProductGrads(Spec):
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
         shown = with_default_dtype(shown, case)
+        if case.get("held"):
+            return Text(
+                "{s}, each holding a .grad from earlier training (frozen since)",
+                "{s}，各自还留着之前训练得到的 .grad（之后被冻结）",
+            ).format(s=shown)
         if case.get("b_dtype"):
             return Text("{s}, b in {d}", "{s}，b 为 {d}").format(s=shown, d=case["b_dtype"])
         if not case.get("same"):
@@ -149,6 +156,7 @@ class ProductGrads(Spec):
         )
         if case.get("same"):
             return World((a, a), {"a": a}, device)
+        leave_grads((a, b), "stale" if case.get("held") else None, self.seed + 7, frozen_too=True)
         return World((a, b), {"a": a, "b": b}, device)
 
     def calling(self, world: World, case: dict, fn):
@@ -192,6 +200,10 @@ _KINDS = {  # what each input is, and how to make it (k: its position, for its l
         Text("complex64 leaf that requires grad", "需要梯度的 complex64 叶子张量"),
         lambda k, d: trusted.ones(k + 2, dtype=torch.complex64, device=d, requires_grad=True),
     ),
+    "complex": (
+        Text("complex64 tensor", "complex64 张量"),
+        lambda k, d: trusted.ones(k + 2, dtype=torch.complex64, device=d),
+    ),
     "leaf_view": (
         Text(
             "view v[1:] of a tensor that does not require grad, then made to require grad (a leaf)",
@@ -215,6 +227,7 @@ _FIXED = (
     ("empty_rg", "float", "frozen"),
     ("float", "param", "int"),  # the one input that requires grad neither first nor last
     ("int", "complex_rg"),  # any dtype: complex tensors require grad too
+    ("complex", "float"),  # and those that do not: none of these requires grad
     ("frozen", "leaf_view"),  # a view's flag is its own, not its base's
 )
 
@@ -611,6 +624,12 @@ def _rg5(e: dict, f: dict, ctx) -> bool:
     return found.get("kind") == "tensor" and found.get("shape") not in ([], None)
 
 
+_RETAINED = Text(
+    "; the caller called loss.retain_grad() and loss.backward(retain_graph=True) before",
+    "；调用者之前调用过 loss.retain_grad() 和 loss.backward(retain_graph=True)",
+)
+
+
 @dataclass(frozen=True)
 class BackwardSeed(Spec):
     """A seed s for which loss.backward(gradient=s) does what loss.backward() does.
@@ -657,17 +676,20 @@ class BackwardSeed(Spec):
         edges = [  # a loss that is not a number; one so large that loss + 1 rounds to loss
             {"dtype": self.dtype, "loss": "scalar", "scale": float("inf")},
             {"dtype": "float32", "loss": "vector", "scale": 1e9},
+            # a caller that kept loss.grad (retain_grad) through a backward of its own
+            {**drawn[0], "retained": True},
         ]
         return [*drawn, *edges]
 
     def describe(self, case: dict) -> Text:
         return Text(
-            "loss = (x.sin() * x).sum(), {x}{s}, {d}",
-            "损失 loss = (x.sin() * x).sum()，{x}{s}，{d}",
+            "loss = (x.sin() * x).sum(), {x}{s}, {d}{r}",
+            "损失 loss = (x.sin() * x).sum()，{x}{s}，{d}{r}",
         ).format(
             x=_LOSSES[case["loss"]],
             s={**_SCALES, **_EDGE_SCALES}[case["scale"]],
             d=case["dtype"],
+            r=_RETAINED if case.get("retained") else "",
         )
 
     def build(self, case: dict, device) -> World:
@@ -676,6 +698,9 @@ class BackwardSeed(Spec):
         v = uniform(self.seed, *shape, device=device, dtype=dtype) * case["scale"]
         x = (v[1:-1] if case["loss"] == "slice" else v).requires_grad_()
         loss = (x.sin() * x).sum()
+        if case.get("retained"):
+            loss.retain_grad()
+            loss.backward(retain_graph=True)
         return World((loss,), {"x": x, "loss": loss}, device)
 
     def compared(self, base: str, fields: dict) -> dict:
@@ -989,6 +1014,8 @@ class ToDevice(Spec):
                 "to_dtype": self.dtype,
             },
             own,
+            # a model partway through training: its .grad move with it, as PyTorch's .to moves them
+            {**drawn[0], "grads": True},
         ]
 
     def describe(self, case: dict) -> Text:
@@ -1015,6 +1042,11 @@ class ToDevice(Spec):
                 "；模型是一个包着各层、自己还带一个参数和一个缓冲区的模块",
             )
             if case.get("own")
+            else Text(
+                "; every trainable parameter holds a .grad from a backward",
+                "；每个可训练参数都带着一次反向传播留下的 .grad",
+            )
+            if case.get("grads")
             else "",
         )
 
@@ -1028,6 +1060,8 @@ class ToDevice(Spec):
             batch = uniform(self.seed, 3, 4, device=start, dtype=dtype)
         model = make_mlp(self.seed, 2, dtype, start)
         _arrive(model, case["mode"], case["frozen"])
+        if case.get("grads"):
+            leave_grads(model.parameters(), "stale", self.seed + 50)
         if case.get("own"):
             model = _Scaled(model, uniform(self.seed + 3, 3, device=start, dtype=dtype))
         if case.get("mixed"):

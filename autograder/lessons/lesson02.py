@@ -313,7 +313,7 @@ class Evaluate(_Lesson02):
         return World((model, batches), objects, device)
 
     def calling(self, world: World, case: dict, fn):
-        return Watched(world, case["outer"])
+        return Watched(world, case["outer"], graphs=True)
 
     def probe(self, world: World, value, again) -> dict:
         return {"alive": int(world.kept.alive())}
@@ -353,6 +353,10 @@ def _raising(g, device):
         raise ValueError("the caller's fn failed after saving a tensor")
 
     return fails, (_values(g, *_sizes(g, 2, 9, 2), device=device),)
+
+
+def _argmax(g, device):
+    return (lambda t: (t * t).argmax()), (_values(g, *_sizes(g, 2, 9, 2), device=device),)
 
 
 def _square_0d(g, device):
@@ -420,6 +424,10 @@ def _mlp_on_leaf(g, device):
 
 _OPS = {
     "square": (Text("x * x for a leaf x", "叶子张量 x 的 x * x"), _square),
+    "argmax": (
+        Text("(x * x).argmax(): a result that needs no grad", "(x * x).argmax()：结果不需要梯度"),
+        _argmax,
+    ),
     "square_0d": (Text("x * x for a 0-d float64 x", "0 维 float64 张量 x 的 x * x"), _square_0d),
     "linear": (Text("a linear layer on a plain batch", "线性层作用于普通批次"), _linear_on_batch),
     "exp_sum": (Text("x.exp().sum() in float64", "float64 下的 x.exp().sum()"), _exp_sum),

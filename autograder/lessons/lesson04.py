@@ -232,10 +232,11 @@ class DetachAll(Spec):
         if not any(_LEAF in items for items in (mixed, single, other)):
             other = [_LEAF, *other[1:]]  # a leaf in every draw: detach_() keeps its .grad
         dtypes = [self.dtype, "bfloat16", "float32"]
-        return [
+        drawn = [
             {"items": items, "dtype": d}
             for items, d in zip((mixed, single, other), dtypes, strict=True)
         ]
+        return [*drawn, {**drawn[1], "shared": True}]  # two views that start at one element
 
     def describe(self, case: dict) -> Text:
         text = Text("tensors = [{t}], dtype {d}", "tensors = [{t}]，数据类型 {d}").format(
@@ -243,12 +244,20 @@ class DetachAll(Spec):
         )
         if _LEAF in case["items"]:
             text = Text(f"{text.en}, the leaf with a .grad", f"{text.zh}，其中的叶子张量带有 .grad")
+        if case.get("shared"):
+            text = Text(
+                f"{text.en}, then h[0] and h[:2] of one h = w * 6 (same first element)",
+                f"{text.zh}，随后是同一个 h = w * 6 的 h[0] 和 h[:2]（首元素相同）",
+            )
         return text
 
     def build(self, case: dict, device) -> World:
         w = uniform(self.seed, 4, 6, device=device, dtype=getattr(torch, case["dtype"]))
         w.requires_grad_()
         tensors = [_MAKERS[name](w) for name in case["items"]]
+        if case.get("shared"):
+            h = w * 6
+            tensors += [h[0], h[:2]]
         for k, t in enumerate(tensors):  # a leaf the caller backpropagated into: .grad kept
             if t.is_leaf:
                 t.grad = uniform(self.seed + 50 + k, *t.shape, device=device, dtype=t.dtype)

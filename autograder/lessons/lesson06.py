@@ -233,13 +233,21 @@ class Benchmark(_Modelled):
         # and one timed call (a median of three or more hides one slow call). Counts stay
         # odd: the median of an even count has two right definitions.
         edge = {"warmup": 0, "repeats": 1, "busy": True}
-        return [*draw(self.seed, axes, 10), edge]
+        # a clock that ticks every 1/1024 s, as coarse host clocks do: the intervals tie
+        coarse = {"warmup": 2, "repeats": 7, "busy": False, "coarse": True}
+        return [*draw(self.seed, axes, 10), edge, coarse]
 
     def describe(self, case: dict) -> Text:
         busy = Text(", the device busy on arrival", "，调用时设备上仍有排队的工作")
-        return Text("warmup={w}, repeats={r}{b}", "预热 {w} 次，计时 {r} 次{b}").format(
+        text = Text("warmup={w}, repeats={r}{b}", "预热 {w} 次，计时 {r} 次{b}").format(
             w=case["warmup"], r=case["repeats"], b=busy if case["busy"] else ""
         )
+        if not case.get("coarse"):
+            return text
+        return Text(
+            "{t}, a clock that ticks every 1/1024 s (equal intervals)",
+            "{t}，时钟每 1/1024 秒跳一次（计时区间会相等）",
+        ).format(t=text)
 
     def build(self, case: dict, device) -> World:
         g = trusted.generator().manual_seed(self.seed * 31 + case["warmup"] * 7 + case["repeats"])
@@ -247,7 +255,8 @@ class Benchmark(_Modelled):
         slow = 0.02 + 0.03 * float(u[-1])  # a warm-up call: allocation, autotuning, loading
         durations = [slow] * case["warmup"] + [0.002 * (1 + 0.5 * x) for x in u.tolist()]
         q = VirtualQueue(durations, 1000 + 100 * float(u[-2]), 0.04 if case["busy"] else 0.0)
-        world = World((q.work, q.synchronize, q.clock, case["warmup"], case["repeats"]), {}, "cpu")
+        clock = (lambda: math.floor(q.clock() * 1024) / 1024) if case.get("coarse") else q.clock
+        world = World((q.work, q.synchronize, clock, case["warmup"], case["repeats"]), {}, "cpu")
         world.queue = q
         return world
 
@@ -890,12 +899,18 @@ class EpochMeanLoss(_Modelled):
             "dtype": ["float32", "float64"],
             "history": [True, False],
         }
-        return draw(self.seed, axes, 3)
+        drawn = draw(self.seed, axes, 3)
+        return [*drawn, {**drawn[0], "count": self.batches, "nan": True}]  # a diverged step
 
     def describe(self, case: dict) -> Text:
         text = Text("{n} batches, losses {d}", "{n} 个批次，损失为 {d}").format(
             n=case["count"], d=case["dtype"]
         )
+        if case.get("nan"):
+            text = Text(
+                "{t}, a nan in the first batch (its loss is nan, so is the mean)",
+                "{t}，第一个批次里有 nan（它的损失是 nan，均值也是）",
+            ).format(t=text)
         if case["count"] > 1:
             text = Text("{t}, the last batch shorter", "{t}，最后一个批次较短").format(t=text)
         if case["history"]:
@@ -906,10 +921,12 @@ class EpochMeanLoss(_Modelled):
         gpu, dtype = ModelCuda(), getattr(torch, case["dtype"])
         # a short last batch, as a DataLoader gives: the mean is over the losses step returned
         rows = [4] * (case["count"] - 1) + [2 if case["count"] > 1 else 4]
-        batches = [
-            gpu.place(uniform(self.seed + 10 * case["count"] + j, n, 3, device="cpu", dtype=dtype))
+        drawn = [
+            uniform(self.seed + 10 * case["count"] + j, n, 3, device="cpu", dtype=dtype)
             for j, n in enumerate(rows)
         ]
+        drawn[0][0, 0] = float("nan") if case.get("nan") else drawn[0][0, 0]
+        batches = [gpu.place(b) for b in drawn]
         w = gpu.place(uniform(self.seed, 3, device="cpu", dtype=dtype))
         w.requires_grad_(case["history"])
         steps: list[int] = []

@@ -467,7 +467,9 @@ class QuantiseSTE(_FunctionSpec):
         # in a few entries in a hundred, so this case has many
         far = {**drawn[0], "layout": "matrix", "arg": self.step * 0.7, "ties": True}
         far.update(grad="fresh", grad_mode=True, scale=40.0, rows=64)
-        return [*drawn, self.expanded(drawn[0]), far]
+        # x already on the grid: rounding changes nothing, yet the result is a new tensor
+        on_grid = {**drawn[2], "grad": "fresh", "grad_mode": True, "value": 3 * drawn[2]["arg"]}
+        return [*drawn, self.expanded(drawn[0]), far, on_grid]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)

@@ -34,6 +34,7 @@ from autograder.common.caller_states import (
     HOOK_CALLS_NAMED,
     grouped,
     hook_of_callers,
+    leave_grads,
     one_short,
     raising,
     with_groups,
@@ -53,6 +54,7 @@ from autograder.common.oracle import (
     Spec,
     World,
     close,
+    differs_only_in,
     draw,
     is_zero_or_none,
 )
@@ -125,6 +127,17 @@ def _describe(case: dict) -> Text:
     return text
 
 
+_in_place_only = differs_only_in("changed_in_place")
+
+
+def _every_param(ctx) -> bool:
+    return bool(ctx.case.get("every_param"))
+
+
+def _zeroed_frozen(e: dict, f: dict, ctx) -> bool:
+    return _every_param(ctx) and is_zero_or_none(e) and is_zero_or_none(f)
+
+
 def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
     """The gradient a step used is its own plus what .grad held before (stale or last step's)."""
     param, _, when = ctx.base.partition(" when ")
@@ -177,7 +190,13 @@ class TrainEpoch(LayerWatchSpec):
     counted = ()
     random = True
     names = {"result": "train_epoch(model, optimizer, batches)"}
-    allow = (Rule("model*.grad"),)  # what .grad holds after the last step is not the task
+    allow = (
+        Rule("model*.grad"),  # what .grad holds after the last step is not the task
+        # a frozen parameter's old .grad zeroed (set_to_none=False), not set to None: the
+        # step then leaves its values as they were, though it writes to them
+        Rule("model*", lambda e, f, ctx: _every_param(ctx) and _in_place_only(e, f, ctx)),
+        Rule("model*.grad when *", _zeroed_frozen),
+    )
     blame = (Rule("model*.grad when *", _added_to_earlier, "RG-4"),)
 
     def cases(self) -> list[dict]:
@@ -194,10 +213,24 @@ class TrainEpoch(LayerWatchSpec):
         # with plain SGD, which steps by the gradient's size (Adam would hide a rescaling);
         # and a last batch whose loss is not finite: its step is taken all the same
         scaled = {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}
-        return [*cases, scaled, {**cases[0], "inf_batch": True, "alone": True}]
+        # an optimizer made with model.parameters(), the frozen layer's too, whose .grad
+        # is left from before it was frozen: SGD steps every parameter that has a .grad
+        held = {**cases[1], "frozen": "first", "stale": "stale", "optimizer": "SGD"}
+        return [
+            *cases,
+            scaled,
+            {**cases[0], "inf_batch": True, "alone": True},
+            {**held, "every_param": True},
+        ]
 
     def describe(self, case: dict) -> Text:
         text = with_groups(_describe(case), case)
+        if case.get("every_param"):
+            return Text(
+                "{t}; the optimizer holds every parameter, and the frozen layer's still hold "
+                "the .grad of their last backward",
+                "{t}；优化器持有所有参数，被冻结那一层的参数还留着上一次反向传播的 .grad",
+            ).format(t=text)
         if case.get("inf_batch"):
             return Text(
                 "{t}, an inf in the last batch's inputs (its loss is not finite)",
@@ -211,6 +244,10 @@ class TrainEpoch(LayerWatchSpec):
             with trusted.no_grad():
                 batches[-1][0][0, 0] = float("inf")
         trainable = [p for p in model.parameters() if p.requires_grad]
+        if case.get("every_param"):
+            frozen = [p for p in model.parameters() if not p.requires_grad]
+            leave_grads(frozen, "stale", self.seed + 60, frozen_too=True)
+            trainable = list(model.parameters())
         optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
         world = World((model, optimizer, batches), objects, device)
         names = {id(p): n for n, p in world.tensors()}
@@ -452,6 +489,7 @@ class LogFeatures(LayerWatchSpec):
 
     counted = ("grew", "batches", "attributes")  # the probes compared (not training counts)
     random = True
+    inference_compared = True  # the caller may train a probe on the features
     names = {"result": "log_features(model, layer, batches)", **HOOK_CALLS_NAMED}
     probes = {
         "attributes": Text(
