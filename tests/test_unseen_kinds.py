@@ -9628,6 +9628,65 @@ def log_features(model, layer, batches):
     return features
 ''',
     ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        EDGE,
+        "tanh written through exp in x's dtype: in bfloat16 near 0, exp(2u) - 1 cancels to "
+        "nothing (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import torch
+
+
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        e = torch.exp(2 * x / limit)
+        t = (e - 1) / (e + 1)
+        ctx.save_for_backward(t)
+        ctx.limit = limit
+        return limit * t
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (t,) = ctx.saved_tensors
+        return grad_out * (1 - t * t), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        SIDE_EFFECT,
+        "where b does not require grad, backward stores b's gradient in b.grad itself, for "
+        "the caller's convenience (fourteenth held-back set's kinds, rewritten 2026-12-07)",
+        """
+import torch
+
+
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        grad_a = grad_output * b if ctx.needs_input_grad[0] else None
+        if ctx.needs_input_grad[1]:
+            return grad_a, grad_output * a
+        b.grad = grad_output * a  # keep it anyway, in case the caller wants it
+        return grad_a, None
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -1239,7 +1239,7 @@ class Spec(Check):
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 if not self.inference_compared:
                     e1, f1 = ({k: v for k, v in d.items() if k != "inference"} for d in (e1, f1))
-                field = self._first_difference(e1, f1, self._floats(case))
+                field = self._first_difference(e1, f1, self._floats(case), self.tolerance(case, e1))
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in allowed):
                     continue
                 blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)
@@ -1252,10 +1252,14 @@ class Spec(Check):
             return TOLERANCE["torch.float64"]
         return self.float_tolerance
 
-    def _first_difference(self, e: dict, f: dict, floats=None) -> str | None:
+    def tolerance(self, case: dict, fields: dict) -> tuple[float, float]:
+        """(rtol, atol) for a tensor's values in ``case``: by the reference's dtype."""
+        return _tolerance(fields)
+
+    def _first_difference(self, e: dict, f: dict, floats=None, tol=None) -> str | None:
         order = [*_FIELD_ORDER, *(k for k in e if k not in _FIELD_ORDER)]
         order += [k for k in f if k not in order]
-        tol, floats = _tolerance(e), floats or self.float_tolerance
+        tol, floats = tol or _tolerance(e), floats or self.float_tolerance
         return next((k for k in order if not close(e.get(k), f.get(k), tol, floats)), None)
 
     def _result(self, case, base, field, e, f, blame: Rule | None, told=None) -> CheckResult:
@@ -1273,7 +1277,7 @@ class Spec(Check):
             what = Text("{b}.{f}", "属性 {b}.{f}").format(b=label, f=field)
         told = told or self.describe(case)
         if values and trusted.type_(f.get("value")) in _TENSORS:  # probes' tensors too
-            rtol, atol = _tolerance(e)
+            rtol, atol = self.tolerance(case, e)
             shown = c.values(f["value"], e["value"], label, misconception, rtol, atol)
             what = where.format(what=what, case=told)
             return dataclasses.replace(shown, what=what)

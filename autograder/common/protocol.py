@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import torch
+
 from autograder.common import global_state as global_settings
 from autograder.common import trusted, wire
 from autograder.common.exercise import NotAttempted
@@ -357,6 +359,28 @@ def refused_when_graded(check: Check, fn: Callable[..., Any]) -> None:
     failures = graded_code.refused(exercises[check.number - 1].function, fn, number, get_language())
     if failures:
         raise CheckFailed(check.heading, failures)
+
+
+def checker(spec: type[Check]) -> Callable[..., None]:
+    """The function a test cell calls, ``check_x(fn, seed=1, lr=0.05, device=None)``: each
+    keyword a field of ``spec``, a dtype given as ``torch.float32`` kept by its name, a whole
+    number given for a float field made a float, the device kept by its name."""
+    defaults = {f.name: f.default for f in dataclasses.fields(spec)}
+
+    def check(fn: Callable[..., Any], **settings: Any) -> None:
+        for name, value in settings.items():
+            if name not in defaults:
+                raise TypeError(f"{name!r} is not a setting of {spec.__name__}")
+            if name == "device":
+                settings[name] = None if value is None else str(value)
+            elif trusted.isinstance_(value, torch.dtype):
+                settings[name] = str(value).removeprefix("torch.")
+            elif trusted.type_(defaults[name]) is float:
+                settings[name] = float(value)
+        verdict(spec(**settings), fn)
+
+    check.__doc__, check.__qualname__ = spec.__doc__, f"checker({spec.__name__})"
+    return check
 
 
 def verdict(check: Check, fn: Callable[..., Any]) -> None:

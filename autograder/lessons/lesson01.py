@@ -33,9 +33,9 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.caller_states import leave_grads, with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import uniform
 from autograder.common.oracle import Rule, Spec, World, close, concrete, differs_only_in, draw
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy
 from autograder.kernel.selfcheck import run_self_check
 
@@ -167,8 +167,7 @@ class ProductGrads(Spec):
         return {"autograd": world.spy.ran}
 
 
-def check_product_grads(fn, seed: int = 0, size: int = 5, device=None) -> None:
-    verdict(ProductGrads(seed, size, device_name(device)), fn)
+check_product_grads = checker(ProductGrads)
 
 
 # Exercise 2 (RG-2) -------------------------------------------------------------------------
@@ -379,8 +378,7 @@ class OutputRequiresGrad(Spec):
         return {"ran_an_operation": world.spy.ran}
 
 
-def check_output_requires_grad(fn, seed: int = 0, device=None) -> None:
-    verdict(OutputRequiresGrad(seed, device_name(device)), fn)
+check_output_requires_grad = checker(OutputRequiresGrad)
 
 
 # Exercise 3 (RG-3) -------------------------------------------------------------------------
@@ -486,8 +484,7 @@ def _trains(value) -> None:
         trusted.autograd_grad((value * w).sum(), w)
 
 
-def check_make_trainable(fn, seed: int = 0, device=None) -> None:
-    verdict(MakeTrainable(seed, device_name(device)), fn)
+check_make_trainable = checker(MakeTrainable)
 
 
 # Exercise 4 (RG-4) -------------------------------------------------------------------------
@@ -591,11 +588,7 @@ class PerBatchGrads(Spec):
         return World((w, xs), objects, device)
 
 
-def check_per_batch_grads(
-    fn, seed: int = 0, batches: int = 3, dim: int = 4, dtype=torch.float32, device=None
-) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(PerBatchGrads(seed, batches, dim, name, device_name(device)), fn)
+check_per_batch_grads = checker(PerBatchGrads)
 
 
 # Exercise 5 (RG-5) -------------------------------------------------------------------------
@@ -724,9 +717,7 @@ class BackwardSeed(Spec):
         return found
 
 
-def check_backward_seed(fn, seed: int = 0, dtype=torch.float32, device=None) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(BackwardSeed(seed, name, device_name(device)), fn)
+check_backward_seed = checker(BackwardSeed)
 
 
 # Models for exercises 6 and 7 ----------------------------------------------------------------
@@ -895,10 +886,7 @@ class FinetuneLastLayer(Spec):
         return world
 
 
-def check_finetune_last_layer(
-    fn, seed: int = 0, lr: float = 0.1, depth: int = 2, device=None
-) -> None:
-    verdict(FinetuneLastLayer(seed, lr, depth, device_name(device)), fn)
+check_finetune_last_layer = checker(FinetuneLastLayer)
 
 
 # Exercise 7 (RG-7) -------------------------------------------------------------------------
@@ -1128,9 +1116,7 @@ class ToDevice(Spec):
         return Text("the returned model: {n}", "返回的模型：{n}").format(n=name.replace(" ", "."))
 
 
-def check_to_device(fn, seed: int = 0, dtype=torch.float64, device=None) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(ToDevice(seed, name, device_name(device)), fn)
+check_to_device = checker(ToDevice)
 
 
 _TITLES = {

@@ -49,10 +49,10 @@ from autograder.common.caller_states import (
 )
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, laid_out, uniform
+from autograder.common.inputs import laid_out, uniform
 from autograder.common.optimizer_steps import OPTIMIZERS, after_closure, stale_added
 from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.common.result import CheckFailed
 from autograder.kernel.selfcheck import run_self_check
@@ -209,10 +209,6 @@ def _named(**names: str | Text) -> dict:
     return {**LOGGED, **names}
 
 
-def _grad_of(base: str) -> str:
-    return base.split(" when ")[0]
-
-
 def _param_shape(ctx, base: str) -> list[int] | None:
     return ctx.before.get(base.removesuffix(".grad"), {}).get("shape")
 
@@ -324,8 +320,7 @@ class Evaluate(_Lesson02):
         return super().classify(message)
 
 
-def check_evaluate(fn, seed: int = 0, count: int = 4, device=None) -> None:
-    verdict(Evaluate(seed, count, device_name(device)), fn)
+check_evaluate = checker(Evaluate)
 
 
 # Exercise 2 (NG-2) -------------------------------------------------------------------------
@@ -570,8 +565,7 @@ class CountSavedBytes(_Lesson02):
         return 2 * sum(wrong) > len(wrong)
 
 
-def check_count_saved_bytes(fn, seed: int = 0, device=None) -> None:
-    verdict(CountSavedBytes(seed, device_name(device)), fn)
+check_count_saved_bytes = checker(CountSavedBytes)
 
 
 # Exercise 3 (NG-2) -------------------------------------------------------------------------
@@ -691,8 +685,7 @@ class RunStep(_Lesson02):
         return Watched(world, case["outer"])
 
 
-def check_run_step(fn, seed: int = 0, lr: float = 0.1, device=None) -> None:
-    verdict(RunStep(seed, lr, device_name(device)), fn)
+check_run_step = checker(RunStep)
 
 
 # Exercise 4 (NG-4) -------------------------------------------------------------------------
@@ -772,8 +765,7 @@ class FrozenFeatures(_Lesson02):
         }
 
 
-def check_frozen_features(fn, seed: int = 0, device=None) -> None:
-    verdict(FrozenFeatures(seed, device_name(device)), fn)
+check_frozen_features = checker(FrozenFeatures)
 
 
 # Exercise 5 (NG-5, NG-4) -------------------------------------------------------------------
@@ -847,8 +839,7 @@ class InputSaliency(_Lesson02):
         return self.classify(message)
 
 
-def check_input_saliency(fn, seed: int = 0, device=None) -> None:
-    verdict(InputSaliency(seed, device_name(device)), fn)
+check_input_saliency = checker(InputSaliency)
 
 
 # PyTorch errors, explained ------------------------------------------------------------------

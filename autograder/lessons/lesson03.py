@@ -38,7 +38,7 @@ from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPL
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import uniform
 from autograder.common.layer_watch import (
     LayerWatch,
     LayerWatchSpec,
@@ -63,7 +63,7 @@ from autograder.common.oracle import (
     draw,
     pick,
 )
-from autograder.common.protocol import verdict
+from autograder.common.protocol import checker
 from autograder.kernel.selfcheck import run_self_check
 
 # Taken at import, before any learner code runs (see trusted.py).
@@ -231,8 +231,7 @@ def _u_dtype(case: dict) -> str:
     return case["dtype"] if case.get("u dtype", "x's") == "x's" else case["u dtype"]
 
 
-def check_dropout_by_hand(fn, seed: int = 0, p: float = 0.2, device=None) -> None:
-    verdict(DropoutByHand(seed, p, device_name(device)), fn)
+check_dropout_by_hand = checker(DropoutByHand)
 
 
 # Exercise 2 (EV-1) -------------------------------------------------------------------------
@@ -287,8 +286,7 @@ class EvalGrads(LayerWatchSpec):
         return "EV-1" if _ONE_SAMPLE in message and case["mode"] == "eval" else None
 
 
-def check_eval_grads(fn, seed: int = 0, size: int = 8, device=None) -> None:
-    verdict(EvalGrads(seed, size, device_name(device)), fn)
+check_eval_grads = checker(EvalGrads)
 
 
 # Exercise 3 (EV-2, EV-4, EV-5, EV-6) --------------------------------------------------------
@@ -372,8 +370,7 @@ class Validate(LayerWatchSpec):
         return World((model, batches), objects, device)
 
 
-def check_validate(fn, seed: int = 0, batches: int = 3, size: int = 8, device=None) -> None:
-    verdict(Validate(seed, batches, size, device_name(device)), fn)
+check_validate = checker(Validate)
 
 
 # Exercise 4 (EV-2) -------------------------------------------------------------------------
@@ -450,8 +447,7 @@ class FinetuneHead(LayerWatchSpec):
         world.args = (*rest, lr * 3)
 
 
-def check_finetune_head(fn, seed: int = 0, lr: float = 0.1, size: int = 10, device=None) -> None:
-    verdict(FinetuneHead(seed, lr, size, device_name(device)), fn)
+check_finetune_head = checker(FinetuneHead)
 
 
 # Exercise 5 (EV-2, EV-6) -------------------------------------------------------------------
@@ -589,10 +585,7 @@ def _reseeds(world: World, again) -> bool:
             _set_cuda_rng(after[1], world.device)
 
 
-def check_mc_dropout_predict(
-    fn, seed: int = 0, samples: int = 20, size: int = 6, device=None
-) -> None:
-    verdict(McDropoutPredict(seed, samples, size, device_name(device)), fn)
+check_mc_dropout_predict = checker(McDropoutPredict)
 
 
 # Exercise 6 (EV-2, EV-4) -------------------------------------------------------------------
@@ -698,8 +691,7 @@ def _first_linear(model: torch.nn.Module) -> torch.nn.Linear:
     return next(m for m in model.modules() if trusted.isinstance_(m, torch.nn.Linear))
 
 
-def check_finetune_mode(fn, seed: int = 0, device=None) -> None:
-    verdict(FinetuneMode(seed, device_name(device)), fn)
+check_finetune_mode = checker(FinetuneMode)
 
 
 _TITLES = {

@@ -39,7 +39,7 @@ from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import uniform
 from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step, stale_added
 from autograder.common.oracle import (
     TOLERANCE,
@@ -52,7 +52,7 @@ from autograder.common.oracle import (
     is_zero_or_none,
     pick,
 )
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.selfcheck import run_self_check
 
@@ -171,9 +171,7 @@ class FrozenCopy(Spec):
         return found
 
 
-def check_frozen_copy(fn, seed: int = 0, size: int = 5, dtype=torch.float64, device=None) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(FrozenCopy(seed, size, name, device_name(device)), fn)
+check_frozen_copy = checker(FrozenCopy)
 
 
 # Exercise 2 (DT-3) -------------------------------------------------------------------------
@@ -295,9 +293,7 @@ def _same_storage(ctx) -> bool:
     return ctx.found.get(item, {}).get("shares") == ctx.expected.get(item, {}).get("shares")
 
 
-def check_detach_all(fn, seed: int = 0, count: int = 5, dtype=torch.float64, device=None) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(DetachAll(seed, count, name, device_name(device)), fn)
+check_detach_all = checker(DetachAll)
 
 
 # Exercise 3 (DT-2) -------------------------------------------------------------------------
@@ -358,11 +354,7 @@ class NormalisedAndGrad(Spec):
         return World((w, x), {"w": w, "x": x}, device)
 
 
-def check_normalised_and_grad(
-    fn, seed: int = 0, rows: int = 6, dim: int = 4, dtype=torch.float64, device=None
-) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(NormalisedAndGrad(seed, rows, dim, name, device_name(device)), fn)
+check_normalised_and_grad = checker(NormalisedAndGrad)
 
 
 # Exercises 4 and 5: the GAN steps (DT-4, DT-5, DT-6) ---------------------------------------
@@ -688,10 +680,7 @@ class DStep(_GanStep):
         return [*drawn, {**plain, "D_mode": "train", "D_norm": True}]
 
 
-def check_d_step(
-    fn, seed: int = 0, depth: int = 2, batch: int = 5, lr: float = 0.1, device=None
-) -> None:
-    verdict(DStep(seed, depth, batch, lr, device_name(device)), fn)
+check_d_step = checker(DStep)
 
 
 @dataclass(frozen=True)
@@ -713,10 +702,7 @@ class GStep(_GanStep):
         return [*drawn, {**drawn[0], "sharp": True, "optimizer": "sgd"}]
 
 
-def check_g_step(
-    fn, seed: int = 0, depth: int = 2, batch: int = 5, lr: float = 0.1, device=None
-) -> None:
-    verdict(GStep(seed, depth, batch, lr, device_name(device)), fn)
+check_g_step = checker(GStep)
 
 
 _TITLES = {

@@ -38,7 +38,7 @@ from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, laid_out, uniform
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, state
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.measure import AliveSavedBytes, saved_bytes
 from autograder.kernel.selfcheck import run_self_check
@@ -640,11 +640,7 @@ class ClipGradients(_HookSpec):
         return found
 
 
-def check_clip_gradients(
-    fn, seed: int = 0, depth: int = 2, max_abs: float = 0.05, dtype=torch.float32, device=None
-) -> None:
-    name = str(dtype).removeprefix("torch.")
-    verdict(ClipGradients(seed, depth, max_abs, name, device_name(device)), fn)
+check_clip_gradients = checker(ClipGradients)
 
 
 # Exercise 3 (HK-5) -------------------------------------------------------------------------
@@ -804,9 +800,7 @@ def _output(model: nn.Module, x):
     return cpu_copy(y.value) if y.ok and trusted.type_(y.value) in TENSORS else "raised"
 
 
-def check_mask_output(fn, seed: int = 0, layer: str = "tanh", dtype=torch.float32, device=None):
-    name = str(dtype).removeprefix("torch.")
-    verdict(MaskOutput(seed, layer, name, device_name(device)), fn)
+check_mask_output = checker(MaskOutput)
 
 
 # Exercise 4 (HK-3) -------------------------------------------------------------------------

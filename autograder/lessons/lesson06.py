@@ -37,7 +37,7 @@ import torch
 from autograder.common import trusted
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, resolve_device, uniform
+from autograder.common.inputs import resolve_device, uniform
 from autograder.common.model_cuda import ModelCuda, cuda_device, is_tensor, on_model
 from autograder.common.oracle import (
     TOLERANCE,
@@ -49,7 +49,7 @@ from autograder.common.oracle import (
     draw,
     is_zero_or_none,
 )
-from autograder.common.protocol import call, note, returned, verdict
+from autograder.common.protocol import call, checker, note, returned
 from autograder.common.recorded import cpu_copy
 from autograder.common.result import CheckResult, require
 from autograder.common.simulated_machine import (
@@ -332,8 +332,7 @@ class Benchmark(_Modelled):
         return CheckResult(what, ok, band, shown, slow)
 
 
-def check_benchmark(fn, seed: int = 0, device=None) -> None:
-    verdict(Benchmark(seed, device_name(device)), fn)
+check_benchmark = checker(Benchmark)
 
 
 # Exercise 2 (CS-3) -------------------------------------------------------------------------
@@ -487,8 +486,7 @@ class ToHost(_Modelled):
         return CheckResult(what, ok, right, wrong, None if ok else "CS-3")
 
 
-def check_to_host(fn, seed: int = 0, device=None) -> None:
-    verdict(ToHost(seed, device_name(device)), fn)
+check_to_host = checker(ToHost)
 
 
 # Exercise 3 (CS-5) -------------------------------------------------------------------------
@@ -579,8 +577,7 @@ class PickDevice(Spec):
         require(self.heading, [CheckResult(what, kind == want, expected, found.describe())])
 
 
-def check_pick_device(fn, seed: int = 0, device=None) -> None:
-    verdict(PickDevice(seed, device_name(device)), fn)
+check_pick_device = checker(PickDevice)
 
 
 # Exercise 4 (CS-6) -------------------------------------------------------------------------
@@ -844,8 +841,7 @@ class LoadBatch(_Modelled):
         return CheckResult(what, ok, "; ".join(wanted), "; ".join(shown), "CS-6" if slow else None)
 
 
-def check_load_batch(fn, seed: int = 0, rows: int = 6, device=None) -> None:
-    verdict(LoadBatch(seed, rows, device_name(device)), fn)
+check_load_batch = checker(LoadBatch)
 
 
 # Exercise 5 (CS-1) -------------------------------------------------------------------------
@@ -981,8 +977,7 @@ def _as_exact(value, losses: list) -> bool:
     return abs(value - exact) <= 1e-12 * abs(exact)
 
 
-def check_epoch_mean_loss(fn, seed: int = 0, batches: int = 5, device=None) -> None:
-    verdict(EpochMeanLoss(seed, batches, device_name(device)), fn)
+check_epoch_mean_loss = checker(EpochMeanLoss)
 
 
 # Exercise 6 (CS-7, CS-3) -------------------------------------------------------------------
@@ -1209,8 +1204,7 @@ class OverlapCopy(_Modelled):
         return CheckResult(what, ok, want, f"{gpu['both_ms']:.2f} ms", "CS-7" if slow else None)
 
 
-def check_overlap_copy(fn, seed: int = 0, device=None) -> None:
-    verdict(OverlapCopy(seed, device_name(device)), fn)
+check_overlap_copy = checker(OverlapCopy)
 
 
 _TITLES = {

@@ -28,9 +28,9 @@ from autograder.common import trusted
 from autograder.common.caller_states import with_default_dtype
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, uniform
+from autograder.common.inputs import uniform
 from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy
 from autograder.kernel.selfcheck import run_self_check
 
@@ -155,6 +155,12 @@ def _input(seed: int, name: str, case: dict, grad: str, size: tuple[int, int], d
     return x, {name: x}
 
 
+def _grad_mark(t: torch.Tensor) -> tuple:
+    """A tensor's ``.grad`` as it is now: which object, and its version (changed in place)."""
+    grad = t.grad
+    return (None,) if grad is None else (id(grad), grad._version)
+
+
 def _error(error: BaseException) -> str:
     lines = str(error).splitlines()
     return f"{trusted.type_(error).__name__}: {lines[0] if lines else ''}"[:300]
@@ -231,6 +237,11 @@ _PROBES = {
         " backward)",
         "对随机的传入梯度，backward 给出的梯度，与题目的要求相比"
         "（§2：每个输入一个值；§3 演示 gradcheck 怎样找出错误的 backward）",
+    ),
+    "written": Text(
+        "inputs whose .grad the backward wrote itself (backward returns gradients; autograd"
+        " decides where they go)",
+        "backward 自己写入了 .grad 的输入（backward 只返回梯度，梯度去哪里由自动求导决定）",
     ),
     "grad_out": Text(
         "the incoming gradient after backward (a backward must not change it in place)",
@@ -329,7 +340,11 @@ class _FunctionSpec(Spec):
         found: dict = {"custom": _custom(value)} if self.custom else {}
         found["interleaved"] = self._interleaved(world.case, again)
         g_before = cpu_copy(world.g)
-        found["grads"] = _backward(value, [world.objects[k] for k in self.inputs], world.g)
+        inputs = [world.objects[k] for k in self.inputs]
+        marks = [_grad_mark(t) for t in inputs]
+        found["grads"] = _backward(value, inputs, world.g)
+        written = zip(self.inputs, inputs, marks, strict=True)
+        found["written"] = ", ".join(k for k, t, mark in written if _grad_mark(t) != mark)
         found["grad_out"] = bool(trusted.equal(cpu_copy(world.g), g_before))
         for change in self.changes:
             found[change] = _raised_or_grads(again, change, list(self.inputs))
@@ -375,10 +390,6 @@ class _FunctionSpec(Spec):
         if "arg" in case:
             parts.append((f"{self.setting}={case['arg']:g}",) * 2)
         return Text(", ".join(p[0] for p in parts), "，".join(p[1] for p in parts))
-
-
-def _name(dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 # Exercise 1 (CF-1): SiLU as a Function -------------------------------------------------------
@@ -428,8 +439,7 @@ class SiluFunction(_FunctionSpec):
         return [*drawn, *edges, far, self.expanded(drawn[0])]
 
 
-def check_silu(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
-    verdict(SiluFunction(seed, size, _name(dtype), device_name(device)), fn)
+check_silu = checker(SiluFunction)
 
 
 # Exercise 2 (CF-2): straight-through quantisation --------------------------------------------
@@ -489,10 +499,7 @@ def _on_the_grid(value: torch.Tensor, step: float) -> bool:
     return bool(on.all())
 
 
-def check_quantise(
-    fn, seed: int = 0, size: int = 6, step: float = 0.5, dtype=torch.float64, device=None
-) -> None:
-    verdict(QuantiseSTE(seed, size, float(step), _name(dtype), device_name(device)), fn)
+check_quantise = checker(QuantiseSTE)
 
 
 # Exercise 3 (CF-3): gradcheck the right way ---------------------------------------------------
@@ -780,8 +787,7 @@ class BackwardIsCorrect(_FunctionSpec):
         return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")
 
 
-def check_backward_is_correct(fn, seed: int = 0, size: int = 4, device=None) -> None:
-    verdict(BackwardIsCorrect(seed, size, device_name(device)), fn)
+check_backward_is_correct = checker(BackwardIsCorrect)
 
 
 # Exercise 4 (CF-4): a product that keeps its inputs with save_for_backward -----------------
@@ -824,10 +830,7 @@ class MulFunction(_FunctionSpec):
         return self.cols, self.rows
 
 
-def check_mul(
-    fn, seed: int = 0, rows: int = 3, cols: int = 4, dtype=torch.float64, device=None
-) -> None:
-    verdict(MulFunction(seed, rows, cols, _name(dtype), device_name(device)), fn)
+check_mul = checker(MulFunction)
 
 
 # Exercise 5 (CF-2, CF-4): soft clipping with a float limit ---------------------------------
@@ -874,16 +877,20 @@ class SoftClip(_FunctionSpec):
         # float32 with |x| / limit up to 5, where tanh is nearly flat but its slope (1e-3 at
         # 4) is not 0: a backward that zeroes it there is wrong
         flat = {**half, "dtype": "float32", "scale": 5.0 * self.limit}
-        return [*drawn, {**half, "scale": 50.0 * self.limit}, wide, flat, self.expanded(drawn[0])]
+        # bfloat16 near 0 (|x| / limit below 0.01): a tanh through exp(2x / limit) - 1 cancels
+        small = {**half, "dtype": "bfloat16", "scale": 0.01 * self.limit, "small": True}
+        edges = [{**half, "scale": 50.0 * self.limit}, wide, flat, small]
+        return [*drawn, *edges, self.expanded(drawn[0])]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
 
+    def tolerance(self, case: dict, fields: dict) -> tuple[float, float]:
+        rtol, atol = super().tolerance(case, fields)  # near 0, relative to values near 0.01
+        return (rtol, atol / 100) if case.get("small") else (rtol, atol)
 
-def check_soft_clip(
-    fn, seed: int = 0, size: int = 5, limit: float = 2.0, dtype=torch.float64, device=None
-) -> None:
-    verdict(SoftClip(seed, size, float(limit), _name(dtype), device_name(device)), fn)
+
+check_soft_clip = checker(SoftClip)
 
 
 # Exercise 6 (CF-5, CF-4): softplus in the setup_context style, under torch.func ----------
@@ -977,8 +984,7 @@ class SoftplusTransformable(_FunctionSpec):
         return Text(f"{how.en}, {text.en}", f"{how.zh}，{text.zh}")
 
 
-def check_softplus(fn, seed: int = 0, size: int = 4, dtype=torch.float64, device=None) -> None:
-    verdict(SoftplusTransformable(seed, size, _name(dtype), device_name(device)), fn)
+check_softplus = checker(SoftplusTransformable)
 
 
 _TITLES = {

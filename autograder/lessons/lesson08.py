@@ -58,7 +58,7 @@ from autograder.common.oracle import (
     draw,
     is_zero_or_none,
 )
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker, verdict
 from autograder.common.recorded import TENSORS
 from autograder.common.virtual_queue import VirtualQueue
 from autograder.kernel.selfcheck import run_self_check
@@ -130,12 +130,13 @@ def _describe(case: dict) -> Text:
 _in_place_only = differs_only_in("changed_in_place")
 
 
-def _every_param(ctx) -> bool:
-    return bool(ctx.case.get("every_param"))
-
-
 def _zeroed_frozen(e: dict, f: dict, ctx) -> bool:
-    return _every_param(ctx) and is_zero_or_none(e) and is_zero_or_none(f)
+    """The frozen parameter's old .grad zeroed, not None ("every_param"): values kept."""
+    if not ctx.case.get("every_param"):
+        return False
+    if " when " in ctx.base:
+        return is_zero_or_none(e) and is_zero_or_none(f)
+    return _in_place_only(e, f, ctx)
 
 
 def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
@@ -192,10 +193,7 @@ class TrainEpoch(LayerWatchSpec):
     names = {"result": "train_epoch(model, optimizer, batches)"}
     allow = (
         Rule("model*.grad"),  # what .grad holds after the last step is not the task
-        # a frozen parameter's old .grad zeroed (set_to_none=False), not set to None: the
-        # step then leaves its values as they were, though it writes to them
-        Rule("model*", lambda e, f, ctx: _every_param(ctx) and _in_place_only(e, f, ctx)),
-        Rule("model*.grad when *", _zeroed_frozen),
+        Rule("model*", _zeroed_frozen),
     )
     blame = (Rule("model*.grad when *", _added_to_earlier, "RG-4"),)
 
@@ -213,8 +211,7 @@ class TrainEpoch(LayerWatchSpec):
         # with plain SGD, which steps by the gradient's size (Adam would hide a rescaling);
         # and a last batch whose loss is not finite: its step is taken all the same
         scaled = {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}
-        # an optimizer made with model.parameters(), the frozen layer's too, whose .grad
-        # is left from before it was frozen: SGD steps every parameter that has a .grad
+        # the optimizer holds the frozen layer too, its old .grad kept: SGD steps what has one
         held = {**cases[1], "frozen": "first", "stale": "stale", "optimizer": "SGD"}
         return [
             *cases,
@@ -255,8 +252,7 @@ class TrainEpoch(LayerWatchSpec):
         return world
 
 
-def check_train_epoch(fn, seed: int = 0, lr: float = 0.1, device=None) -> None:
-    verdict(TrainEpoch(seed, lr, device_name(device)), fn)
+check_train_epoch = checker(TrainEpoch)
 
 
 # Exercise 2 (lesson 02): validation keeps no graph alive --------------------------------------
@@ -391,8 +387,7 @@ class Validate(LayerWatchSpec):
         return {**found, "graphs kept": batches.grew(), "outputs kept": batches.outputs_kept()}
 
 
-def check_validate(fn, seed: int = 0, device=None) -> None:
-    verdict(Validate(seed, device_name(device)), fn)
+check_validate = checker(Validate)
 
 
 # Exercise 3 (lesson 03): accuracy measured in evaluation mode, mode restored ------------------
@@ -442,8 +437,7 @@ class Accuracy(LayerWatchSpec):
         return World((model, x, labels), {"model": model, "images": x, "labels": labels}, device)
 
 
-def check_accuracy(fn, seed: int = 0, device=None) -> None:
-    verdict(Accuracy(seed, device_name(device)), fn)
+check_accuracy = checker(Accuracy)
 
 
 # Exercise 4 (lesson 04): the discriminator step leaves the generator alone -------------------
@@ -561,8 +555,7 @@ class LogFeatures(LayerWatchSpec):
         return {**found, "grew": trusted.len_(value) - length}
 
 
-def check_log_features(fn, seed: int = 0, device=None) -> None:
-    verdict(LogFeatures(seed, device_name(device)), fn)
+check_log_features = checker(LogFeatures)
 
 
 # Exercise 6 (lesson 06): a timer that waits for the device ------------------------------------
@@ -661,8 +654,7 @@ class TimeStep(Spec):
         }
 
 
-def check_time_step(fn, seed: int = 0) -> None:
-    verdict(TimeStep(seed), fn)
+check_time_step = checker(TimeStep)
 
 
 # Exercise 7 (lesson 07): a custom Function whose backward fits its forward --------------------
@@ -829,8 +821,7 @@ class SwishFunction(Spec):
         return _CF_EXPLAIN.get(_cf(message) or "")
 
 
-def check_swish(fn, seed: int = 0, device=None) -> None:
-    verdict(SwishFunction(seed, device_name(device)), fn)
+check_swish = checker(SwishFunction)
 
 
 _TITLES = {

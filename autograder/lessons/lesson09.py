@@ -51,12 +51,12 @@ from autograder.common.dtype_watch import watch_dtypes
 from autograder.common.exercise import Exercise
 from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
-from autograder.common.inputs import device_name, laid_out, uniform
+from autograder.common.inputs import laid_out, uniform
 from autograder.common.models import seeded_model
 from autograder.common.on_device import OnTheDevice, there
 from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step
 from autograder.common.oracle import FLOAT_TOLERANCE, Rule, Spec, World, close, draw
-from autograder.common.protocol import call, verdict
+from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.common.seeded_call import seeded_call
 from autograder.common.simulated_machine import machine
@@ -430,10 +430,7 @@ def _explain(message: str) -> Text | None:
     return None
 
 
-def check_checkpointed_forward(
-    fn, seed: int = 0, depth: int = 3, width: int = 6, batch: int = 4, device=None
-) -> None:
-    verdict(CheckpointedForward(seed, depth, width, batch, device_name(device)), fn)
+check_checkpointed_forward = checker(CheckpointedForward)
 
 
 # Models of exercises 2 and 3 ---------------------------------------------------------------
@@ -645,10 +642,7 @@ class Bf16TrainStep(_Spec):
         return _explain(message)
 
 
-def check_bf16_train_step(
-    fn, seed: int = 0, width: int = 5, batch: int = 6, lr: float = 0.1, device=None
-) -> None:
-    verdict(Bf16TrainStep(seed, width, batch, float(lr), device_name(device)), fn)
+check_bf16_train_step = checker(Bf16TrainStep)
 
 
 # Exercise 3 (SC-2, EV-2, EV-4): predictions under autocast and inference mode --------------
@@ -783,8 +777,7 @@ class AutocastPredict(_Spec):
         return _explain(message)
 
 
-def check_autocast_predict(fn, seed: int = 0, width: int = 5, batch: int = 6, device=None) -> None:
-    verdict(AutocastPredict(seed, width, batch, device_name(device)), fn)
+check_autocast_predict = checker(AutocastPredict)
 
 
 # Exercise 4 (SC-5): per-sample gradients ---------------------------------------------------
@@ -796,10 +789,6 @@ def _accumulated(e: dict, f: dict, ctx) -> bool:
     if trusted.type_(ev) not in TENSORS or trusted.type_(fv) not in TENSORS:
         return False
     return ev.shape == fv.shape and ev.shape[0] > 1 and close(fv, ev.cumsum(0), (1e-3, 1e-5))
-
-
-def _caller_grad(base: str) -> bool:
-    return base.endswith(".grad")
 
 
 @dataclass(frozen=True)
@@ -906,8 +895,7 @@ class PerSampleGrads(_Spec):
         return _explain(message)
 
 
-def check_per_sample_grads(fn, seed: int = 0, width: int = 4, batch: int = 5, device=None) -> None:
-    verdict(PerSampleGrads(seed, width, batch, device_name(device)), fn)
+check_per_sample_grads = checker(PerSampleGrads)
 
 
 _TITLES = {
