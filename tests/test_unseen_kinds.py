@@ -9687,6 +9687,139 @@ def mul(a, b):
     return Mul.apply(a, b)
 """,
     ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        STATE,
+        "switches grad mode off with torch.set_grad_enabled(False) for the copy and then back"
+        " on with set_grad_enabled(True): a caller that calls it inside torch.no_grad() "
+        "leaves with grad mode ON (global setting not restored) (fifteenth held-back set, "
+        "2026-12-07)",
+        """
+import torch
+
+
+def frozen_copy(t, share):
+    torch.set_grad_enabled(False)  # nothing made here gets a history
+    result = t.detach() if share else t.clone()
+    torch.set_grad_enabled(True)
+    return result
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        EDGE,
+        "backward takes the slope to be exactly 1 where x > 10 ('the sigmoid is 1 there'): "
+        "off by x·e^-x (3e-4 at 10.5), which gradcheck's rtol=1e-3 lets pass but the prompt's"
+        " float64-to-rounding comparison does not (fifteenth held-back set, 2026-12-07)",
+        """
+import torch
+
+
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        slope = s * (1 + x * (1 - s))
+        # for large x the sigmoid is 1, so the slope is 1 there: skip the work
+        slope = torch.where(x > 10, torch.ones_like(x), slope)
+        return grad_out * slope
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex2_validate",
+        EDGE,
+        "returns at once when a batch's loss is not finite ('the mean is inf or NaN anyway'):"
+        " that path skips model.train(was_training), so a model that arrived in training mode"
+        " is left in evaluation mode (fifteenth held-back set, 2026-12-07)",
+        '''
+import math
+
+import torch.nn.functional as F
+
+
+def validate(model, batches):
+    """Mean validation loss, measured in evaluation mode."""
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for x, y in batches:
+            loss = F.cross_entropy(model(x), y).item()
+            if not math.isfinite(loss):
+                return loss  # the mean is inf or NaN anyway: stop early
+            total += loss
+    model.train(was_training)
+    return float(total) / len(batches)
+''',
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        EDGE,
+        "beta saved through save_for_backward as torch.tensor(beta): that tensor is float32 "
+        "(the default dtype), so in float64 backward uses 0.100000001490116 instead of 0.1 "
+        "and the gradient is not autograd's (fifteenth held-back set, 2026-12-07)",
+        '''
+import torch
+
+
+class Swish(torch.autograd.Function):
+    """x * sigmoid(beta * x); beta is a Python float."""
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        # everything backward needs, through save_for_backward
+        ctx.save_for_backward(x, s, torch.tensor(beta, device=x.device))
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s, beta = ctx.saved_tensors
+        return grad_output * (s + beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+''',
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        STATE,
+        "converts the result with .to(torch.get_default_dtype()): that is float32 only while "
+        "the caller keeps the default; where the caller set float64 the predictions come back"
+        " float64, not float32 (fifteenth held-back set, 2026-12-07)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, training in modes:
+            m.train(training)
+    return out.to(torch.get_default_dtype())  # back to ordinary precision
+""",
+    ),
 ]
 
 RIGHT = [
@@ -12479,6 +12612,32 @@ def log_features(model, layer, batches):
         handle.remove()
     return features
 ''',
+    ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "the synchronized laps in a list and numpy.median of them: for an odd count it is the"
+        " middle lap itself, returned as numpy.float64, which is a subclass of Python float "
+        "(fifteenth held-back set, 2026-12-07)",
+        """
+import torch
+
+
+import numpy as np
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    laps = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        laps.append(clock() - start)
+    return np.median(laps)
+""",
     ),
 ]
 

@@ -79,7 +79,7 @@ STALE = {
 # what PyTorch says where a BatchNorm in training mode meets a batch of one sample: in a
 # case whose model may arrive in training mode, the mark of an answer that never left it
 ONE_SAMPLE_IN_TRAINING = "more than 1 value per channel when training"
-# a case's "default_dtype": the caller's own torch.set_default_dtype (oracle._caller_default)
+# a case's "default_dtype": the caller's own torch.set_default_dtype (oracle._callers_context)
 DEFAULT_DTYPE = Text(
     ", the caller's default dtype float64 (torch.set_default_dtype)",
     "，调用者的默认 dtype 为 float64（torch.set_default_dtype）",
@@ -91,8 +91,13 @@ def _followed(text: Text, clause: Text | None) -> Text:
     return text if clause is None else Text(text.en + clause.en, text.zh + clause.zh)
 
 
-def with_default_dtype(text: Text, case: dict) -> Text:
-    """A case's description, followed by the caller's default dtype where the case sets one."""
+CALLER_NO_GRAD = Text(", called inside torch.no_grad()", "，在 torch.no_grad() 之内调用")
+
+
+def with_callers_context(text: Text, case: dict) -> Text:
+    """A case's description, followed by the caller's torch.no_grad() and default dtype
+    where the case has them (oracle._callers_context)."""
+    text = _followed(text, CALLER_NO_GRAD if case.get("grad_mode") is False else None)
     return _followed(text, DEFAULT_DTYPE if case.get("default_dtype") else None)
 
 

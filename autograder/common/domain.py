@@ -81,7 +81,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "dtypes": [d for d in DTYPES if d in dtypes],
         "outer": [m for m in _OUTER if m in outer],
         "autocast_default": _AUTOCAST_DEFAULT in outer,
-        "default_dtype": "default_dtype" in outer,  # oracle._caller_default
+        "default_dtype": "default_dtype" in outer,  # oracle._callers_context
         "shapes": [s for s in SHAPES if s in seen["shapes"]],
         "aliased": seen["aliased"],
         "modules": sorted(seen["modules"]),

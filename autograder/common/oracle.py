@@ -267,6 +267,8 @@ def _fields(value: Any, world: World, base: str, out: dict, relations: bool = Tr
         out[base] = {"kind": "None"}
     elif kind in _SCALARS:
         out[base] = {"kind": kind.__name__, "value": value}
+    elif trusted.isinstance_(value, float):  # numpy.float64 is a Python float to its caller
+        out[base] = {"kind": "float", "value": float(value)}
     elif trusted.isinstance_(value, trusted.module_type):  # a model handed back: in which dtypes
         dtypes = [f"{n}: {t.dtype}" for n, t in [*value.named_parameters(), *value.named_buffers()]]
         out[base] = {"kind": str(kind.__name__), "dtypes": dtypes[:MAX_ITEMS]}
@@ -491,14 +493,19 @@ def _left_grad(t: torch.Tensor, arrived: torch.Tensor | None) -> None:
         t.grad = arrived
 
 
-def _caller_default(case: dict) -> contextlib.AbstractContextManager:
-    """The default dtype a case's caller set (``"default_dtype"``), around each call: an
-    answer that sets its own and then "restores" float32 leaves the caller's changed."""
+def _callers_context(case: dict) -> contextlib.ExitStack:
+    """The caller's own context around each call: torch.no_grad() where the case's caller
+    records nothing (``"grad_mode": False``), and the default dtype it set
+    (``"default_dtype"``): an answer that sets its own and then "restores" float32, or
+    turns grad mode back on when done, leaves the caller's changed."""
+    stack = contextlib.ExitStack()
+    if case.get("grad_mode") is False:
+        stack.enter_context(trusted.no_grad())
     name = case.get("default_dtype")
-    if name is None:
-        return contextlib.nullcontext()
-    read, write = trusted.get_default_dtype, trusted.set_default_dtype
-    return global_settings.set_during(read, write, getattr(torch, name))
+    if name is not None:
+        read, write = trusted.get_default_dtype, trusted.set_default_dtype
+        stack.enter_context(global_settings.set_during(read, write, getattr(torch, name)))
+    return stack
 
 
 def _callers_own_settings() -> contextlib.ExitStack:
@@ -972,7 +979,7 @@ class Spec(Check):
 
     def _call_in(self, world: World, case: dict, fn) -> Call:
         """One more call in ``world``: the learner's ``fn``, or the reference where it is None."""
-        with _caller_default(case), self.calling(world, case, fn), _settings_watched(world):
+        with _callers_context(case), self.calling(world, case, fn), _settings_watched(world):
             return call(fn, *world.args) if fn is not None else Call(self.reference(world, case))
 
     @property
@@ -1061,7 +1068,7 @@ class Spec(Check):
         if seeded:
             _manual_seed(RNG_SEED)
         rng = _rng_states(world)
-        with _caller_default(case), self.calling(world, case, fn), _settings_watched(world):
+        with _callers_context(case), self.calling(world, case, fn), _settings_watched(world):
             if fn is not None:
                 outcome = call(fn, *world.args)
             elif case.get("raises"):  # a case where the caller must see an exception

@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_leaves
 from autograder.common import trusted
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
-from autograder.common.caller_states import leave_grads, with_default_dtype
+from autograder.common.caller_states import leave_grads, with_callers_context
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -132,7 +132,7 @@ class ProductGrads(Spec):
         shown = Text("a, b of shape ({n},), {l}, {d}", "a、b 的形状为 ({n},)，{l}，{d}").format(
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
-        shown = with_default_dtype(shown, case)
+        shown = with_callers_context(shown, case)
         if case.get("held"):
             return Text(
                 "{s}, each holding a .grad from earlier training (frozen since)",
@@ -442,7 +442,7 @@ class MakeTrainable(Spec):
             "a list of shape {s}, integers within ±{r}, device: {t}",
             "形状为 {s} 的列表，整数范围 ±{r}，设备：{t}",
         ).format(s=str(self._shape(case)), r=_RANGES[case["range"]] - 1, t=target[case["target"]])
-        return with_default_dtype(shown, case)
+        return with_callers_context(shown, case)
 
     def _shape(self, case: dict) -> tuple[int, ...]:
         g = trusted.generator().manual_seed(self.seed)

@@ -33,6 +33,7 @@ from autograder.common.caller_states import (
     leave_grads,
     set_mode,
     stepped_before,
+    with_callers_context,
     with_groups,
 )
 from autograder.common.caller_states import MODES as _MODES
@@ -129,7 +130,8 @@ class FrozenCopy(Spec):
             "layout": list(_LAYOUTS),
             "dtype": [self.dtype, other, "bfloat16"],
         }
-        return draw(self.seed, axes, 10)
+        drawn = draw(self.seed, axes, 10)
+        return [*drawn, {**drawn[0], "grad_mode": False}]  # a caller inside torch.no_grad()
 
     def again_cases(self) -> list[dict]:
         """A shared copy and an independent copy, each made twice in one world: a handle or a
@@ -139,9 +141,10 @@ class FrozenCopy(Spec):
         return [next(c for c in cases if c["share"] is share) for share in (True, False)]
 
     def describe(self, case: dict) -> Text:
-        return Text("share={s}, {l}, dtype {d}", "share={s}，{l}，数据类型 {d}").format(
+        text = Text("share={s}, {l}, dtype {d}", "share={s}，{l}，数据类型 {d}").format(
             s=case["share"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
+        return with_callers_context(text, case)
 
     def build(self, case: dict, device) -> World:
         shape = tuple(n or self.size for n in _W_SHAPE[case["layout"]])

@@ -885,11 +885,7 @@ class TrainAndLog(_HookSpec):
         return World((model, layer, batches, case["lr"]), objects, device)
 
 
-def check_train_and_log(
-    fn, seed: int = 0, depth: int = 3, steps: int = 4, train_mode: bool = True, device=None
-) -> None:
-    dev = device_name(device)
-    verdict(TrainAndLog(seed, depth, steps, 0.1, train_mode, dev), fn)
+check_train_and_log = checker(TrainAndLog)
 
 
 # Exercise 5 --------------------------------------------------------------------------------

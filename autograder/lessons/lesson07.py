@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.common import trusted
-from autograder.common.caller_states import with_default_dtype
+from autograder.common.caller_states import with_callers_context
 from autograder.common.exercise import Exercise
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
@@ -424,6 +424,8 @@ class SiluFunction(_FunctionSpec):
             # bfloat16 at large |x| (most entries past 512): 1 + x rounds to x there, so a
             # derivative multiplied out, (1 + x)·s − x·s², loses the 1
             {"layout": "matrix", "dtype": "bfloat16", "grad": "fresh", "scale": 3000.0},
+            # float64 at 10.5, where the slope is 1 + 3e-4, not 1
+            {"layout": "matrix", "dtype": "float64", "grad": "fresh", "value": 10.5},
             # called where the caller records nothing: the grad mode it is left in
             {
                 "layout": "matrix",
@@ -781,7 +783,7 @@ class BackwardIsCorrect(_FunctionSpec):
     def describe(self, case: dict) -> Text:
         text = super().describe(case)
         fn = _FUNCTIONS[case["fn"]][0]
-        text = with_default_dtype(text, case)
+        text = with_callers_context(text, case)
         if case.get("positive"):
             text = Text(f"{text.en}, x > 0", f"{text.zh}，x > 0")
         return Text(f"fn: {fn.en}, {text.en}", f"fn：{fn.zh}，{text.zh}")

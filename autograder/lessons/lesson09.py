@@ -42,6 +42,7 @@ from autograder.common.caller_states import (
     raising,
     set_mode,
     switch_mode,
+    with_callers_context,
     with_groups,
     with_raising,
 )
@@ -700,7 +701,7 @@ class AutocastPredict(_Spec):
         # bfloat16 still, whatever torch.cuda.is_available() says
         gpu_machine = {**drawn[3], "raises": False, "gpu_machine": True}
         cases = [*drawn, training_root, raising(drawn[0], mode="mixed"), float16_default]
-        return [*cases, gpu_machine]
+        return [*cases, gpu_machine, {**drawn[1], "raises": False, "default_dtype": "float64"}]
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
@@ -729,7 +730,7 @@ class AutocastPredict(_Spec):
             b=case["batch"],
             o=outer,
         )
-        return with_raising(text, case)
+        return with_callers_context(with_raising(text, case), case)
 
     def build(self, case: dict, device) -> World:
         model = seeded_model(
