@@ -1228,7 +1228,7 @@ class Spec(Check):
     ) -> list[CheckResult]:
         ctx = Context(self, case, expected, found, _before=before)
         allowed = (*self.allow, _PARTWAY_GRADS)
-        results = []
+        floats, results = self._floats(case), []
         for base in [*expected, *(b for b in found if b not in expected)]:
             if base.startswith(FACT):
                 continue
@@ -1246,7 +1246,7 @@ class Spec(Check):
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 if not self.inference_compared:
                     e1, f1 = ({k: v for k, v in d.items() if k != "inference"} for d in (e1, f1))
-                field = self._first_difference(e1, f1, self._floats(case), self.tolerance(case, e1))
+                field = self._first_difference(e1, f1, floats, self.tolerance(case, e1))
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in allowed):
                     continue
                 blame = next((r for r in self.blame if r.applies(name, e1, f1, ctx)), None)

@@ -27,6 +27,7 @@ from autograder.common import global_state as global_settings
 from autograder.common import trusted, wire
 from autograder.common.exercise import NotAttempted
 from autograder.common.i18n import Text, get_language
+from autograder.common.inputs import device_name
 from autograder.common.observation import (
     InconsistentObservation,
     Seen,
@@ -372,7 +373,7 @@ def checker(spec: type[Check]) -> Callable[..., None]:
             if name not in defaults:
                 raise TypeError(f"{name!r} is not a setting of {spec.__name__}")
             if name == "device":
-                settings[name] = None if value is None else str(value)
+                settings[name] = device_name(value)
             elif trusted.isinstance_(value, torch.dtype):
                 settings[name] = str(value).removeprefix("torch.")
             elif trusted.type_(defaults[name]) is float:

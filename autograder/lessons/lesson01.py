@@ -156,7 +156,8 @@ class ProductGrads(Spec):
         )
         if case.get("same"):
             return World((a, a), {"a": a}, device)
-        leave_grads((a, b), "stale" if case.get("held") else None, self.seed + 7, frozen_too=True)
+        if case.get("held"):
+            leave_grads((a, b), "stale", self.seed + 7, frozen_too=True)
         return World((a, b), {"a": a, "b": b}, device)
 
     def calling(self, world: World, case: dict, fn):

@@ -921,7 +921,8 @@ class EpochMeanLoss(_Modelled):
             uniform(self.seed + 10 * case["count"] + j, n, 3, device="cpu", dtype=dtype)
             for j, n in enumerate(rows)
         ]
-        drawn[0][0, 0] = float("nan") if case.get("nan") else drawn[0][0, 0]
+        if case.get("nan"):  # a diverged step
+            drawn[0][0, 0] = float("nan")
         batches = [gpu.place(b) for b in drawn]
         w = gpu.place(uniform(self.seed, 3, device="cpu", dtype=dtype))
         w.requires_grad_(case["history"])
