@@ -9820,6 +9820,253 @@ def autocast_predict(model, x):
     return out.to(torch.get_default_dtype())  # back to ordinary precision
 """,
     ),
+    Wrong(
+        "01",
+        "ex1_product_grads",
+        EDGE,
+        "y written as torch.linalg.vector_norm(c) ** 2 ('the sum of squares is the "
+        "squared norm'): for large entries the norm overflows to inf and backward gives "
+        "nan gradients where (c ** 2).sum()'s gradient 2c is finite (fifteenth held-back "
+        "set, mended 2026-12-07)",
+        """
+import torch
+
+
+def product_grads(a, b):
+    a = a.detach().clone().requires_grad_()
+    b = b.detach().clone().requires_grad_()
+    c = a * b
+    c.retain_grad()
+    y = torch.linalg.vector_norm(c) ** 2   # sum of squares = squared Euclidean norm
+    y.backward()
+    return a.grad, b.grad, c.grad
+""",
+    ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "skips a batch with no rows ('its mean is nan, there is nothing to learn from "
+        "it'): the task asks for one copy per batch, in order, and backward of the empty "
+        "batch's loss gives a zero gradient, so the list comes back one entry short and "
+        "every later entry is out of place (fifteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        if x.shape[0] == 0:
+            continue          # an empty batch has a nan loss: nothing to learn
+        w.grad = None
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad.clone())
+    return grads
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        OBSERVABLE,
+        "per-batch losses collected with torch.tensor(list) (the default float32) and "
+        "averaged there: a float64 model's mean loss is rounded to float32 (about 1e-8 "
+        "relative), not as exact as float64 holds it (fifteenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+def evaluate(model, batches):
+    losses, accs = [], []
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
+            accs.append((logits.argmax(dim=1) == labels).float().mean().item())
+    return torch.tensor(losses).mean().item(), torch.tensor(accs).mean().item()
+""",
+    ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        EDGE,
+        "predictions as logits.argsort(dim=1)[:, -1] (the class sorted last, 'the "
+        "largest'): where logits tie, argmax takes the first of them and argsort's last "
+        "entry is another one, so a classifier with tied logits (a zero-initialised head,"
+        " saturated units) gets a different accuracy (fifteenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+def evaluate(model, batches):
+    loss_total, acc_total = 0.0, 0.0
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            loss_total += torch.nn.functional.cross_entropy(logits, labels).item()
+            predicted = logits.argsort(dim=1)[:, -1]
+            acc_total += (predicted == labels).float().mean().item()
+    return loss_total / len(batches), acc_total / len(batches)
+""",
+    ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        EDGE,
+        "runs the backbone on chunks of 16 rows 'to bound memory' and concatenates: a "
+        "backbone in training mode normalises each chunk with its own batch statistics "
+        "and updates its running statistics once per chunk (fifteenth held-back set, "
+        "mended 2026-12-07)",
+        """
+import torch
+
+
+def frozen_features(backbone, x, chunk=16):
+    with torch.no_grad():
+        return torch.cat([backbone(part) for part in x.split(chunk)])
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        EDGE,
+        "the backbone run under torch.inference_mode() ('stronger than no_grad'): the "
+        "features are inference tensors; it works while the head's active Dropout makes "
+        "an ordinary tensor from them, but a head whose Dropout has p = 0 hands them "
+        "straight to the Linear, which cannot save an inference tensor for backward, and "
+        "the step raises (fifteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.inference_mode():
+        features = backbone(x)
+    optimizer = torch.optim.SGD(head.parameters(), lr=lr)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        STATE,
+        "keeps the list of the model's BatchNorm modules in a module-level dict keyed by "
+        "id(model), built on the first call ('every epoch calls it again'): when the "
+        "caller replaces a BatchNorm between epochs (e.g. a freshly calibrated one), the "
+        "new module is never switched to eval (fifteenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+bn_layers = {}
+
+def finetune_mode(model):
+    if id(model) not in bn_layers:
+        bn_layers[id(model)] = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm1d)]
+    model.train()
+    for bn in bn_layers[id(model)]:
+        bn.eval()
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        ARGUMENT,
+        "keeps the handles in a dict {name: handle} and removes its values: when the "
+        "caller's list names a layer twice, the first handle is overwritten and its hook "
+        "stays on the model (fifteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+
+    def keeper(name):
+        def hook(module, args, output):
+            features[name] = output.detach().to("cpu", copy=True)
+        return hook
+
+    handles = {name: modules[name].register_forward_hook(keeper(name)) for name in names}
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles.values():
+            handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        ARGUMENT,
+        "finds the layer with `name.endswith(layer_name)` over named_modules() 'so a "
+        "short name works': a name like '1' also matches '0.1', so several layers are "
+        "hooked and several means are logged per step (fifteenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+def train_and_log(model, layer_name, batches, lr):
+    log = []
+    hook = lambda module, args, output: log.append(output.mean().item())
+    handles = [
+        m.register_forward_hook(hook)
+        for name, m in model.named_modules()
+        if name.endswith(layer_name)
+    ]
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        for h in handles:
+            h.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        OBSERVABLE,
+        "keeps each interval in milliseconds ((clock() - start) * 1000) and returns "
+        "statistics.median(...) / 1000: the round trip through ms rounds, so the result "
+        "is often not one of the measured durations itself, which the prompt requires "
+        "(fifteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+import statistics
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    laps_ms = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        laps_ms.append((clock() - start) * 1000)
+    return statistics.median(laps_ms) / 1000
+""",
+    ),
 ]
 
 RIGHT = [
@@ -12637,6 +12884,26 @@ def benchmark(work, synchronize, clock, warmup, repeats):
         synchronize()
         laps.append(clock() - start)
     return np.median(laps)
+""",
+    ),
+    Right(
+        "09",
+        "ex2_bf16_train_step",
+        "zero_grad(set_to_none=True) after the step too, to free memory: the prompt "
+        "leaves .grad after the step to the function (fifteenth held-back set, "
+        "2026-12-07)",
+        """
+import torch
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)  # free the gradients' memory once they are used
+    return loss.item()
 """,
     ),
 ]

@@ -44,7 +44,10 @@ class Masks:
         self.seed, self.drawn = seed, 0
 
     def apply(self, p: float, x: torch.Tensor) -> torch.Tensor:
-        """What dropout with keep probability 1 - p gives for ``x`` under the next mask."""
+        """What dropout with keep probability 1 - p gives for ``x`` under the next mask; for
+        p = 0 ``x`` itself, as PyTorch's dropout gives (an inference tensor stays one)."""
+        if p == 0:
+            return x
         g = trusted.generator().manual_seed(self.seed * 7919 + self.drawn)
         self.drawn += 1
         keep = (trusted.rand(x.shape, generator=g) >= p).to(x.device)

@@ -29,5 +29,15 @@ class Exercise:
         )
 
 
+def numbered(namespace: dict[str, Any], *rows: tuple[str, str, str, str]) -> tuple[Exercise, ...]:
+    """A lesson's exercises in notebook order, numbered from 1; each row is ``(function,
+    English title, Chinese title, "ID ID")`` and its check is ``check_<function>`` of the
+    lesson module's ``namespace``."""
+    return tuple(
+        Exercise(number, function, Text(en, zh), namespace[f"check_{function}"], tuple(ids.split()))
+        for number, (function, en, zh, ids) in enumerate(rows, 1)
+    )
+
+
 class NotAttempted(CheckFailed):
     """The learner's function is still the stub nbgrader left in its place."""

@@ -859,8 +859,9 @@ class Spec(Check):
     # figure the caller's own float64 numbers make (a median of clock readings) is closer
     float_tolerance: ClassVar[tuple[float, float]] = FLOAT_TOLERANCE
     # a float the task reduces from a float64 case's tensors (case["dtype"]) holds float64's
-    # precision: a mean taken in float32 on the way is off by float32's rounding
-    floats_in_case_dtype: ClassVar[bool] = False
+    # precision: a mean taken in float32 on the way is off by float32's rounding (True: every
+    # float result; else the names of those that do)
+    floats_in_case_dtype: ClassVar[bool | tuple[str, ...]] = False
     # whether a result may be an inference tensor only where the reference's is: where the
     # caller may go on to train on it or change it in place (features to fit a probe on)
     inference_compared: ClassVar[bool] = False
@@ -1228,7 +1229,7 @@ class Spec(Check):
     ) -> list[CheckResult]:
         ctx = Context(self, case, expected, found, _before=before)
         allowed = (*self.allow, _PARTWAY_GRADS)
-        floats, results = self._floats(case), []
+        results = []
         for base in [*expected, *(b for b in found if b not in expected)]:
             if base.startswith(FACT):
                 continue
@@ -1246,6 +1247,7 @@ class Spec(Check):
                 e1, f1 = self.compared(name, e1), self.compared(name, f1)
                 if not self.inference_compared:
                     e1, f1 = ({k: v for k, v in d.items() if k != "inference"} for d in (e1, f1))
+                floats = self._floats(case, name)
                 field = self._first_difference(e1, f1, floats, self.tolerance(case, e1))
                 if field is None or any(r.applies(name, e1, f1, ctx) for r in allowed):
                     continue
@@ -1253,9 +1255,10 @@ class Spec(Check):
                 results.append(self._result(case, name, field, e1, f1, blame, told))
         return results
 
-    def _floats(self, case: dict) -> tuple[float, float]:
-        """How close two Python floats must be in ``case``."""
-        if self.floats_in_case_dtype and case.get("dtype") == "float64":
+    def _floats(self, case: dict, name: str) -> tuple[float, float]:
+        """How close two Python floats at ``name`` must be in ``case``."""
+        held = self.floats_in_case_dtype
+        if case.get("dtype") == "float64" and (held is True or name in (held or ())):
             return TOLERANCE["torch.float64"]
         return self.float_tolerance
 

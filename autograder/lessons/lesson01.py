@@ -31,7 +31,7 @@ from autograder.common import trusted
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.caller_states import leave_grads, with_callers_context
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 from autograder.common.oracle import Rule, Spec, World, close, concrete, differs_only_in, draw
@@ -125,6 +125,8 @@ class ProductGrads(Spec):
             {"n": self.size, "layout": "plain", "dtype": "float32", "default_dtype": "float64"},
             # tensors that no longer require grad may still hold the .grad of earlier training
             {"n": self.size, "layout": "plain", "dtype": _DTYPES[self.seed % 3], "held": True},
+            # c ** 2 beyond float32's range: y is inf, its gradients 2c are not
+            {"n": self.size, "layout": "plain", "dtype": "float32", "scale": 1e10},
         ]
         return [*drawn, *edges]
 
@@ -133,6 +135,10 @@ class ProductGrads(Spec):
             n=case["n"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
         shown = with_callers_context(shown, case)
+        if case.get("scale"):
+            return Text(
+                "{s}, entries about 1e10 (y is inf)", "{s}，元素约为 1e10（y 为 inf）"
+            ).format(s=shown)
         if case.get("held"):
             return Text(
                 "{s}, each holding a .grad from earlier training (frozen since)",
@@ -151,7 +157,10 @@ class ProductGrads(Spec):
         dtype = getattr(torch, case["dtype"])
         dtypes = (dtype, getattr(torch, case.get("b_dtype", case["dtype"])))
         a, b = (
-            view(uniform(self.seed + k, length(case["n"]), device=device, dtype=dtypes[k]))
+            view(
+                uniform(self.seed + k, length(case["n"]), device=device, dtype=dtypes[k])
+                * case.get("scale", 1)
+            )
             for k in (0, 1)
         )
         if case.get("same"):
@@ -504,6 +513,8 @@ _DIVERGED = Text(
 def _accumulated(e: dict, f: dict, ctx) -> bool:
     """grads[k] is what w.grad holds after k + 1 backward calls that were never reset."""
     k = int(ctx.base.removeprefix("result[").rstrip("]"))
+    if f"result[{k}]" not in ctx.expected:  # more entries than batches: not this blame
+        return False
     start = ctx.before["w.grad"].get("value")
     running = start.to(torch.float64) if trusted.type_(start) in TENSORS else 0.0
     for j in range(k + 1):
@@ -543,7 +554,9 @@ class PerBatchGrads(Spec):
         mixed = {**drawn[0], "count": self.batches, "dtype": "float32", "scales": "mixed"}
         # and one column: a batch squeezed "to drop stray dimensions" loses it
         single = {**drawn[1], "dim": 1}
-        return [*drawn, {**drawn[0], "grad": "diverged"}, mixed, single]
+        # a batch of no rows still has its (zero) gradient in the list
+        empty = {**drawn[2], "count": self.batches, "empty": 1}
+        return [*drawn, {**drawn[0], "grad": "diverged"}, mixed, single, empty]
 
     def describe(self, case: dict) -> Text:
         layout = (
@@ -555,6 +568,8 @@ class PerBatchGrads(Spec):
                 "about 100 times smaller",
                 "{l}，第一个批次的数值约为平常的 1000 倍，其余批次约为平常的百分之一",
             ).format(l=layout)
+        if case.get("empty"):
+            layout = Text("{l}, batches[1] has no rows", "{l}，batches[1] 没有行").format(l=layout)
         return Text(
             "{g}, {n} batches of {d} columns{l}, {t}", "{g}，{n} 个 {d} 列的批次{l}，{t}"
         ).format(
@@ -578,7 +593,8 @@ class PerBatchGrads(Spec):
             w.grad[-1] = float("inf")
         xs = []
         for k in range(case["count"]):
-            rows = 1 + (3 * k + self.seed) % 5  # unequal sizes, a single row among them
+            # unequal sizes, a single row among them, none where the case says so
+            rows = 1 + (3 * k + self.seed) % 5 if case.get("empty") != k else 0
             if case["layout"] == "transposed":
                 xs.append(uniform(self.seed + 10 + k, d, rows, device=device, dtype=dtype).t())
             else:
@@ -1120,35 +1136,15 @@ class ToDevice(Spec):
 check_to_device = checker(ToDevice)
 
 
-_TITLES = {
-    "product_grads": Text("gradients of a product", "乘积的梯度"),
-    "output_requires_grad": Text("the propagation rule", "传播规则"),
-    "make_trainable": Text("a trainable tensor from integers", "由整数构造可训练张量"),
-    "per_batch_grads": Text("one gradient per batch", "每个批次的梯度"),
-    "backward_seed": Text("the seed of backward()", "backward() 的初始梯度"),
-    "finetune_last_layer": Text("fine-tune the last layer only", "只微调最后一层"),
-    "to_device": Text("move a batch and a model", "移动批次和模型"),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(1, "product_grads", _TITLES["product_grads"], check_product_grads, ("RG-1",)),
-    Exercise(
-        2,
-        "output_requires_grad",
-        _TITLES["output_requires_grad"],
-        check_output_requires_grad,
-        ("RG-2",),
-    ),
-    Exercise(3, "make_trainable", _TITLES["make_trainable"], check_make_trainable, ("RG-3",)),
-    Exercise(4, "per_batch_grads", _TITLES["per_batch_grads"], check_per_batch_grads, ("RG-4",)),
-    Exercise(5, "backward_seed", _TITLES["backward_seed"], check_backward_seed, ("RG-5",)),
-    Exercise(
-        6,
-        "finetune_last_layer",
-        _TITLES["finetune_last_layer"],
-        check_finetune_last_layer,
-        ("RG-6",),
-    ),
-    Exercise(7, "to_device", _TITLES["to_device"], check_to_device, ("RG-7",)),
+EXERCISES = numbered(
+    globals(),
+    ("product_grads", "gradients of a product", "乘积的梯度", "RG-1"),
+    ("output_requires_grad", "the propagation rule", "传播规则", "RG-2"),
+    ("make_trainable", "a trainable tensor from integers", "由整数构造可训练张量", "RG-3"),
+    ("per_batch_grads", "one gradient per batch", "每个批次的梯度", "RG-4"),
+    ("backward_seed", "the seed of backward()", "backward() 的初始梯度", "RG-5"),
+    ("finetune_last_layer", "fine-tune the last layer only", "只微调最后一层", "RG-6"),
+    ("to_device", "move a batch and a model", "移动批次和模型", "RG-7"),
 )
 
 

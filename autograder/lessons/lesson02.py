@@ -47,7 +47,7 @@ from autograder.common.caller_states import (
     with_hooked,
     with_raising,
 )
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import laid_out, uniform
 from autograder.common.optimizer_steps import OPTIMIZERS, after_closure, stale_added
@@ -253,6 +253,7 @@ class Evaluate(_Lesson02):
     names = _named(
         result="evaluate(model, batches)", **{"result[0]": "mean_loss", "result[1]": "accuracy"}
     )
+    floats_in_case_dtype = ("result[0]",)  # the accuracy's fractions are float32 by the task
     blame = (
         Rule("volatile warning", None, "NG-1"),
         Rule("saved for backward", _volatile, "NG-1"),
@@ -278,7 +279,8 @@ class Evaluate(_Lesson02):
         drawn = draw(self.seed, axes, 4)
         # inputs that require grad record a graph whatever the parameters' flags
         inputs_grad = {**drawn[1], "inputs_grad": True, "layout": "plain", "outer": ""}
-        return [*drawn, raising(drawn[0], outer="", batches=self.count), inputs_grad]
+        tied = {**drawn[2], "tied": True}  # argmax takes the first of equal logits
+        return [*drawn, raising(drawn[0], outer="", batches=self.count), inputs_grad, tied]
 
     def describe(self, case: dict) -> Text:
         last = {
@@ -288,11 +290,17 @@ class Evaluate(_Lesson02):
         }[case["last"]].format(n=case["batches"])
         if case.get("inputs_grad"):
             last = Text("{s}, inputs that require grad", "{s}，输入需要梯度").format(s=last)
+        if case.get("tied"):
+            last = Text("{s}, the last layer all zeros", "{s}，最后一层全为零").format(s=last)
         return with_raising(_case_text(case, last), case)
 
     def build(self, case: dict, device) -> World:
         model, width = model_for(self.seed, case, device)
         classes = model[-1].out_features
+        if case.get("tied"):
+            with trusted.no_grad():
+                for p in model[-1].parameters():
+                    p.zero_()
         rows = [_ints(self.seed + 2, (6, 13))[0]] * case["batches"]
         rows[-1] = {"same": rows[-1], "short": rows[-1] // 2, "row": 1}[case["last"]]
         g = trusted.generator().manual_seed(self.seed + 3)
@@ -727,6 +735,7 @@ class FrozenFeatures(_Lesson02):
         # statistics at work in training mode (not an evaluation-mode forward pass)
         training = {"arrival": "train_norm", "outer": "", "x_grad": False, "frozen": False}
         training |= {"grads": "none", "dtype": "float64", "depth": 2, "layout": "plain"}
+        training |= {"rows": 37}  # more rows than a chunk of 16 or 32 "to bound memory"
         drawn = draw(self.seed, axes, 4)
         # the caller's own forward hook on the backbone: backbone.forward(x) skips it
         hooked = {**drawn[1], "hooked": True}
@@ -734,12 +743,14 @@ class FrozenFeatures(_Lesson02):
 
     def describe(self, case: dict) -> Text:
         text = _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))
+        if case.get("rows"):
+            text = Text("{t}, x of {n} rows", "{t}，x 有 {n} 行").format(t=text, n=case["rows"])
         return with_raising(with_hooked(text, case, _BACKBONE_HOOKED), case)
 
     def build(self, case: dict, device) -> World:
         last = _ints(self.seed + 3, (4, 9))[0]
         backbone, width = model_for(self.seed, case, device, last=last)
-        rows = _ints(self.seed + 2, (3, 9))[0]
+        rows = case.get("rows") or _ints(self.seed + 2, (3, 9))[0]
         x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
         x = one_short(x) if case.get("raises") else x
         x.requires_grad_(case["x_grad"])
@@ -918,22 +929,17 @@ _ERRORS: tuple[tuple[tuple[str, ...], str | None, Text], ...] = (
 )
 
 
-_TITLES = {
-    "evaluate": Text("an evaluation that keeps nothing", "什么都不保留的评估"),
-    "count_saved_bytes": Text("measure what backward needs", "测量反向传播需要保存什么"),
-    "run_step": Text("one step for train and eval", "训练与评估共用一个步骤"),
-    "frozen_features": Text("features for a head trained later", "为之后训练的头部提取特征"),
-    "input_saliency": Text("a gradient inside inference_mode", "在 inference_mode 中求梯度"),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(1, "evaluate", _TITLES["evaluate"], check_evaluate, ("NG-1", "NG-3")),
-    Exercise(
-        2, "count_saved_bytes", _TITLES["count_saved_bytes"], check_count_saved_bytes, ("NG-2",)
-    ),
-    Exercise(3, "run_step", _TITLES["run_step"], check_run_step, ("NG-2",)),
-    Exercise(4, "frozen_features", _TITLES["frozen_features"], check_frozen_features, ("NG-4",)),
-    Exercise(
-        5, "input_saliency", _TITLES["input_saliency"], check_input_saliency, ("NG-5", "NG-4")
+EXERCISES = numbered(
+    globals(),
+    ("evaluate", "an evaluation that keeps nothing", "什么都不保留的评估", "NG-1 NG-3"),
+    ("count_saved_bytes", "measure what backward needs", "测量反向传播需要保存什么", "NG-2"),
+    ("run_step", "one step for train and eval", "训练与评估共用一个步骤", "NG-2"),
+    ("frozen_features", "features for a head trained later", "为之后训练的头部提取特征", "NG-4"),
+    (
+        "input_saliency",
+        "a gradient inside inference_mode",
+        "在 inference_mode 中求梯度",
+        "NG-5 NG-4",
     ),
 )
 

@@ -38,7 +38,7 @@ from autograder.common.caller_states import (
 )
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step, stale_added
@@ -708,29 +708,28 @@ class GStep(_GanStep):
 check_g_step = checker(GStep)
 
 
-_TITLES = {
-    "frozen_copy": Text("a frozen copy, shared or independent", "冻结的副本：共享还是独立"),
-    "detach_all": Text(
-        "detach_() where allowed, detach() on views", "能原地就 detach_()，视图用 detach()"
+EXERCISES = numbered(
+    globals(),
+    (
+        "frozen_copy",
+        "a frozen copy, shared or independent",
+        "冻结的副本：共享还是独立",
+        "DT-1 DT-2",
     ),
-    "normalised_and_grad": Text(
-        "an in-place change after the forward pass", "前向传播之后的原地修改"
+    (
+        "detach_all",
+        "detach_() where allowed, detach() on views",
+        "能原地就 detach_()，视图用 detach()",
+        "DT-3",
     ),
-    "d_step": Text("the discriminator step", "判别器步"),
-    "g_step": Text("the generator step", "生成器步"),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(1, "frozen_copy", _TITLES["frozen_copy"], check_frozen_copy, ("DT-1", "DT-2")),
-    Exercise(2, "detach_all", _TITLES["detach_all"], check_detach_all, ("DT-3",)),
-    Exercise(
-        3,
+    (
         "normalised_and_grad",
-        _TITLES["normalised_and_grad"],
-        check_normalised_and_grad,
-        ("DT-2",),
+        "an in-place change after the forward pass",
+        "前向传播之后的原地修改",
+        "DT-2",
     ),
-    Exercise(4, "d_step", _TITLES["d_step"], check_d_step, ("DT-4", "DT-6")),
-    Exercise(5, "g_step", _TITLES["g_step"], check_g_step, ("DT-5",)),
+    ("d_step", "the discriminator step", "判别器步", "DT-4 DT-6"),
+    ("g_step", "the generator step", "生成器步", "DT-5"),
 )
 
 

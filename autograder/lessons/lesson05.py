@@ -33,7 +33,7 @@ from autograder.common.caller_states import (
     leave_grads,
     with_hooked,
 )
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, laid_out, uniform
 from autograder.common.on_device import OnTheDevice, there
@@ -251,6 +251,8 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
         "one": Text("names: the last Linear only", "names：只有最后一个 Linear"),
     },
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+    "repeated": {True: Text("names the first layer twice", "names 里第一层出现两次")},
+    "wrapped": {True: Text("the head a Sequential of its own", "输出层自成一个 Sequential")},
     "act": {
         "relu": Text(
             "each BatchNorm1d followed by an in-place ReLU", "每个 BatchNorm1d 之后是原地的 ReLU"
@@ -381,7 +383,11 @@ class ExtractFeatures(_HookSpec):
         for case in cases:  # BatchNorm in training mode needs more than one row
             case["mode"] = "eval" if case["x"] == "row" else case["mode"]
         # the caller's own forward hook on the first layer named: it stays, and keeps running
-        return [*cases, {**cases[0], "raises": False, "hooked": True}]
+        return [
+            *cases,
+            {**cases[0], "raises": False, "hooked": True},
+            {**cases[1], "names": "linears", "repeated": True},
+        ]
 
     def describe(self, case: dict) -> Text:
         plain = super().describe({k: v for k, v in case.items() if k != "hooked"})
@@ -396,6 +402,7 @@ class ExtractFeatures(_HookSpec):
         x = laid_out(self.seed + 1, self.batch, 4, case["x"], device, dtype)
         names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
         names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
+        names += names[:1] if case.get("repeated") else []
         world = World((model, names, x), {"model": model, "x": x}, device)
         world.first_name = names[0]
         if case.get("hooked"):
@@ -866,12 +873,16 @@ class TrainAndLog(_HookSpec):
             drawn[k] = {**drawn[k], "ragged": True}
         # the logged layer's output changed in place by the layer after it, once the hook ran
         inplace = {**drawn[0], "raises": False, "act": "relu", "layer_name": "norm"}
-        return [*drawn, inplace]
+        # names ending alike: "0" and the head's own "9.0"
+        wrapped = {**drawn[1], "nested": False, "layer_name": "linear", "wrapped": True}
+        return [*drawn, inplace, wrapped]
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
         act, nested = case.get("act", "tanh"), case["nested"]
         model = make_model(self.seed, self.depth, dtype, act, nested=nested).to(device)
+        if case.get("wrapped"):
+            model[-1] = torch.nn.Sequential(model[-1])
         arrive(model, case, self.seed)
         batches, objects = [], {"model": model}
         for k in range(case["steps"]):
@@ -1018,33 +1029,18 @@ def check_forward_counting_saved(
     verdict(ForwardCountingSaved(seed, depth, 7 + seed % 3, name, dev), fn)
 
 
-_TITLES = {
-    "extract_features": Text(
-        "a feature extractor that leaves nothing behind", "不留痕迹的特征提取器"
-    ),
-    "clip_gradients": Text("clip gradients with tensor hooks", "用张量钩子裁剪梯度"),
-    "mask_output": Text("replace a layer's output", "替换一层的输出"),
-    "train_and_log": Text("log activations while training", "训练时记录激活值"),
-    "forward_counting_saved": Text("count what a forward pass saves", "统计前向传播保存的字节数"),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
+EXERCISES = numbered(
+    globals(),
+    (
         "extract_features",
-        _TITLES["extract_features"],
-        check_extract_features,
-        ("HK-1", "HK-2", "HK-3"),
+        "a feature extractor that leaves nothing behind",
+        "不留痕迹的特征提取器",
+        "HK-1 HK-2 HK-3",
     ),
-    Exercise(2, "clip_gradients", _TITLES["clip_gradients"], check_clip_gradients, ("HK-4",)),
-    Exercise(3, "mask_output", _TITLES["mask_output"], check_mask_output, ("HK-5",)),
-    Exercise(4, "train_and_log", _TITLES["train_and_log"], check_train_and_log, ("HK-3",)),
-    Exercise(
-        5,
-        "forward_counting_saved",
-        _TITLES["forward_counting_saved"],
-        check_forward_counting_saved,
-        (),
-    ),
+    ("clip_gradients", "clip gradients with tensor hooks", "用张量钩子裁剪梯度", "HK-4"),
+    ("mask_output", "replace a layer's output", "替换一层的输出", "HK-5"),
+    ("train_and_log", "log activations while training", "训练时记录激活值", "HK-3"),
+    ("forward_counting_saved", "count what a forward pass saves", "统计前向传播保存的字节数", ""),
 )
 
 

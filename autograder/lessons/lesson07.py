@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from autograder.common import trusted
 from autograder.common.caller_states import with_callers_context
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw
@@ -989,30 +989,24 @@ class SoftplusTransformable(_FunctionSpec):
 check_softplus = checker(SoftplusTransformable)
 
 
-_TITLES = {
-    "silu": Text("SiLU as a custom Function", "把 SiLU 写成自定义 autograd Function"),
-    "quantise": Text("straight-through quantisation", "直通估计的量化"),
-    "backward_is_correct": Text("checking a backward with gradcheck", "用 gradcheck 检查 backward"),
-    "mul": Text("a product that keeps its inputs safely", "安全保存输入的乘法"),
-    "soft_clip": Text("soft clipping with a float limit", "带浮点上限的软截断"),
-    "softplus": Text(
+EXERCISES = numbered(
+    globals(),
+    ("silu", "SiLU as a custom Function", "把 SiLU 写成自定义 autograd Function", "CF-1"),
+    ("quantise", "straight-through quantisation", "直通估计的量化", "CF-2"),
+    (
+        "backward_is_correct",
+        "checking a backward with gradcheck",
+        "用 gradcheck 检查 backward",
+        "CF-3",
+    ),
+    ("mul", "a product that keeps its inputs safely", "安全保存输入的乘法", "CF-4"),
+    ("soft_clip", "soft clipping with a float limit", "带浮点上限的软截断", "CF-2 CF-4"),
+    (
+        "softplus",
         "softplus in the setup_context style, under torch.func",
         "setup_context 写法的 softplus，经得起 torch.func 变换",
+        "CF-5 CF-4",
     ),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(1, "silu", _TITLES["silu"], check_silu, ("CF-1",)),
-    Exercise(2, "quantise", _TITLES["quantise"], check_quantise, ("CF-2",)),
-    Exercise(
-        3,
-        "backward_is_correct",
-        _TITLES["backward_is_correct"],
-        check_backward_is_correct,
-        ("CF-3",),
-    ),
-    Exercise(4, "mul", _TITLES["mul"], check_mul, ("CF-4",)),
-    Exercise(5, "soft_clip", _TITLES["soft_clip"], check_soft_clip, ("CF-2", "CF-4")),
-    Exercise(6, "softplus", _TITLES["softplus"], check_softplus, ("CF-5", "CF-4")),
 )
 
 

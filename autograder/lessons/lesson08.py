@@ -41,7 +41,7 @@ from autograder.common.caller_states import (
     with_hooked,
     with_raising,
 )
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
 from autograder.common.layer_watch import LayerWatchSpec, layers_trained
@@ -824,25 +824,20 @@ class SwishFunction(Spec):
 check_swish = checker(SwishFunction)
 
 
-_TITLES = {
-    "train_epoch": Text("lesson 01 bug: the training loop", "第 01 课的错误：训练循环"),
-    "validate": Text("lesson 02 bug: the validation loss", "第 02 课的错误：验证损失"),
-    "accuracy": Text("lesson 03 bug: the accuracy", "第 03 课的错误：准确率"),
-    "discriminator_step": Text("lesson 04 bug: the discriminator step", "第 04 课的错误：判别器步"),
-    "log_features": Text("lesson 05 bug: the feature logger", "第 05 课的错误：特征记录器"),
-    "time_step": Text("lesson 06 bug: the step timer", "第 06 课的错误：每步计时器"),
-    "swish": Text("lesson 07 bug: the custom Function", "第 07 课的错误：自定义 Function"),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(1, "train_epoch", _TITLES["train_epoch"], check_train_epoch, ("RG-4",)),
-    Exercise(2, "validate", _TITLES["validate"], check_validate, ("NG-3",)),
-    Exercise(3, "accuracy", _TITLES["accuracy"], check_accuracy, ("EV-2", "EV-4")),
-    Exercise(
-        4, "discriminator_step", _TITLES["discriminator_step"], check_discriminator_step, ("DT-4",)
+EXERCISES = numbered(
+    globals(),
+    ("train_epoch", "lesson 01 bug: the training loop", "第 01 课的错误：训练循环", "RG-4"),
+    ("validate", "lesson 02 bug: the validation loss", "第 02 课的错误：验证损失", "NG-3"),
+    ("accuracy", "lesson 03 bug: the accuracy", "第 03 课的错误：准确率", "EV-2 EV-4"),
+    (
+        "discriminator_step",
+        "lesson 04 bug: the discriminator step",
+        "第 04 课的错误：判别器步",
+        "DT-4",
     ),
-    Exercise(5, "log_features", _TITLES["log_features"], check_log_features, ("HK-3",)),
-    Exercise(6, "time_step", _TITLES["time_step"], check_time_step, ("CS-2",)),
-    Exercise(7, "swish", _TITLES["swish"], check_swish, ("CF-2",)),
+    ("log_features", "lesson 05 bug: the feature logger", "第 05 课的错误：特征记录器", "HK-3"),
+    ("time_step", "lesson 06 bug: the step timer", "第 06 课的错误：每步计时器", "CS-2"),
+    ("swish", "lesson 07 bug: the custom Function", "第 07 课的错误：自定义 Function", "CF-2"),
 )
 
 

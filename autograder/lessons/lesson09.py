@@ -49,7 +49,7 @@ from autograder.common.caller_states import (
 from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.dtype_watch import watch_dtypes
-from autograder.common.exercise import Exercise
+from autograder.common.exercise import numbered
 from autograder.common.global_state import set_during
 from autograder.common.i18n import Text
 from autograder.common.inputs import laid_out, uniform
@@ -899,31 +899,27 @@ class PerSampleGrads(_Spec):
 check_per_sample_grads = checker(PerSampleGrads)
 
 
-_TITLES = {
-    "checkpointed_forward": Text("every block under checkpoint", "每个块都用检查点"),
-    "bf16_train_step": Text(
-        "a training step under bfloat16 autocast", "bfloat16 autocast 下的训练步"
+EXERCISES = numbered(
+    globals(),
+    ("checkpointed_forward", "every block under checkpoint", "每个块都用检查点", "SC-1"),
+    (
+        "bf16_train_step",
+        "a training step under bfloat16 autocast",
+        "bfloat16 autocast 下的训练步",
+        "SC-2 SC-3",
     ),
-    "autocast_predict": Text(
-        "predictions under autocast and inference mode", "autocast 与推理模式下的预测"
+    (
+        "autocast_predict",
+        "predictions under autocast and inference mode",
+        "autocast 与推理模式下的预测",
+        "SC-2",
     ),
-    "per_sample_grads": Text(
-        "per-sample gradients with torch.func", "用 torch.func 计算逐样本梯度"
+    (
+        "per_sample_grads",
+        "per-sample gradients with torch.func",
+        "用 torch.func 计算逐样本梯度",
+        "SC-5",
     ),
-}
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        1,
-        "checkpointed_forward",
-        _TITLES["checkpointed_forward"],
-        check_checkpointed_forward,
-        ("SC-1",),
-    ),
-    Exercise(
-        2, "bf16_train_step", _TITLES["bf16_train_step"], check_bf16_train_step, ("SC-2", "SC-3")
-    ),
-    Exercise(3, "autocast_predict", _TITLES["autocast_predict"], check_autocast_predict, ("SC-2",)),
-    Exercise(4, "per_sample_grads", _TITLES["per_sample_grads"], check_per_sample_grads, ("SC-5",)),
 )
 
 
