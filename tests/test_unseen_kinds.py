@@ -10067,6 +10067,134 @@ def benchmark(work, synchronize, clock, warmup, repeats):
     return statistics.median(laps_ms) / 1000
 """,
     ),
+    Wrong(
+        "02",
+        "ex5_input_saliency",
+        STATE,
+        "sets x.grad = None first 'so no stale gradient mixes in' (though it "
+        "differentiates a copy): a leaf x that arrives with a .grad from the caller's own"
+        " work loses it (sixteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def input_saliency(model, x):
+    if x.requires_grad:
+        x.grad = None
+    with torch.inference_mode(False), torch.enable_grad():
+        xc = x.detach().clone().requires_grad_()
+        (g,) = torch.autograd.grad(model(xc).sum(), xc)
+    return g
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        EDGE,
+        "share=False allocates torch.empty_strided(t.size(), t.stride()) 'to keep t's "
+        "exact memory layout' and copy_()s into it: fine for contiguous, transposed or "
+        "sliced t, but for a t made by expand() (stride 0, allowed: it is part of a graph"
+        " and requires grad) the destination has overlapping memory and copy_ raises "
+        "(sixteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def frozen_copy(t, share):
+    frozen = t.detach()
+    if share:
+        return frozen
+    # same layout as t, so strides and memory format are kept exactly
+    copy = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+    return copy.copy_(frozen)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        EDGE,
+        "a shortcut 'nothing to extract, no need to run the model' when names is empty: "
+        "the prompt says run the model once on x in any case, and in training mode that "
+        "pass updates BatchNorm's running statistics, which now stay as they were "
+        "(sixteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def extract_features(model, names, x):
+    if not names:  # nothing to extract: save the forward pass
+        return {}
+    modules = dict(model.named_modules())
+    features = {}
+
+    def keeper(name):
+        def hook(module, args, output):
+            features[name] = output.detach().to("cpu", copy=True)
+
+        return hook
+
+    handles = [modules[name].register_forward_hook(keeper(name)) for name in names]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "05",
+        "ex1_extract_features",
+        EDGE,
+        "starts with x = x.to(next(model.parameters())) 'so x matches the model': right "
+        "for models with parameters, but a model without any (an activation stack, a "
+        "feature-normalising Sequential) makes next() raise StopIteration before anything"
+        " runs (sixteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def extract_features(model, names, x):
+    x = x.to(next(model.parameters()))  # same device and dtype as the model
+    modules = dict(model.named_modules())
+    features = {}
+    handles = []
+    for name in names:
+        keep = lambda module, args, output, name=name: features.update(
+            {name: output.detach().to("cpu", copy=True)}
+        )
+        handles.append(modules[name].register_forward_hook(keep))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return features
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "copies only tensors with numel() > 0: an empty tensor in the list (an empty "
+        "batch of detections, a (2, 0, 4) slice) is dropped, so the result is shorter "
+        "than the input and the copies no longer line up with it (sixteenth held-back "
+        "set, mended 2026-12-07)",
+        """
+import torch
+
+
+def to_host(tensors, synchronize):
+    copies = []
+    for t in tensors:
+        if t.numel():  # an empty tensor has nothing to copy
+            copies.append(t.to("cpu", non_blocking=True))
+    synchronize()
+    return copies
+""",
+    ),
 ]
 
 RIGHT = [

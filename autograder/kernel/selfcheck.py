@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from autograder.common.exercise import Exercise, NotAttempted
@@ -108,3 +108,13 @@ def run_self_check(exercises: Iterable[Exercise], namespace: dict) -> SelfCheckR
     if os.environ.get(GRADING):
         return NotRunWhileGrading()
     return SelfCheckReport(check_one(exercise, namespace) for exercise in exercises)
+
+
+def self_checker(exercises: Iterable[Exercise]) -> Callable[[dict], SelfCheckReport]:
+    """A lesson's ``self_check``: the notebook calls ``lessonNN.self_check(globals())``."""
+
+    def self_check(namespace: dict) -> SelfCheckReport:
+        """Run every exercise's visible checks against the notebook's namespace."""
+        return run_self_check(exercises, namespace)
+
+    return self_check

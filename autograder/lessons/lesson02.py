@@ -55,7 +55,7 @@ from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_ze
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.common.result import CheckFailed
-from autograder.kernel.selfcheck import run_self_check
+from autograder.kernel.selfcheck import self_checker
 
 
 def _ints(seed: int, *ranges: tuple[int, int]) -> list[int]:
@@ -822,12 +822,16 @@ class InputSaliency(_Lesson02):
         # torch.func.grad answer cannot update its running statistics.
         dropout = {**cases[0], "arrival": "train_dropout", "outer": "inference_mode"}
         cases.append(dropout | {"x_grad": False, "depth": 2, "frozen": False})
+        cases.append({**cases[1], "outer": "", "x_grad": "held"})  # x.grad the caller's own
         # a function that fails inside inference mode only is evidence of NG-5: judge it last
         cases = sorted(cases, key=lambda case: case["outer"] == "inference_mode")
         return [*cases, raising(cases[-1], outer="inference_mode", x_grad=False)]
 
     def describe(self, case: dict) -> Text:
-        return with_raising(_case_text(case, *([_X_GRAD] if case["x_grad"] else [])), case)
+        extra = [_X_GRAD] if case["x_grad"] else []
+        if case["x_grad"] == "held":
+            extra.append(Text("x.grad holding the caller's gradient", "x.grad 里有调用者的梯度"))
+        return with_raising(_case_text(case, *extra), case)
 
     def build(self, case: dict, device) -> World:
         model, width = model_for(self.seed, case, device)
@@ -836,6 +840,8 @@ class InputSaliency(_Lesson02):
         x = one_short(x) if case.get("raises") else x
         if case["x_grad"]:
             x = x.detach().requires_grad_()  # a leaf of the caller's, as the layout left it
+        if case["x_grad"] == "held":
+            x.grad = uniform(self.seed + 4, *x.shape, device=device, dtype=x.dtype)
         if case["outer"] == "inference_mode":
             with trusted.inference_mode():
                 x = x.clone()  # an inference tensor, as the caller made it
@@ -943,7 +949,4 @@ EXERCISES = numbered(
     ),
 )
 
-
-def self_check(namespace: dict) -> list:
-    """Run every exercise's visible checks against the notebook's namespace; print a summary."""
-    return run_self_check(EXERCISES, namespace)
+self_check = self_checker(EXERCISES)

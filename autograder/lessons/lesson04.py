@@ -55,7 +55,7 @@ from autograder.common.oracle import (
 )
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
-from autograder.kernel.selfcheck import run_self_check
+from autograder.kernel.selfcheck import self_checker
 
 
 def _shares_t(found: dict) -> bool:
@@ -78,8 +78,16 @@ _LAYOUTS = {
         lambda w: w.exp()[1:-1],
     ),
     "scalar": (Text("t = w.exp() with shape ()", "t = w.exp()，形状为 ()"), lambda w: w.exp()),
+    "expanded": (  # not drawn: a stride of 0 is one case of its own
+        Text(
+            "t = w.exp().expand(3, -1), rows sharing memory",
+            "t = w.exp().expand(3, -1)，各行共用内存",
+        ),
+        lambda w: w.exp().expand(3, -1),
+    ),
 }
 _W_SHAPE = {"exp": (0,), "leaf": (0,), "transposed": (0, 2), "slice": (2,), "scalar": ()}
+_W_SHAPE["expanded"] = (0,)
 
 
 @dataclass(frozen=True)
@@ -127,11 +135,13 @@ class FrozenCopy(Spec):
         other = "float32" if self.dtype == "float64" else "float64"
         axes = {
             "share": [True, False],
-            "layout": list(_LAYOUTS),
+            "layout": list(_LAYOUTS)[:-1],
             "dtype": [self.dtype, other, "bfloat16"],
         }
         drawn = draw(self.seed, axes, 10)
-        return [*drawn, {**drawn[0], "grad_mode": False}]  # a caller inside torch.no_grad()
+        # a caller inside torch.no_grad(); an independent copy of an expanded t
+        outer, expanded = {**drawn[0], "grad_mode": False}, {**drawn[1], "layout": "expanded"}
+        return [*drawn, outer, {**expanded, "share": False}]
 
     def again_cases(self) -> list[dict]:
         """A shared copy and an independent copy, each made twice in one world: a handle or a
@@ -154,6 +164,7 @@ class FrozenCopy(Spec):
         objects = {"t": t} if t is w else {"t": t, "w": w}
         world = World((t, case["share"]), objects, device)
         world.head, world.leaf = (t * t).sum(), w  # backward needs t's values
+        world.writable = case["layout"] != "expanded"  # rows of one memory: nothing changes
         return world
 
     def probe(self, world: World, value, again) -> dict:
@@ -161,15 +172,17 @@ class FrozenCopy(Spec):
             return {}
         t = world.objects["t"]
         found: dict = {}
-        with trusted.no_grad():
-            value.add_(0.5)
-        found["t_after_copy_changed"] = cpu_copy(t)
-        backward = call(lambda: trusted.autograd_grad(world.head, world.leaf))
-        found["backward_raises"] = not backward.ok
+        if world.writable:
+            with trusted.no_grad():
+                value.add_(0.5)
+            found["t_after_copy_changed"] = cpu_copy(t)
+            backward = call(lambda: trusted.autograd_grad(world.head, world.leaf))
+            found["backward_raises"] = not backward.ok
         world2, value2 = again()
         if trusted.type_(value2) in TENSORS:
-            with trusted.no_grad():
-                world2.objects["t"].add_(0.25)
+            t2 = world2.objects["t"]
+            with trusted.no_grad():  # through the base of a view (an expanded t cannot)
+                (t2 if t2._base is None else t2._base).add_(0.25)
             found["copy_after_t_changed"] = cpu_copy(value2)
         return found
 
@@ -732,7 +745,4 @@ EXERCISES = numbered(
     ("g_step", "the generator step", "生成器步", "DT-5"),
 )
 
-
-def self_check(namespace: dict) -> list:
-    """Run every exercise's visible checks against the notebook's namespace; print a summary."""
-    return run_self_check(EXERCISES, namespace)
+self_check = self_checker(EXERCISES)

@@ -41,7 +41,7 @@ from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, 
 from autograder.common.protocol import call, checker, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.measure import AliveSavedBytes, saved_bytes
-from autograder.kernel.selfcheck import run_self_check
+from autograder.kernel.selfcheck import self_checker
 
 LIVE_SHIFT = 1000.0  # what the caller adds in place to a layer's live output after the call
 
@@ -249,7 +249,9 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
             "names：最后一个 BatchNorm1d、第一个 ReLU 和输出层",
         ),
         "one": Text("names: the last Linear only", "names：只有最后一个 Linear"),
+        "none": Text("names empty", "names 为空"),
     },
+    "bare": {True: Text("a model of two activations, no parameters", "两个激活层的模型，没有参数")},
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
     "repeated": {True: Text("names the first layer twice", "names 里第一层出现两次")},
     "wrapped": {True: Text("the head a Sequential of its own", "输出层自成一个 Sequential")},
@@ -306,6 +308,7 @@ _PICKS = {  # names passed to extract_features, by what they name
     "linears": ["linear", "last linear", "head"],
     "norm+act": ["last norm", "relu", "head"],
     "one": ["last linear"],
+    "none": [],
 }
 
 
@@ -336,6 +339,7 @@ class ExtractFeatures(_HookSpec):
     dtype: str = "float32"
     device: str | None = None
 
+    differences_first = True  # a model it cannot index (two activations): what else differed?
     names = {"result": "extract_features(model, names, x)", **HOOK_CALLS_NAMED}
     probes = {
         "later": Text(
@@ -387,6 +391,8 @@ class ExtractFeatures(_HookSpec):
             *cases,
             {**cases[0], "raises": False, "hooked": True},
             {**cases[1], "names": "linears", "repeated": True},
+            {**cases[2], "raises": False, "mode": "train", "x": "plain", "names": "none"},
+            {**cases[3], "raises": False, "grads": "none", "frozen": "none", "bare": True},
         ]
 
     def describe(self, case: dict) -> Text:
@@ -399,13 +405,16 @@ class ExtractFeatures(_HookSpec):
             self.seed, self.depth, dtype, "relu", nested=case["nested"], fails=case["raises"]
         ).to(device)
         arrive(model, case, self.seed)
+        if case.get("bare"):  # no parameter to take a device or dtype from
+            model = nn.Sequential(nn.Tanh(), nn.ReLU()).train(case["mode"] != "eval")
         x = laid_out(self.seed + 1, self.batch, 4, case["x"], device, dtype)
         names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
         names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
+        names = ["0", "1"] if case.get("bare") else names
         names += names[:1] if case.get("repeated") else []
         world = World((model, names, x), {"model": model, "x": x}, device)
-        world.first_name = names[0]
-        if case.get("hooked"):
+        world.first_name = names[0] if names else None
+        if case.get("hooked") and names:
             hook_of_callers(world, model.get_submodule(names[0]))
         return world
 
@@ -418,7 +427,8 @@ class ExtractFeatures(_HookSpec):
         """The first layer named replaced by a copy of itself: a table of submodules kept
         per model hooks the old layer, which no longer runs."""
         model, name = world.args[0], world.first_name
-        model.set_submodule(name, trusted.deepcopy(model.get_submodule(name)))
+        if name is not None:
+            model.set_submodule(name, trusted.deepcopy(model.get_submodule(name)))
 
     def calling(self, world: World, case: dict, fn):
         stack = contextlib.ExitStack()
@@ -1043,7 +1053,4 @@ EXERCISES = numbered(
     ("forward_counting_saved", "count what a forward pass saves", "统计前向传播保存的字节数", ""),
 )
 
-
-def self_check(namespace: dict) -> list:
-    """Run every exercise's visible checks against the notebook's namespace; print a summary."""
-    return run_self_check(EXERCISES, namespace)
+self_check = self_checker(EXERCISES)

@@ -61,7 +61,7 @@ from autograder.common.simulated_machine import (
 )
 from autograder.common.virtual_queue import VirtualQueue
 from autograder.common.virtual_streams import VDevice, VStream
-from autograder.kernel.selfcheck import run_self_check
+from autograder.kernel.selfcheck import self_checker
 
 # Taken when the checks are imported, before any learner code runs.
 _CUDA_SYNCHRONIZE = torch.cuda.synchronize
@@ -425,7 +425,8 @@ class ToHost(_Modelled):
             # host queue and come back the same way (the model plays it)
             "accelerator": ["cuda", "mps", "cuda", "xpu"],
         }
-        return draw(self.seed, axes, 4)
+        drawn = draw(self.seed, axes, 4)
+        return [*drawn, {**drawn[1], "count": 4, "empty": True}]  # an empty one among them
 
     def _items(self, case: dict) -> list[tuple[str, str]]:
         layouts, dtypes = list(_LAYOUTS), ["float32", "float64", "bfloat16", "int64"]
@@ -442,6 +443,8 @@ class ToHost(_Modelled):
         )
         if case["history"]:
             text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
+        if case.get("empty"):
+            text = Text("{t}, the contiguous one empty", "{t}，其中连续的那个为空").format(t=text)
         on = _ON_DEVICE[case["accelerator"]]
         return Text(text.en + on.en, text.zh + on.zh)
 
@@ -449,7 +452,8 @@ class ToHost(_Modelled):
         gpu, objects, tensors = ModelCuda(), {}, []
         where = case["accelerator"]
         for k, (layout, dtype) in enumerate(self._items(case)):
-            t = gpu.place(_made(self.seed + k, layout, dtype, k + 2), where)
+            rows = 0 if case.get("empty") and layout == "plain" else k + 2
+            t = gpu.place(_made(self.seed + k, layout, dtype, rows), where)
             if case["history"] and t.is_floating_point():
                 objects[f"w{k}"] = t.requires_grad_()
                 t = gpu.place(t * 2, where)
@@ -1225,7 +1229,4 @@ EXERCISES = numbered(
     ("overlap_copy", "a copy beside the computation", "让拷贝与计算并行", "CS-7 CS-3"),
 )
 
-
-def self_check(namespace: dict) -> list:
-    """Run every exercise's visible checks against the notebook's namespace; print a summary."""
-    return run_self_check(EXERCISES, namespace)
+self_check = self_checker(EXERCISES)

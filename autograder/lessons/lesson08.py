@@ -61,7 +61,7 @@ from autograder.common.oracle import (
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS
 from autograder.common.virtual_queue import VirtualQueue
-from autograder.kernel.selfcheck import run_self_check
+from autograder.kernel.selfcheck import self_checker
 from autograder.lessons import lesson03, lesson04
 
 # Which lesson each exercise's planted bug comes from (the misconceptions are theirs).
@@ -840,7 +840,4 @@ EXERCISES = numbered(
     ("swish", "lesson 07 bug: the custom Function", "第 07 课的错误：自定义 Function", "CF-2"),
 )
 
-
-def self_check(namespace: dict) -> list:
-    """Run every exercise's visible checks against the notebook's namespace; print a summary."""
-    return run_self_check(EXERCISES, namespace)
+self_check = self_checker(EXERCISES)
