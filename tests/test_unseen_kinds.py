@@ -10195,6 +10195,115 @@ def to_host(tensors, synchronize):
     return copies
 """,
     ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        EDGE,
+        "returns ones, but 65536 when the loss is float16, having read that half-"
+        "precision training scales the loss 'so small gradients survive': "
+        "loss.backward(gradient=s) then gives gradients 65536 times those of "
+        "loss.backward() (seventeenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def backward_seed(loss):
+    scale = 65536.0 if loss.dtype == torch.float16 else 1.0
+    return torch.full_like(loss, scale)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "forward runs torch.nan_to_num(x) first 'so no NaN or inf leaves the quantiser': "
+        "a NaN entry comes back as 0.0 where torch.round(x / step) * step keeps it NaN "
+        "(±inf still overflow back to ±inf) (seventeenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        # no NaN or inf may leave the quantiser
+        x = torch.nan_to_num(x)
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        ARGUMENT,
+        "when a is b the answer passes b.detach() 'so the square saves one input': the "
+        "same tensor as both arguments is allowed by the prompt (same shape, dtype, "
+        "device), and the gradient of a*a becomes a instead of 2a (seventeenth held-back "
+        "set, mended 2026-12-07)",
+        """
+import torch
+
+
+class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out * b, grad_out * a
+
+
+def mul(a, b):
+    if a is b:
+        # the square: one input, saved once
+        return Mul.apply(a, b.detach())
+    return Mul.apply(a, b)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        EDGE,
+        "forward uses the identity x*sigmoid(bx) = silu(bx)/beta to reach the fused "
+        "kernel: for beta = 0.0 (a Python float the prompt allows; swish is then x/2) the"
+        " result is 0/0 = NaN everywhere (seventeenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+class Swish(torch.autograd.Function):
+    '''x * sigmoid(beta * x); beta is a Python float.'''
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        bx = beta * x
+        ctx.save_for_backward(bx)
+        ctx.beta = beta
+        # x * sigmoid(bx) = silu(bx) / beta, using the fused kernel
+        return torch.nn.functional.silu(bx) / beta
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (bx,) = ctx.saved_tensors
+        s = torch.sigmoid(bx)
+        return grad_output * s * (1 + bx * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
 ]
 
 RIGHT = [
@@ -13032,6 +13141,22 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)  # free the gradients' memory once they are used
     return loss.item()
+""",
+    ),
+    Right(
+        "03",
+        "ex1_dropout_by_hand",
+        "the mask multiplied in, x * (u >= p) / (1 - p): the prompt says x's values are "
+        "finite, where that is the task (a dropped inf would give nan) (seventeenth held-"
+        "back set, 2026-12-07)",
+        """
+import torch
+
+
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    return x * (u >= p) / (1 - p)
 """,
     ),
 ]

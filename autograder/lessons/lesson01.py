@@ -136,9 +136,7 @@ class ProductGrads(Spec):
         )
         shown = with_callers_context(shown, case)
         if case.get("scale"):
-            return Text(
-                "{s}, entries about 1e10 (y is inf)", "{s}，元素约为 1e10（y 为 inf）"
-            ).format(s=shown)
+            return Text("{s}, entries near 1e10", "{s}，元素约为 1e10").format(s=shown)
         if case.get("held"):
             return Text(
                 "{s}, each holding a .grad from earlier training (frozen since)",
@@ -688,6 +686,7 @@ class BackwardSeed(Spec):
             {"dtype": "float32", "loss": "vector", "scale": 1e9},
             # a caller that kept loss.grad (retain_grad) through a backward of its own
             {**drawn[0], "retained": True},
+            {**drawn[0], "dtype": "float16"},  # a half-precision loss: the seed is still 1
         ]
         return [*drawn, *edges]
 

@@ -78,13 +78,8 @@ _LAYOUTS = {
         lambda w: w.exp()[1:-1],
     ),
     "scalar": (Text("t = w.exp() with shape ()", "t = w.exp()，形状为 ()"), lambda w: w.exp()),
-    "expanded": (  # not drawn: a stride of 0 is one case of its own
-        Text(
-            "t = w.exp().expand(3, -1), rows sharing memory",
-            "t = w.exp().expand(3, -1)，各行共用内存",
-        ),
-        lambda w: w.exp().expand(3, -1),
-    ),
+    # not drawn: rows sharing memory (stride 0) are a case of their own
+    "expanded": ("t = w.exp().expand(3, -1)", lambda w: w.exp().expand(3, -1)),
 }
 _W_SHAPE = {"exp": (0,), "leaf": (0,), "transposed": (0, 2), "slice": (2,), "scalar": ()}
 _W_SHAPE["expanded"] = (0,)

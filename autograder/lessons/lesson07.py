@@ -326,6 +326,8 @@ class _FunctionSpec(Spec):
             t, made = _input(seed + 10 * k, name, case, grad, size, device)
             args.append(t)
             objects.update(made)
+        if case.get("same"):  # one tensor for every argument, mul(a, a)
+            args, objects = [args[0]] * len(args), {n: args[0] for n in self.inputs}
         world = World((*args, *self.arguments(case)), objects, device)
         dtype = getattr(torch, case["dtype"])
         world.g = uniform(seed + 5, *args[0].shape, device=device, dtype=dtype)
@@ -376,6 +378,8 @@ class _FunctionSpec(Spec):
             )
         if case.get("zero"):
             parts.append(("an entry exactly 0", "有一个元素恰好为 0"))
+        if case.get("same"):
+            parts.append(("b is a (the same tensor twice)", "b 就是 a（同一个张量传了两次）"))
         if "value" in case:
             parts.append((f"every entry {case['value']:g}", f"每个元素都是 {case['value']:g}"))
         if not case.get("grad_mode", True):
@@ -481,7 +485,7 @@ class QuantiseSTE(_FunctionSpec):
         far.update(grad="fresh", grad_mode=True, scale=40.0, rows=64)
         # x already on the grid: rounding changes nothing, yet the result is a new tensor
         on_grid = {**drawn[2], "grad": "fresh", "grad_mode": True, "value": 3 * drawn[2]["arg"]}
-        return [*drawn, self.expanded(drawn[0]), far, on_grid]
+        return [*drawn, self.expanded(drawn[0]), far, on_grid, {**on_grid, "value": float("nan")}]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
@@ -826,7 +830,7 @@ class MulFunction(_FunctionSpec):
             "zero": [False, True],
         }
         drawn = draw(self.seed, axes, 6)
-        return [*drawn, self.expanded(drawn[0])]
+        return [*drawn, self.expanded(drawn[0]), {**drawn[1], "same": True}]
 
     def _size(self) -> tuple[int, int]:
         return self.cols, self.rows

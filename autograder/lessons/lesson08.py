@@ -749,7 +749,8 @@ class SwishFunction(Spec):
         for case in cases:
             if case["x"] == "transposed" and len(case["shape"]) != 2:
                 case["x"] = "computed"
-        return [*cases, {**cases[0], "dtype": "float64", "beta": 0.1}]  # no float32 has 0.1
+        # no float32 holds 0.1; beta = 0 makes swish x / 2
+        return [*cases, {**cases[0], "dtype": "float64", "beta": 0.1}, {**cases[1], "beta": 0.0}]
 
     def describe(self, case: dict) -> Text:
         return Text(
