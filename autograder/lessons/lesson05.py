@@ -401,12 +401,13 @@ class ExtractFeatures(_HookSpec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_model(
-            self.seed, self.depth, dtype, "relu", nested=case["nested"], fails=case["raises"]
-        ).to(device)
-        arrive(model, case, self.seed)
         if case.get("bare"):  # no parameter to take a device or dtype from
             model = nn.Sequential(nn.Tanh(), nn.ReLU()).train(case["mode"] != "eval")
+        else:
+            model = make_model(
+                self.seed, self.depth, dtype, "relu", nested=case["nested"], fails=case["raises"]
+            ).to(device)
+            arrive(model, case, self.seed)
         x = laid_out(self.seed + 1, self.batch, 4, case["x"], device, dtype)
         names = [module_name(self.depth, case["nested"], w) for w in _PICKS[case["names"]]]
         names = list(dict.fromkeys(names))  # depth 1: the first hidden Linear is the last
