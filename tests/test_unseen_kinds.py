@@ -10304,6 +10304,66 @@ def swish(x, beta):
     return Swish.apply(x, beta)
 """,
     ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        EDGE,
+        "moves the model, then the batch with batch.to(next(model.parameters())) 'so they "
+        "always match': a module without parameters (a Flatten, an activation, a "
+        "buffer-only module) raises StopIteration (seventeenth held-back set, mended "
+        "2026-12-07)",
+        """
+def to_device(batch, model, device, dtype):
+    model = model.to(device=device, dtype=dtype)
+    batch = batch.to(next(model.parameters()))
+    return batch, model
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        ARGUMENT,
+        "gradchecks lambda t: fn(t).sum() 'a scalar is simpler to check': the incoming "
+        "gradient is then always ones, so a backward that mixes grad_out's entries (e.g. "
+        "returns grad_out.mean() * exp(x), right only for a uniform incoming gradient) is "
+        "reported True (seventeenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def backward_is_correct(fn, x):
+    x64 = x.detach().double().requires_grad_()
+    # one scalar output is simpler to check than a whole vector
+    return torch.autograd.gradcheck(
+        lambda t: fn(t).sum(), (x64,), raise_exception=False
+    )
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        EDGE,
+        "reads the device from next(model.parameters()) instead of x (the exercises say "
+        "take the device from the inputs): a model without parameters (activations, "
+        "Dropout) raises StopIteration (seventeenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    device = next(model.parameters()).device
+    dtype = torch.bfloat16 if device.type == "cpu" else torch.float16
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m, training in modes:
+            m.training = training
+    return out.float()
+""",
+    ),
 ]
 
 RIGHT = [

@@ -960,6 +960,25 @@ def _as_before(e: dict, f: dict, ctx) -> bool:
     return ctx.spec._first_difference(before, f) is None
 
 
+_MODEL_IS = {  # what else a ToDevice case's model is, said after the case
+    "mixed": Text(
+        "; model[0] already in {td}, the other layers not", "；model[0] 已经是 {td}，其他层不是"
+    ),
+    "own": Text(
+        "; the model a module with a parameter and a buffer of its own around its layers",
+        "；模型是一个包着各层、自己还带一个参数和一个缓冲区的模块",
+    ),
+    "grads": Text(
+        "; every trainable parameter holds a .grad from a backward",
+        "；每个可训练参数都带着一次反向传播留下的 .grad",
+    ),
+    "bare": Text(
+        "; the model BatchNorm1d(4, affine=False): buffers, no parameter",
+        "；模型是 BatchNorm1d(4, affine=False)：有缓冲区，没有参数",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class ToDevice(Spec):
     """The batch and the model come back on the device and in the dtype asked for.
@@ -1020,6 +1039,7 @@ class ToDevice(Spec):
             own,
             # a model partway through training: its .grad move with it, as PyTorch's .to moves them
             {**drawn[0], "grads": True},
+            {**drawn[2], "mode": "train", "frozen": False, "layout": "plain", "bare": True},
         ]
 
     def describe(self, case: dict) -> Text:
@@ -1036,22 +1056,9 @@ class ToDevice(Spec):
             z=Text(", model[0].weight frozen", "，model[0].weight 已冻结")
             if case["frozen"]
             else "",
-            x=Text(
-                "; model[0] already in {td}, the other layers not",
-                "；model[0] 已经是 {td}，其他层不是",
-            ).format(td=case["to_dtype"])
-            if case.get("mixed")
-            else Text(
-                "; the model a module with a parameter and a buffer of its own around its layers",
-                "；模型是一个包着各层、自己还带一个参数和一个缓冲区的模块",
-            )
-            if case.get("own")
-            else Text(
-                "; every trainable parameter holds a .grad from a backward",
-                "；每个可训练参数都带着一次反向传播留下的 .grad",
-            )
-            if case.get("grads")
-            else "",
+            x=next((t for k, t in _MODEL_IS.items() if case.get(k)), "").format(
+                td=case["to_dtype"]
+            ),
         )
 
     def build(self, case: dict, device) -> World:
@@ -1068,6 +1075,8 @@ class ToDevice(Spec):
             leave_grads(model.parameters(), "stale", self.seed + 50)
         if case.get("own"):
             model = _Scaled(model, uniform(self.seed + 3, 3, device=start, dtype=dtype))
+        if case.get("bare"):  # no parameter to take a device or a dtype from
+            model = torch.nn.BatchNorm1d(4, affine=False, device=start, dtype=dtype)
         if case.get("mixed"):
             model[0].to(target, getattr(torch, case["to_dtype"]))
             # the device as a tensor reports it (cuda:0, not cuda): a comparison with the

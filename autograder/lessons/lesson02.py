@@ -941,12 +941,7 @@ EXERCISES = numbered(
     ("count_saved_bytes", "measure what backward needs", "测量反向传播需要保存什么", "NG-2"),
     ("run_step", "one step for train and eval", "训练与评估共用一个步骤", "NG-2"),
     ("frozen_features", "features for a head trained later", "为之后训练的头部提取特征", "NG-4"),
-    (
-        "input_saliency",
-        "a gradient inside inference_mode",
-        "在 inference_mode 中求梯度",
-        "NG-5 NG-4",
-    ),
+    ("input_saliency", "a gradient in inference_mode", "在 inference_mode 中求梯度", "NG-5 NG-4"),
 )
 
 self_check = self_checker(EXERCISES)

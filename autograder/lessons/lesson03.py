@@ -39,12 +39,7 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import uniform
-from autograder.common.layer_watch import (
-    LayerWatch,
-    LayerWatchSpec,
-    layers_trained,
-    probe_count,
-)
+from autograder.common.layer_watch import LayerWatch, LayerWatchSpec, layers_trained, probe_count
 from autograder.common.model_cases import (
     MODES_ON_ARRIVAL,
     NET_TEXT,
@@ -55,14 +50,7 @@ from autograder.common.model_cases import (
     set_layer_modes,
 )
 from autograder.common.models import Net, make_backbone_head, make_net
-from autograder.common.oracle import (
-    Rule,
-    World,
-    close,
-    differs_only_in,
-    draw,
-    pick,
-)
+from autograder.common.oracle import Rule, World, close, differs_only_in, draw, pick
 from autograder.common.protocol import checker
 from autograder.kernel.selfcheck import self_checker
 

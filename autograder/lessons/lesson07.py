@@ -548,13 +548,13 @@ class LogCosh(torch.autograd.Function):
         return torch.tanh(x) * grad_out
 
 
-class LogCoshIgnoresGradOut(LogCosh):
-    """log(cosh(x)) whose backward forgets to multiply by the incoming gradient."""
+class LogCoshMeanGradOut(LogCosh):
+    """log(cosh(x)) whose backward scales by grad_out's mean: right for a uniform grad_out."""
 
     @staticmethod
     def backward(ctx, grad_out):
         (x,) = ctx.saved_tensors
-        return torch.tanh(x) + 0 * grad_out
+        return torch.tanh(x) * grad_out.mean()
 
 
 class CumSum(torch.autograd.Function):
@@ -629,8 +629,11 @@ _TO_CHECK = {  # name: (description, function)
     ),
     "logcosh": (Text("LogCosh (a correct backward)", "LogCosh（backward 正确）"), LogCosh),
     "logcosh_off": (
-        Text("LogCosh with a backward that ignores grad_out", "backward 忽略 grad_out 的 LogCosh"),
-        LogCoshIgnoresGradOut,
+        Text(
+            "LogCosh with the backward tanh(x) · grad_out.mean()",
+            "backward 为 tanh(x) · grad_out.mean() 的 LogCosh",
+        ),
+        LogCoshMeanGradOut,
     ),
     "cumsum": (Text("CumSum (a correct backward)", "CumSum（backward 正确）"), CumSum),
     "cumsum_off": (

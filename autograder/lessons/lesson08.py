@@ -830,12 +830,7 @@ EXERCISES = numbered(
     ("train_epoch", "lesson 01 bug: the training loop", "第 01 课的错误：训练循环", "RG-4"),
     ("validate", "lesson 02 bug: the validation loss", "第 02 课的错误：验证损失", "NG-3"),
     ("accuracy", "lesson 03 bug: the accuracy", "第 03 课的错误：准确率", "EV-2 EV-4"),
-    (
-        "discriminator_step",
-        "lesson 04 bug: the discriminator step",
-        "第 04 课的错误：判别器步",
-        "DT-4",
-    ),
+    ("discriminator_step", "lesson 04 bug: discriminator step", "第 04 课的错误：判别器步", "DT-4"),
     ("log_features", "lesson 05 bug: the feature logger", "第 05 课的错误：特征记录器", "HK-3"),
     ("time_step", "lesson 06 bug: the step timer", "第 06 课的错误：每步计时器", "CS-2"),
     ("swish", "lesson 07 bug: the custom Function", "第 07 课的错误：自定义 Function", "CF-2"),

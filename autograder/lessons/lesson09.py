@@ -454,6 +454,8 @@ _SECOND_LOSS = {
 
 def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential:
     """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there."""
+    if layers == "bare":  # buffers and no parameter: nothing to take a device or dtype from
+        return torch.nn.Sequential(torch.nn.BatchNorm1d(n_in, affine=False), SeededDropout(0.25))
     body: list[torch.nn.Module] = [torch.nn.Linear(n_in, hidden)]
     if "bn" in layers:
         body.append(torch.nn.BatchNorm1d(hidden))
@@ -476,6 +478,7 @@ _KINDS = {  # a case's "layers", as feedback says them
     "bn": Text("with BatchNorm", "含 BatchNorm"),
     "dropout": Text("with Dropout", "含 Dropout"),
     "bn+dropout": Text("with BatchNorm and Dropout", "含 BatchNorm 与 Dropout"),
+    "bare": Text("BatchNorm and Dropout, no parameter", "BatchNorm 与 Dropout，没有参数"),
 }
 
 
@@ -701,7 +704,9 @@ class AutocastPredict(_Spec):
         # bfloat16 still, whatever torch.cuda.is_available() says
         gpu_machine = {**drawn[3], "raises": False, "gpu_machine": True}
         cases = [*drawn, training_root, raising(drawn[0], mode="mixed"), float16_default]
-        return [*cases, gpu_machine, {**drawn[1], "raises": False, "default_dtype": "float64"}]
+        float64_default = {**drawn[1], "raises": False, "default_dtype": "float64"}
+        bare = {**drawn[0], "layers": "bare", "mode": "train", "raises": False}  # no parameter
+        return [*cases, gpu_machine, float64_default, bare]
 
     def describe(self, case: dict) -> Text:
         frozen = Text(", model[0] frozen", "，model[0] 被冻结") if case["frozen"] else ""
