@@ -10364,6 +10364,194 @@ def autocast_predict(model, x):
     return out.float()
 """,
     ),
+    Wrong(
+        "01",
+        "ex4_per_batch_grads",
+        EDGE,
+        "stacks the copies into one tensor and returns list(stacked): with an empty list "
+        "of batches torch.stack raises instead of returning [] (eighteenth held-back set, "
+        "mended 2026-12-07)",
+        """
+import torch
+
+
+def per_batch_grads(w, batches):
+    grads = []
+    for x in batches:
+        w.grad = None
+        ((x @ w) ** 2).mean().backward()
+        grads.append(w.grad)
+    return list(torch.stack(grads))
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        SIDE_EFFECT,
+        "computes the reported loss in a separate no_grad forward pass before the "
+        "training pass: in training mode BatchNorm's running statistics move twice and "
+        "Dropout draws two masks, so the model's buffers, the caller's random state and "
+        "the returned loss differ from one step (eighteenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.no_grad():
+        reported = torch.nn.functional.cross_entropy(model(inputs), labels).item()
+    with torch.set_grad_enabled(train):
+        if train:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+            loss.backward()
+            optimizer.step()
+    return reported
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        EDGE,
+        "squeezes the output 'to drop the extra dimension' before mse_loss: a one-output "
+        "model's (n, 1) output becomes (n,) and against an (n, 1) target broadcasts to n "
+        "x n, a different loss (PyTorch only warns) (eighteenth held-back set, mended "
+        "2026-12-07)",
+        """
+import torch
+
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    try:
+        with torch.no_grad():
+            for x, y in batches:
+                total += torch.nn.functional.mse_loss(model(x).squeeze(), y).item()
+    finally:
+        model.train(was_training)
+    return total / len(batches)
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        ARGUMENT,
+        "keeps a dict of tensors already handled 'so nothing is detached twice' and "
+        "returns its values: a tensor listed twice comes back once, so the result is "
+        "shorter than the input and misaligned (eighteenth held-back set, mended "
+        "2026-12-07)",
+        """
+def detach_all(tensors):
+    done = {}
+    for t in tensors:
+        if t in done:
+            continue
+        try:
+            done[t] = t.detach_()
+        except RuntimeError:
+            done[t] = t.detach()
+    return list(done.values())
+""",
+    ),
+    Wrong(
+        "07",
+        "ex3_backward_is_correct",
+        ARGUMENT,
+        "gradcheck at x / max|x| 'to keep the finite differences well-conditioned': a "
+        "backward wrong only for large |x| is checked where it is right (eighteenth "
+        "held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def backward_is_correct(fn, x):
+    x64 = x.detach().double()
+    scale = x64.abs().max().clamp(min=1.0)
+    x64 = (x64 / scale).requires_grad_(True)
+    return torch.autograd.gradcheck(fn, (x64,), raise_exception=False)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex6_softplus",
+        EDGE,
+        "entries below -20 set to 0 'since softplus is negligible there': right for "
+        "float32's 1e-5, but in float64 softplus(-25) = 1.4e-11 is above the prompt's "
+        "1e-12 absolute tolerance (eighteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+class Softplus(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        sp = torch.nn.functional.softplus(x)
+        return torch.where(x < -20, torch.zeros_like(sp), sp)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+
+
+def softplus(x):
+    return Softplus.apply(x)
+""",
+    ),
+    Wrong(
+        "09",
+        "ex3_autocast_predict",
+        OBSERVABLE,
+        "switches only the Dropout and BatchNorm modules to evaluation mode (and back): "
+        "the model itself and other mode-dependent layers (RReLU's random slopes) stay in "
+        "training mode (eighteenth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def autocast_predict(model, x):
+    dtype = torch.bfloat16 if x.device.type == "cpu" else torch.float16
+    switched = []
+    for m in model.modules():
+        norm_or_dropout = (torch.nn.Dropout, torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)
+        if isinstance(m, norm_or_dropout) and m.training:
+            m.eval()
+            switched.append(m)
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=x.device.type, dtype=dtype):
+            out = model(x)
+    finally:
+        for m in switched:
+            m.train()
+    return out.float()
+""",
+    ),
+    Wrong(
+        "01",
+        "ex5_backward_seed",
+        SIDE_EFFECT,
+        "torch.autograd.grad(loss, loss)[0], 'd loss / d loss is the implicit seed': where "
+        "the caller called loss.retain_grad(), autograd.grad still accumulates into "
+        "loss.grad (1 becomes 2) (eighteenth held-back set, written as right; caught "
+        "unchanged 2026-12-07)",
+        """
+import torch
+
+
+def backward_seed(loss):
+    (seed,) = torch.autograd.grad(loss, loss)
+    return seed
+""",
+    ),
 ]
 
 RIGHT = [

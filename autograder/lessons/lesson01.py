@@ -554,7 +554,8 @@ class PerBatchGrads(Spec):
         single = {**drawn[1], "dim": 1}
         # a batch of no rows still has its (zero) gradient in the list
         empty = {**drawn[2], "count": self.batches, "empty": 1}
-        return [*drawn, {**drawn[0], "grad": "diverged"}, mixed, single, empty]
+        nothing = {**drawn[1], "count": 0}  # and no batches at all: an empty list of copies
+        return [*drawn, {**drawn[0], "grad": "diverged"}, mixed, single, empty, nothing]
 
     def describe(self, case: dict) -> Text:
         layout = (
@@ -613,11 +614,7 @@ _LOSSES = {
     "slice": Text("x a view into a larger storage", "x 是更大存储的视图"),
     "scalar": Text("x of shape ()", "x 的形状为 ()"),
 }
-_SCALES = {
-    1.0: "",
-    0.0: Text(", x zeros", "，x 全为零"),
-    1e4: Text(", large x", "，x 很大"),
-}
+_SCALES = {1.0: "", 0.0: Text(", x zeros", "，x 全为零"), 1e4: Text(", large x", "，x 很大")}
 _EDGE_SCALES = {
     float("inf"): Text(", x infinite (the loss is nan)", "，x 为无穷大（损失为 nan）"),
     1e9: Text(
@@ -961,9 +958,7 @@ def _as_before(e: dict, f: dict, ctx) -> bool:
 
 
 _MODEL_IS = {  # what else a ToDevice case's model is, said after the case
-    "mixed": Text(
-        "; model[0] already in {td}, the other layers not", "；model[0] 已经是 {td}，其他层不是"
-    ),
+    "mixed": Text("; model[0] already in {td}, the rest not", "；model[0] 已是 {td}，其余不是"),
     "own": Text(
         "; the model a module with a parameter and a buffer of its own around its layers",
         "；模型是一个包着各层、自己还带一个参数和一个缓冲区的模块",
@@ -1044,6 +1039,7 @@ class ToDevice(Spec):
 
     def describe(self, case: dict) -> Text:
         where = {"cpu": "cpu", "course": Text("the course device", "课程设备")}
+        extra = next((t for k, t in _MODEL_IS.items() if case.get(k)), "")
         return Text(
             "from {f}, {fd} to {t}, {td}; model in {m}{z}{x}",
             "从 {f}、{fd} 到 {t}、{td}；模型处于{m}{z}{x}",
@@ -1056,9 +1052,7 @@ class ToDevice(Spec):
             z=Text(", model[0].weight frozen", "，model[0].weight 已冻结")
             if case["frozen"]
             else "",
-            x=next((t for k, t in _MODEL_IS.items() if case.get(k)), "").format(
-                td=case["to_dtype"]
-            ),
+            x=extra.format(td=case["to_dtype"]),
         )
 
     def build(self, case: dict, device) -> World:

@@ -620,7 +620,8 @@ class RunStep(_Lesson02):
             "groups": list(GROUPS),
         }
         drawn = draw(self.seed, axes, 6)
-        return [*drawn, raising(drawn[0], train=True, outer="no_grad")]
+        normed = {**drawn[1], "train": True, "arrival": "train_norm", "layout": "plain"}  # BN
+        return [*drawn, raising(drawn[0], train=True, outer="no_grad"), normed]
 
     def describe(self, case: dict) -> Text:
         step = Text("train={t}, {o}(lr={lr:g})", "train={t}，优化器 {o}(lr={lr:g})")
@@ -637,9 +638,9 @@ class RunStep(_Lesson02):
         return {k: v for k, v in fields.items() if k != "training"}
 
     def build(self, case: dict, device) -> World:
-        plain = {**case, "arrival": "train"}  # no Dropout here: train mode must stay exact
-        model, width = model_for(self.seed, plain, device)
-        model.train(case["arrival"] == "train")
+        arrival = "train_norm" if case["arrival"] == "train_norm" else "train"  # else plain
+        model, width = model_for(self.seed, {**case, "arrival": arrival}, device)
+        model.train(case["arrival"].startswith("train"))
         rows = _ints(self.seed + 2, (6, 13))[0]
         x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
         if case.get("raises"):
@@ -704,8 +705,7 @@ def _is_inference(e: dict, f: dict, ctx) -> bool:
 
 
 _BACKBONE_HOOKED = Text(
-    ", the backbone carrying a forward hook of the caller's",
-    "，骨干网络上挂着调用者自己的前向钩子",
+    ", the backbone carrying a forward hook of the caller's", "，骨干网络上挂着调用者自己的前向钩子"
 )
 
 

@@ -333,16 +333,18 @@ class Validate(LayerWatchSpec):
             "rows": [self.size],
         }
         drawn = draw(self.seed, axes, 5)
-        return [*drawn, raising(drawn[0], mode="train", outer=False)]
+        one = {**drawn[1], "outputs": 1}  # a model of one output, its targets of shape (n, 1)
+        return [*drawn, raising(drawn[0], mode="train", outer=False), one]
 
     def describe(self, case: dict) -> Text:
-        text = Text("{m}, {c} batches, {s}", "{m}，{c} 个批次，{s}").format(
-            m=model_text(case), c=case["count"], s=_SIZES[case["sizes"]]
+        text = Text("{m}, {o} output(s), {c} batches, {s}", "{m}，{o} 个输出，{c} 个批次，{s}")
+        text = text.format(
+            m=model_text(case), o=case.get("outputs", 2), c=case["count"], s=_SIZES[case["sizes"]]
         )
         return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
-        model, _, net = model_world(self, case, device, 4, 2)
+        model, _, net = model_world(self, case, device, 4, case.get("outputs", 2))
         sizes = {
             "even": [self.size] * case["count"],
             "uneven": [self.size + 2 * j for j in range(case["count"])],
@@ -543,10 +545,7 @@ class McDropoutPredict(LayerWatchSpec):
         return "EV-2" if _ONE_SAMPLE in message else None
 
     def probe(self, world: World, value, again) -> dict:
-        return {
-            **super().probe(world, value, again),
-            "rng_reseeded": _reseeds(world, again),
-        }
+        return {**super().probe(world, value, again), "rng_reseeded": _reseeds(world, again)}
 
 
 def _rng_states(device: torch.device) -> list[torch.Tensor]:

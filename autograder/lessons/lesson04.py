@@ -255,8 +255,10 @@ class DetachAll(Spec):
             text = Text(f"{text.en}, the leaf with a .grad", f"{text.zh}，其中的叶子张量带有 .grad")
         if case.get("shared"):
             text = Text(
-                f"{text.en}, then h[0] and h[:2] of one h = w * 6 (same first element)",
-                f"{text.zh}，随后是同一个 h = w * 6 的 h[0] 和 h[:2]（首元素相同）",
+                f"{text.en}, then h[0] and h[:2] of one h = w * 6 (same first element), then"
+                " tensors[0] again",
+                f"{text.zh}，随后是同一个 h = w * 6 的 h[0] 和 h[:2]（首元素相同），"
+                "再是 tensors[0]",
             )
         return text
 
@@ -266,7 +268,7 @@ class DetachAll(Spec):
         tensors = [_MAKERS[name](w) for name in case["items"]]
         if case.get("shared"):
             h = w * 6
-            tensors += [h[0], h[:2]]
+            tensors += [h[0], h[:2], tensors[0]]
         for k, t in enumerate(tensors):  # a leaf the caller backpropagated into: .grad kept
             if t.is_leaf:
                 t.grad = uniform(self.seed + 50 + k, *t.shape, device=device, dtype=t.dtype)
@@ -460,8 +462,7 @@ _SHARP_TEXT = Text(
     "，D 最后一层的权重放大 50 倍（G 的梯度很大）",
 )
 _IMAGES = Text(
-    ", samples shaped as 2×3 images (G ends in a view)",
-    "，样本形状为 2×3 的图像（G 的输出是视图）",
+    ", samples shaped as 2×3 images (G ends in a view)", "，样本形状为 2×3 的图像（G 的输出是视图）"
 )
 
 
@@ -660,10 +661,7 @@ class DStep(_GanStep):
         Rule("D*.running_var", _either_order),
     )
 
-    blame = (
-        Rule("G*.grad", None, "DT-4"),
-        Rule("D*.grad when *", stale_added, "DT-6"),
-    )
+    blame = (Rule("G*.grad", None, "DT-4"), Rule("D*.grad when *", stale_added, "DT-6"))
 
     def again_case(self) -> dict | None:
         """A D without BatchNorm: with one, D(fake) before D(real) leaves other running

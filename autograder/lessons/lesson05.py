@@ -727,8 +727,7 @@ class MaskOutput(_HookSpec):
             "这些前向传播之后的 model[1].running_mean",
         ),
         "inplace": Text(
-            "backward raised an error about an in-place modification",
-            "反向传播报出原地修改的错误",
+            "backward raised an error about an in-place modification", "反向传播报出原地修改的错误"
         ),
     }
     allow = (Rule("probe:grad|*", _backward_raised),)

@@ -533,7 +533,7 @@ class PickDevice(Spec):
         "type": Text(
             "the kind of device returned (re-read §8 Choosing a device: torch.accelerator)",
             "返回的设备类型（请重读 §8 选择设备：torch.accelerator）",
-        ),
+        )
     }
     blame = (
         Rule(
@@ -1066,10 +1066,7 @@ class OverlapCopy(_Modelled):
         Rule("probe:device time", lambda e, f, ctx: _overlapped_after_arrival(e, f, ctx.case)),
         Rule("probe:host waited", _no_later),
     )
-    blame = (
-        Rule("probe:race", None, "CS-3"),
-        Rule("probe:device time", _no_overlap, "CS-7"),
-    )
+    blame = (Rule("probe:race", None, "CS-3"), Rule("probe:device time", _no_overlap, "CS-7"))
 
     def cases(self) -> list[dict]:
         axes = {

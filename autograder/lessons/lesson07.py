@@ -534,6 +534,15 @@ class CubeOffByOnePercent(Cube):
         return 2.97 * x * x * grad_out
 
 
+class CubeOffBeyondOne(Cube):
+    """x³ whose backward is 1 % too small where |x| > 1 only: a check at a rescaled x misses it."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return torch.where(x.abs() > 1, 2.97, 3.0) * x * x * grad_out
+
+
 class LogCosh(torch.autograd.Function):
     """log(cosh(x)) with a correct backward."""
 
@@ -641,10 +650,18 @@ _TO_CHECK = {  # name: (description, function)
         CumSumForwardOrder,
     ),
 }
-# More cases, outside the drawn ones: a backward wrong only from the third entry on, so that a
-# check of a few entries of x, not of x, is caught; one wrong only where x < 0, so that a check
-# at another point (|x|, x shifted away from kinks) is caught.
+# More cases, outside the drawn ones: a backward wrong only where |x| > 1, so that a check at a
+# rescaled x is caught; one wrong only from the third entry on, so that a check of a few entries
+# of x, not of x, is caught; one wrong only where x < 0, so that a check at another point (|x|,
+# x shifted away from kinks) is caught.
 _ALSO_CHECKED = {
+    "cube_off_beyond_one": (
+        Text(
+            "Cube with the backward 2.97·x² where |x| > 1, 3·x² elsewhere",
+            "在 |x| > 1 处 backward 为 2.97·x²、其余处为 3·x² 的 Cube",
+        ),
+        CubeOffBeyondOne,
+    ),
     "soft_abs_off": (
         Text(
             "SoftAbs (√(x² + 1)) with a backward that loses the sign: wrong only where x < 0",
@@ -972,8 +989,9 @@ class SoftplusTransformable(_FunctionSpec):
         # any dtype: also half precision with entries up to 16, where exp(x) overflows below
         # softplus' threshold of 20 (log1p(exp(x)) is inf there)
         half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "scale": 16.0}
+        far = {**half, "dtype": "float64", "scale": 28.0}  # softplus > 1e-12 down to -27.6
         drawn = draw(self.seed, plain, 6)
-        return [*drawn, *transformed, half, self.expanded(drawn[0])]
+        return [*drawn, *transformed, half, self.expanded(drawn[0]), far]
 
     def transformed(self, fn, case: dict):
         """``fn`` as the case's caller calls it: as it is, or under a torch.func transform."""

@@ -457,10 +457,7 @@ class DiscriminatorStep(lesson04.DStep):
     lr: float = 0.05  # the capstone script's
     names = {"result": "discriminator_step(G, D, opt_d, real, noise)"}
     allow = tuple(rule for rule in lesson04.DStep.allow if rule.pattern != "G*.grad")
-    blame = (
-        Rule("G*.grad", lambda e, f, ctx: is_zero_or_none(f)),
-        *lesson04.DStep.blame,
-    )
+    blame = (Rule("G*.grad", lambda e, f, ctx: is_zero_or_none(f)), *lesson04.DStep.blame)
 
 
 check_discriminator_step = checker(DiscriminatorStep)
@@ -732,10 +729,7 @@ class SwishFunction(Spec):
         ),
     }
     allow = (Rule("probe:after x changed", _raised_or_right),)
-    blame = (
-        Rule("probe:wrong count", None, "CF-2"),
-        Rule("probe:after x changed", None, "CF-4"),
-    )
+    blame = (Rule("probe:wrong count", None, "CF-2"), Rule("probe:after x changed", None, "CF-4"))
 
     def cases(self) -> list[dict]:
         axes = {

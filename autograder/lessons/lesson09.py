@@ -455,7 +455,9 @@ _SECOND_LOSS = {
 def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential:
     """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there."""
     if layers == "bare":  # buffers and no parameter: nothing to take a device or dtype from
-        return torch.nn.Sequential(torch.nn.BatchNorm1d(n_in, affine=False), SeededDropout(0.25))
+        return torch.nn.Sequential(
+            torch.nn.BatchNorm1d(n_in, affine=False), torch.nn.RReLU(), SeededDropout(0.25)
+        )
     body: list[torch.nn.Module] = [torch.nn.Linear(n_in, hidden)]
     if "bn" in layers:
         body.append(torch.nn.BatchNorm1d(hidden))
@@ -478,7 +480,7 @@ _KINDS = {  # a case's "layers", as feedback says them
     "bn": Text("with BatchNorm", "含 BatchNorm"),
     "dropout": Text("with Dropout", "含 Dropout"),
     "bn+dropout": Text("with BatchNorm and Dropout", "含 BatchNorm 与 Dropout"),
-    "bare": Text("BatchNorm and Dropout, no parameter", "BatchNorm 与 Dropout，没有参数"),
+    "bare": Text("BatchNorm, RReLU, Dropout, no parameter", "BatchNorm、RReLU、Dropout，没有参数"),
 }
 
 
@@ -812,10 +814,7 @@ class PerSampleGrads(_Spec):
         "assigned a new Parameter to model[0].weight", "给 model[0].weight 换上了一个新的参数"
     )
     between = Text("passed another loss function", "传入了另一个损失函数")
-    blame = (
-        Rule("model*.grad", None, "SC-5"),
-        Rule("result[*", _accumulated, "SC-5"),
-    )
+    blame = (Rule("model*.grad", None, "SC-5"), Rule("result[*", _accumulated, "SC-5"))
 
     def cases(self) -> list[dict]:
         axes = {
