@@ -69,8 +69,8 @@ lab: setup bytecode
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(LAB_ROOT)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 # Test files run in parallel (pytest-xdist), each file on one worker, so that a file's module
-# fixture (a graded class, a server) runs once, except the answer catalogue's many short
-# tests, which fill whichever worker is free (the scheduler in tests/conftest.py); in the
+# fixture (a graded class, a server) runs once, except the many short tests of the answer
+# catalogue and the held-back answers, which fill whichever worker is free (the scheduler in tests/conftest.py); in the
 # order conftest gives (the longest first), not xdist's (most tests first). One worker more
 # than the cores: some files wait (a server starting, a browser, a time limit running out)
 # and the extra worker keeps the cores busy meanwhile; on the 2-core machine three workers
