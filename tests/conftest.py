@@ -129,7 +129,7 @@ LONGEST_FIRST = (
 # worker is free (last, so that they fill the end of the run). Every other file runs on
 # one worker, so that its module fixture (a graded class, a server) runs once. The held-back
 # answers (test_unseen_kinds, some five minutes of one core) ran as one unit, started late
-# (files run in name order after LONGEST_FIRST), and so ended the run alone.
+# (files run in name order after LONGEST_FIRST), and could end the run on one worker.
 SPREAD = ("test_lesson_checks.py", "test_unseen_kinds.py")
 # Files that set up a classroom hold one machine-wide lock while theirs runs
 # (tests/classroom_hub.py): on two workers at once, one waited for the other, its core idle.
