@@ -789,13 +789,15 @@ def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
             {"grade_id": c.metadata.nbgrader.grade_id, "source": c.source, "upto": upto}
             for c, upto in tests
         ],
-        "timeout_s": 5,  # the loop burns a core until stopped; lesson 01's cells take < 1 s
+        # the loop burns a core until stopped; lesson 01's cells take < 1 s alone, but up to
+        # past 5 s beside the classroom and browser tests on two cores (twice, 2026-12-07)
+        "timeout_s": 10,
         "budget_s": 300,
     }
     # One CPU thread, as the grader gives its observers (``serve``, the job's "threads"):
     # run in one pytest process (PYTEST_WORKERS=0), the tests before this one started torch's
     # OpenMP pool of a thread per core, which the forked children cannot use, and lesson 01's
-    # last test cell then ran past the 5 s.
+    # last test cell then ran past its limit.
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     started = time.monotonic()
@@ -803,7 +805,8 @@ def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
         results = observer.run(job, str(tmp_path / "observer.log"))
     finally:
         torch.set_num_threads(threads)
-    assert time.monotonic() - started < 30  # one stop and one retry, not one per test cell
+    # one stop and one retry, not one per test cell (seven cells: 70 s)
+    assert time.monotonic() - started < 45
     for cell, _ in tests:
         record = protocol.cell_record(results[cell.metadata.nbgrader.grade_id])
         verdict = judge_cell(cell.source, record, "en")
