@@ -413,7 +413,8 @@ class Accuracy(LayerWatchSpec):
         axes["rows"] = [24, 9, 2]
         axes["outer"] = _OUTER
         drawn = draw(self.seed, axes, 3)
-        return [*drawn, raising(drawn[0], mode="train")]
+        nested = {**drawn[1], "net": "two nested blocks", "mode": "train"}  # whatever the salt
+        return [*drawn, raising(drawn[0], mode="train"), nested]
 
     def describe(self, case: dict) -> Text:
         layout = lesson03._LAYOUTS[case["layout"]]
