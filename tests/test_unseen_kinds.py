@@ -10552,6 +10552,41 @@ def backward_seed(loss):
     return seed
 """,
     ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        ARGUMENT,
+        "returns targets.to(device, non_blocking=True).reshape(-1) 'cross_entropy wants "
+        "1-d targets': right for (n,) class labels, but (n, 1) regression targets or (n, "
+        "k) multi-label targets come back with another shape (twentieth held-back set, "
+        "mended 2026-12-07)",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    inputs = inputs.to(device, non_blocking=True)
+    targets = targets.to(device, non_blocking=True).reshape(-1)
+    return inputs, targets
+""",
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "compares u >= torch.tensor(p) 'to keep everything on the tensor side': "
+        "torch.tensor(p) is float32, so p = 0.35 becomes 0.3499999940...; a float64 u in "
+        "the gap (0.349999997 < 0.35) is kept and scaled where the prompt drops it (u < "
+        "p) (twentieth held-back set, mended 2026-12-07)",
+        """
+import torch
+
+
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    keep = u >= torch.tensor(p)
+    return torch.where(keep, x / (1 - p), torch.zeros_like(x))
+""",
+    ),
 ]
 
 RIGHT = [

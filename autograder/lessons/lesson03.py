@@ -164,7 +164,9 @@ class DropoutByHand(LayerWatchSpec):
         # float64 beside a float32 x (u rounded to x's dtype reaches p)
         below = {"training": True, "layout": "contiguous", "dtype": "float32", "edge": "below"}
         below.update(p=pick(self.seed + 1, _EXACT), history=False)
-        return [*cases, {**below, "u dtype": "x's"}, {**below, "u dtype": "float64"}]
+        # and u == p in float64 for a p that float32 rounds (0.2): a p made float32 moves the tie
+        tie = {**below, "u dtype": "float64", "edge": "ties", "p": self.p}
+        return [*cases, {**below, "u dtype": "x's"}, {**below, "u dtype": "float64"}, tie]
 
     def describe(self, case: dict) -> Text:
         return Text(

@@ -776,16 +776,16 @@ class LoadBatch(_Modelled):
         )
         if not case.get("regression"):
             return shown
-        return Text("{s}, targets of {d} (regression)", "{s}，目标值为 {d}（回归）").format(
-            s=shown, d=case["dtype"]
-        )
+        return Text(
+            "{s}, targets (n, 1) of {d} (regression)", "{s}，目标值形状 (n, 1)，为 {d}（回归）"
+        ).format(s=shown, d=case["dtype"])
 
     def build(self, case: dict, device) -> World:
         inputs = _made(self.seed, case["layout"], case["dtype"], case["rows"])
         g = trusted.generator().manual_seed(self.seed + 1)
         targets = trusted.randint(0, 3, (case["rows"],), generator=g)
         if case.get("regression"):
-            targets = trusted.randn(case["rows"], generator=g).to(getattr(torch, case["dtype"]))
+            targets = trusted.randn(case["rows"], 1, generator=g).to(getattr(torch, case["dtype"]))
         objects = {"inputs": inputs, "targets": targets}
         batch = (inputs, targets) if case["container"] == "tuple" else [inputs, targets]
         world = World((batch, torch.device(case["target"])), objects, "cpu")
