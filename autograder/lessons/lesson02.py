@@ -620,7 +620,8 @@ class RunStep(_Lesson02):
             "groups": list(GROUPS),
         }
         drawn = draw(self.seed, axes, 6)
-        normed = {**drawn[1], "train": True, "arrival": "train_norm", "layout": "plain"}  # BN
+        # BatchNorm and Dropout in training mode: a second forward pass moves the statistics
+        normed = {**drawn[1], "train": True, "arrival": "train_norm", "layout": "plain"}
         return [*drawn, raising(drawn[0], train=True, outer="no_grad"), normed]
 
     def describe(self, case: dict) -> Text:
@@ -638,7 +639,7 @@ class RunStep(_Lesson02):
         return {k: v for k, v in fields.items() if k != "training"}
 
     def build(self, case: dict, device) -> World:
-        arrival = "train_norm" if case["arrival"] == "train_norm" else "train"  # else plain
+        arrival = "train_norm" if case["arrival"] == "train_norm" else "train"  # plain but there
         model, width = model_for(self.seed, {**case, "arrival": arrival}, device)
         model.train(case["arrival"].startswith("train"))
         rows = _ints(self.seed + 2, (6, 13))[0]

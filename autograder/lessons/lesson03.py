@@ -339,7 +339,7 @@ class Validate(LayerWatchSpec):
         return [*drawn, raising(drawn[0], mode="train", outer=False), one]
 
     def describe(self, case: dict) -> Text:
-        text = Text("{m}, {o} output(s), {c} batches, {s}", "{m}，{o} 个输出，{c} 个批次，{s}")
+        text = Text("{m}, output width {o}, {c} batches, {s}", "{m}，输出宽度 {o}，{c} 个批次，{s}")
         text = text.format(
             m=model_text(case), o=case.get("outputs", 2), c=case["count"], s=_SIZES[case["sizes"]]
         )
