@@ -789,8 +789,8 @@ def test_a_statement_that_hangs_costs_only_itself_in_the_observer(tmp_path):
             {"grade_id": c.metadata.nbgrader.grade_id, "source": c.source, "upto": upto}
             for c, upto in tests
         ],
-        # the loop burns a core until stopped; lesson 01's cells take < 1 s alone, but up to
-        # past 5 s beside the classroom and browser tests on two cores (twice, 2026-12-07)
+        # the loop burns a core until stopped; lesson 01's cells take < 1 s alone, but its last
+        # one ran past 5 s beside the classroom and browser tests on two cores (twice, 2026-12-07)
         "timeout_s": 10,
         "budget_s": 300,
     }

@@ -639,7 +639,7 @@ class RunStep(_Lesson02):
         return {k: v for k, v in fields.items() if k != "training"}
 
     def build(self, case: dict, device) -> World:
-        arrival = "train_norm" if case["arrival"] == "train_norm" else "train"  # plain but there
+        arrival = "train_norm" if case["arrival"] == "train_norm" else "train"  # else a plain MLP
         model, width = model_for(self.seed, {**case, "arrival": arrival}, device)
         model.train(case["arrival"].startswith("train"))
         rows = _ints(self.seed + 2, (6, 13))[0]
