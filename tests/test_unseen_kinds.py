@@ -10587,6 +10587,62 @@ def dropout_by_hand(x, p, u, training):
     return torch.where(keep, x / (1 - p), torch.zeros_like(x))
 """,
     ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        ARGUMENT,
+        "computes mse_loss(model(x).squeeze(), y) 'so the output has the targets' shape': "
+        "for (n, 1) targets the (n,) prediction broadcasts against (n, 1) into an (n, n) "
+        "difference (twentieth held-back set, mended 2026-12-07)",
+        """
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    log = []
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(lambda m, a, out: log.append(out.mean().item()))
+    try:
+        for x, y in batches:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x).squeeze(), y).backward()
+            opt.step()
+    finally:
+        handle.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        OBSERVABLE,
+        "returns t.to(device, non_blocking=True).contiguous(): a non-contiguous input gets "
+        "a second full copy after the transfer, on the CPU device a host copy (twentieth "
+        "held-back set, mended 2026-12-07)",
+        """
+def load_batch(batch, device):
+    inputs, targets = batch
+    return (inputs.to(device, non_blocking=True).contiguous(),
+            targets.to(device, non_blocking=True).contiguous())
+""",
+    ),
+    Wrong(
+        "06",
+        "ex6_overlap_copy",
+        ARGUMENT,
+        "makes its own stream with cuda.Stream() 'a fresh stream cannot be busy' and copies "
+        "there: the copy does not run on the side stream the caller handed over (twentieth "
+        "held-back set, mended 2026-12-07)",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    copy_stream = cuda.Stream()
+    with cuda.stream(copy_stream):
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    main = cuda.current_stream()
+    main.wait_stream(copy_stream)
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
 ]
 
 RIGHT = [
@@ -11091,6 +11147,23 @@ def pick_device():
         return torch.device("mps")
     if torch.accelerator.is_available():
         return torch.accelerator.current_accelerator()
+    return torch.device("cpu")
+""",
+    ),
+    Right(
+        "06",
+        "ex3_pick_device",
+        "asks torch.cuda, torch.xpu and torch.backends.mps in turn: every machine the prompt "
+        "says the checks simulate (twentieth held-back set, written as wrong; the prompt now "
+        "names the machines, 2026-12-07)",
+        """
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.xpu.is_available():
+        return torch.device("xpu")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
     return torch.device("cpu")
 """,
     ),

@@ -198,6 +198,13 @@ class ModelCuda(TorchFunctionMode):
                 self.host_us += _bytes(first) * _US_PER_BYTE
         if first is not None and name == "clone" and where is None:
             self.host_us += _bytes(first) * _US_PER_BYTE
+        if first is not None and name == "contiguous" and not first.is_contiguous():
+            # a copy into dense memory: on the host the host makes it; on the device it is a
+            # kernel after the data has landed, so the batch is ready that much later
+            if where is None:
+                self.host_us += _bytes(first) * _US_PER_BYTE
+            else:
+                self.ready_us += _bytes(first) * _US_PER_BYTE
         if name == "copy_" and first is not None and len(args) > 1 and is_tensor(args[1]):
             source = self.device_of(args[1])
             non_blocking = bool(kwargs.get("non_blocking") or (len(args) > 2 and args[2] is True))

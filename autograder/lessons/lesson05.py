@@ -89,10 +89,10 @@ _ACTS = {"tanh": nn.Tanh, "relu": lambda: nn.ReLU(inplace=True), "sigmoid": nn.S
 
 
 def make_model(
-    seed: int, depth: int, dtype, act="tanh", norm=True, nested=False, fails=False, bias=True
+    seed: int, depth: int, dtype, act="tanh", norm=True, nested=False, fails=False, bias=True, out=3
 ):
-    """Linear [→ BatchNorm1d] → activation blocks (4 → 6 wide), a Linear head to 3; seeded.
-    ``bias`` False: the first Linear has none."""
+    """Linear [→ BatchNorm1d] → activation blocks (4 → 6 wide), a Linear head to ``out``
+    (3); seeded. ``bias`` False: the first Linear has none."""
     g = trusted.generator().manual_seed(seed)
     layers: list[nn.Module] = []
     for k in range(depth):
@@ -101,7 +101,7 @@ def make_model(
         layers += [_ACTS[act]()]
     if fails:
         layers.insert(len(layers) // 2 + 1, Fails())
-    head = TapLinear(6, 3, dtype=dtype)
+    head = TapLinear(6, out, dtype=dtype)
     body = OrderedDict(body=nn.Sequential(*layers), head=head)
     model = nn.Sequential(body) if nested else nn.Sequential(*layers, head)
     with trusted.no_grad():
@@ -255,6 +255,12 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
     "repeated": {True: Text("names the first layer twice", "names 里第一层出现两次")},
     "wrapped": {True: Text("the head a Sequential of its own", "输出层自成一个 Sequential")},
+    "out": {
+        1: Text(
+            "one output: the head Linear(6, 1), y of shape (n, 1)",
+            "只有一个输出：输出层为 Linear(6, 1)，y 的形状为 (n, 1)",
+        )
+    },
     "act": {
         "relu": Text(
             "each BatchNorm1d followed by an in-place ReLU", "每个 BatchNorm1d 之后是原地的 ReLU"
@@ -885,12 +891,13 @@ class TrainAndLog(_HookSpec):
         inplace = {**drawn[0], "raises": False, "act": "relu", "layer_name": "norm"}
         # names ending alike: "0" and the head's own "9.0"
         wrapped = {**drawn[1], "nested": False, "layer_name": "linear", "wrapped": True}
-        return [*drawn, inplace, wrapped]
+        return [*drawn, inplace, wrapped, {**drawn[2], "raises": False, "out": 1}]
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
         act, nested = case.get("act", "tanh"), case["nested"]
-        model = make_model(self.seed, self.depth, dtype, act, nested=nested).to(device)
+        out = case.get("out", 3)  # one output: (n, 1) targets, which squeeze() would break
+        model = make_model(self.seed, self.depth, dtype, act, nested=nested, out=out).to(device)
         if case.get("wrapped"):
             model[-1] = torch.nn.Sequential(model[-1])
         arrive(model, case, self.seed)
@@ -899,7 +906,7 @@ class TrainAndLog(_HookSpec):
             rows = 3 if case["ragged"] and k == case["steps"] - 1 else 6
             width = 5 if case["raises"] and k == case["steps"] - 1 else 4
             x = uniform(self.seed + 10 + k, rows, width, device=device, dtype=dtype)
-            y = uniform(self.seed + 50 + k, rows, 3, device=device, dtype=dtype)
+            y = uniform(self.seed + 50 + k, rows, out, device=device, dtype=dtype)
             batches.append((x, y))
             objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})
         layer = module_name(self.depth, case["nested"], case["layer_name"])

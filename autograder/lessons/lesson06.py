@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import statistics
-import time
 import weakref
 from dataclasses import dataclass
 from typing import ClassVar
@@ -36,6 +34,13 @@ import torch
 
 from autograder.common import trusted
 from autograder.common.exercise import numbered
+from autograder.common.gpu_timing import (
+    event_ms,
+    median,
+    perf_counter,
+    seconds_in_turns,
+    synchronize,
+)
 from autograder.common.i18n import Text
 from autograder.common.inputs import resolve_device, uniform
 from autograder.common.model_cuda import ModelCuda, cuda_device, is_tensor, on_model
@@ -62,12 +67,6 @@ from autograder.common.simulated_machine import (
 from autograder.common.virtual_queue import VirtualQueue
 from autograder.common.virtual_streams import VDevice, VStream
 from autograder.kernel.selfcheck import self_checker
-
-# Taken when the checks are imported, before any learner code runs.
-_CUDA_SYNCHRONIZE = torch.cuda.synchronize
-_CUDA_EVENT = torch.cuda.Event
-_perf_counter = time.perf_counter
-_median = statistics.median
 
 NO_GPU = Text(
     "skipped: no GPU — {what} runs only where torch sees a CUDA GPU",
@@ -302,23 +301,13 @@ class Benchmark(_Modelled):
             for _ in range(4):
                 x = (x @ a).tanh()
 
-        start, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
-
         def events() -> float:
-            times = []
-            for _ in range(7):
-                _CUDA_SYNCHRONIZE()
-                start.record()
-                work()
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end) / 1000.0)
-            return float(_median(times))
+            return float(median([event_ms(work)[0] / 1000.0 for _ in range(7)]))
 
         # the check's timing right before and right after the answer's: other work on the
         # GPU (a second kernel, a test run beside it) moves both, and the band between them
         before = events()
-        out = call(fn, work, _CUDA_SYNCHRONIZE, _perf_counter, 3, 7)
+        out = call(fn, work, synchronize, perf_counter, 3, 7)
         return {"call": out.record(), "events_s": [before, events()]}
 
     def judge_gpu(self, gpu: dict) -> CheckResult:
@@ -481,7 +470,7 @@ class ToHost(_Modelled):
             x = (x @ a).tanh()
         zero = x.mean().clamp(0, 0)
         tensors = [_made(self.seed + k, "plain", "float32", k + 2, device) + zero for k in range(3)]
-        return {"call": call(fn, tensors, _CUDA_SYNCHRONIZE).record()}
+        return {"call": call(fn, tensors, synchronize).record()}
 
     def judge_gpu(self, gpu: dict) -> CheckResult:
         found = returned(self.heading, gpu["call"], "to_host")
@@ -630,24 +619,6 @@ def _overlapped_after_arrival(e: dict, f: dict, case: dict) -> bool:
     busy, copy, compute = case["busy"], case["copy"], case["compute"]
     overheads = e["value"] - (max(copy, busy + compute) + _USE_US)
     return f["value"] <= busy + max(copy, compute) + _USE_US + overheads + 1e-6
-
-
-def _seconds_in_turns(runs: list, repeats: int = 7) -> list[tuple[float, float]]:
-    """Each run's median host time and median time until its copies are done (s), timed
-    in turns, one of each per round and the order alternating: other work on the machine
-    (a second kernel, a test run beside it) then slows every run alike."""
-    host: list[list[float]] = [[] for _ in runs]
-    done: list[list[float]] = [[] for _ in runs]
-    for round_ in range(repeats + 1):  # the first round is a warm-up
-        order = range(len(runs)) if round_ % 2 == 0 else reversed(range(len(runs)))
-        for k in order:
-            _CUDA_SYNCHRONIZE()
-            start = _perf_counter()
-            runs[k]()
-            host[k].append(_perf_counter() - start)
-            _CUDA_SYNCHRONIZE()
-            done[k].append(_perf_counter() - start)
-    return [(float(_median(h[1:])), float(_median(d[1:]))) for h, d in zip(host, done, strict=True)]
 
 
 def _same_on(out, batch, device: torch.device) -> bool:
@@ -815,12 +786,12 @@ class LoadBatch(_Modelled):
         for memory in ("pageable", "pinned"):
             batch = pageable if memory == "pageable" else tuple(t.pin_memory() for t in pageable)
             first = call(fn, batch, target)
-            _CUDA_SYNCHRONIZE()
+            synchronize()
             if first.error is not None:
                 return {**found, "call": first.record()}
             right = _same_on(first.value, batch, target)
             del first
-            mine, blocking = _seconds_in_turns(
+            mine, blocking = seconds_in_turns(
                 [
                     lambda b=batch: call(fn, b, target),
                     lambda b=batch: tuple(t.to(target) for t in b),
@@ -1052,6 +1023,10 @@ class OverlapCopy(_Modelled):
             "这块内存可能正被排队的工作读取；请在辅助流的 with 块里分配它，或者先让辅助流等待当前流"
             "（请重读 §10 CUDA 流：让拷贝与计算并行）",
         ),
+        "on side": Text(
+            "the copy ran on the stream `side` the caller handed over, not on one of its own (§10)",
+            "拷贝在调用者传入的 `side` 流上进行，而不是另建一个流（§10）",
+        ),
         "host waited": Text(
             "model µs the host was held up (MODEL, not a measurement); the host need not wait:"
             " a non_blocking copy of the pinned batch only queues, and the streams are ordered"
@@ -1145,6 +1120,7 @@ class OverlapCopy(_Modelled):
             "race": bool(race),
             "memory unprotected": bool(unprotected),
             "memory still in use": cuda.early_writes > 0,
+            "on side": made is None or made[1] is world.args[2],
             "host waited": round(host, 6),
         }
 
@@ -1160,23 +1136,14 @@ class OverlapCopy(_Modelled):
                 x = (x @ a).tanh()
             return x
 
-        def timed(run) -> float:
-            begin, end = _CUDA_EVENT(enable_timing=True), _CUDA_EVENT(enable_timing=True)
-            _CUDA_SYNCHRONIZE()
-            begin.record()
-            out = run()
-            end.record()
-            end.synchronize()
-            return begin.elapsed_time(end), out
-
         def copy():
             return batch.to(target, non_blocking=True)
 
-        timed(compute)
-        timed(copy)
+        event_ms(compute)
+        event_ms(copy)
         side = torch.cuda.Stream(target)
         first = call(fn, compute, batch, side, torch.cuda, target)  # a warm-up, checked too
-        _CUDA_SYNCHRONIZE()
+        synchronize()
         if first.error is not None:
             return {"call": first.record()}
         value = first.value
@@ -1190,8 +1157,8 @@ class OverlapCopy(_Modelled):
 
         # three rounds, each timing all three in turn, and the median of each: other work on
         # the GPU (a second kernel, a test run beside it) then weighs on all three alike
-        rounds = [[timed(run)[0] for run in (compute, copy, both)] for _ in range(3)]
-        compute_ms, copy_ms, both_ms = (float(_median(list(t))) for t in zip(*rounds, strict=True))
+        rounds = [[event_ms(run)[0] for run in (compute, copy, both)] for _ in range(3)]
+        compute_ms, copy_ms, both_ms = (float(median(list(t))) for t in zip(*rounds, strict=True))
         right = _same_on(moved, (batch,), target)
         return {"right": right, "alone_ms": [compute_ms, copy_ms], "both_ms": both_ms}
 
