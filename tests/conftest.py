@@ -130,7 +130,9 @@ LONGEST_FIRST = (
 # one worker, so that its module fixture (a graded class, a server) runs once. The held-back
 # answers (test_unseen_kinds, some five minutes of one core) ran as one unit, started late
 # (files run in name order after LONGEST_FIRST), and could end the run on one worker.
-SPREAD = ("test_lesson_checks.py", "test_unseen_kinds.py")
+# test_feedback_wording reads the catalogue's failures in Chinese from the same self-study
+# verdicts as test_lesson_checks (tests/self_study.py): whichever asks first judges.
+SPREAD = ("test_feedback_wording.py", "test_lesson_checks.py", "test_unseen_kinds.py")
 # Files that set up a classroom hold one machine-wide lock while theirs runs
 # (tests/classroom_hub.py): on two workers at once, one waited for the other, its core idle.
 # Files whose names start with one of these run as one unit, in turn, on one worker.

@@ -2,7 +2,8 @@
 
 test_lesson_checks judges every answer of tests/catalog in-process, as a learner's kernel
 does; test_catalogue_graded compares the same verdict with what ``course-grade`` made of
-the answer. Both ask for it through ``judge``: the first to need an answer (in whichever
+the answer; test_feedback_wording reads the same failure's feedback in Chinese. All ask for
+it through ``judge``: the first to need an answer (in whichever
 pytest-xdist worker) runs it, its test cell after it, in English, and writes the verdict
 into the run's shared folder; the others read it. Keyed by the code, the test cell and the
 device, so an edit anywhere judges anew.
@@ -25,12 +26,13 @@ from autograder.kernel.device import course_device
 
 @dataclass(frozen=True)
 class Verdict:
-    """How the answer's test cell ended, in self-study, with English feedback."""
+    """How the answer's test cell ended, in self-study, with its feedback in both languages."""
 
     passed: bool
     misconceptions: tuple[str, ...] = ()
     feedback: str = ""  # the CheckFailed's message when it failed
     raised: str | None = None  # another exception the answer or its check raised, as text
+    feedback_zh: str = ""  # the same failure's feedback in Chinese
 
     def error(self) -> Exception | None:
         """What to raise for an answer that did not end in a verdict."""
@@ -44,7 +46,8 @@ def _verdict(code: str, tests: str) -> Verdict:
         namespace = run(code)
         run(tests, namespace)
     except CheckFailed as failure:
-        return Verdict(False, tuple(failure.misconceptions), str(failure))
+        zh = failure.feedback("zh")
+        return Verdict(False, tuple(failure.misconceptions), str(failure), feedback_zh=zh)
     except Exception as error:  # reported by the test that reads the verdict
         return Verdict(False, raised=f"{type(error).__name__}: {error}")
     finally:

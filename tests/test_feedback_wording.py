@@ -19,13 +19,11 @@ import re
 
 import nbformat
 import pytest
-import torch
 from conftest import REPO, SOLUTIONS
 from language_lint import english_words, identifiers
-from lesson_cells import graded_cells, run
+from lesson_cells import graded_cells
 
 from autograder import bilingual, course
-from autograder.common.i18n import set_language
 from autograder.common.misconceptions import lookup
 from autograder.common.result import CheckFailed
 
@@ -93,23 +91,15 @@ def _wrong_answers():
                     yield pytest.param(lesson, grade_id, wrong, id=f"{grade_id}-{wrong.name}")
 
 
-@pytest.fixture
-def chinese():
-    set_language("zh")
-    yield
-    set_language("en")
-
-
 @pytest.mark.parametrize(("lesson", "grade_id", "wrong"), list(_wrong_answers()))
-def test_chinese_feedback_is_clean(lesson, grade_id, wrong, chinese, monkeypatch):
+def test_chinese_feedback_is_clean(lesson, grade_id, wrong, self_study, monkeypatch):
+    """The Chinese feedback of the answer's self-study failure (judged once per test run,
+    tests/self_study.py, the same failure test_lesson_checks reads in English)."""
     monkeypatch.setenv("COURSE_DEVICE", "cpu")
-    torch.manual_seed(0)
     cells = graded_cells(SOLUTIONS / lesson / f"{lesson}.ipynb")
-    namespace = run(wrong.code)
-    with pytest.raises(CheckFailed) as failure:
-        run(cells[f"{grade_id}_tests"].source, namespace)
-    feedback = failure.value.feedback("zh")
-    ids = failure.value.misconceptions
+    judged = self_study.judge(wrong.code, cells[f"{grade_id}_tests"].source)
+    assert judged.error() is None and not judged.passed, judged
+    feedback, ids = judged.feedback_zh, list(judged.misconceptions)
     assert "期望" in feedback and "实际" in feedback, feedback
     if wrong.misconception:  # named in Chinese, with the section to re-read
         assert wrong.misconception in ids and "常见误区" in feedback, feedback

@@ -10643,9 +10643,118 @@ def overlap_copy(compute, batch, side, cuda, device):
     return result, moved
 """,
     ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        EDGE,
+        "switches a training backbone to eval() for a batch of one row 'because BatchNorm "
+        "cannot take it': backbone(x) in the mode it arrived in raises there, and the caller "
+        "must get that error (twenty-first held-back set, mended 2026-12-07)",
+        """
+def frozen_features(backbone, x):
+    with torch.no_grad():
+        if x.shape[0] == 1 and backbone.training:
+            backbone.eval()  # BatchNorm cannot normalise a single sample in training mode
+            try:
+                return backbone(x)
+            finally:
+                backbone.train()
+        return backbone(x)
+""",
+    ),
+    Wrong(
+        "03",
+        "ex4_finetune_head",
+        STATE,
+        "clears the leftover .grad with p.grad -= p.grad: a leftover inf (an earlier step "
+        "that overflowed) becomes nan, and so does the step (twenty-first held-back set, "
+        "mended 2026-12-07)",
+        """
+def finetune_head(backbone, head, x, target, lr):
+    backbone.eval()
+    head.train()
+    with torch.no_grad():
+        features = backbone(x)
+        for p in head.parameters():
+            if p.grad is not None:
+                p.grad -= p.grad  # this batch's gradients only
+    loss = torch.nn.functional.mse_loss(head(features), target)
+    loss.backward()
+    torch.optim.SGD(head.parameters(), lr=lr).step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        EDGE,
+        "switches to eval() the modules whose running_mean is not None: a "
+        "BatchNorm1d(track_running_stats=False) stays in training mode (twenty-first "
+        "held-back set, mended 2026-12-07)",
+        """
+def finetune_mode(model):
+    model.train()
+    for m in model.modules():
+        # the layers that keep running statistics are the ones to freeze
+        if getattr(m, "running_mean", None) is not None:
+            m.eval()
+""",
+    ),
 ]
 
 RIGHT = [
+    Right(
+        "05",
+        "ex1_extract_features",
+        "copies with output.detach().to('cpu', x.dtype, copy=True): the models the prompt "
+        "names take x in their own dtype, so it is the output's (twenty-first held-back set, "
+        "written as wrong, 2026-12-07)",
+        """
+def extract_features(model, names, x):
+    modules = dict(model.named_modules())
+    features = {}
+    handles = []
+    for name in names:
+
+        def hook(module, args, output, name=name):
+            features[name] = output.detach().to("cpu", x.dtype, copy=True)
+
+        handles.append(modules[name].register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return features
+""",
+    ),
+    Right(
+        "05",
+        "ex3_mask_output",
+        "output.masked_fill(mask == 0, 0): the mask is in the module's dtype, as the prompt "
+        "now says (twenty-first held-back set, written as wrong, 2026-12-07)",
+        """
+def mask_output(module, mask):
+    def hook(module, args, output):
+        return output.masked_fill(mask == 0, 0)
+
+    return module.register_forward_hook(hook)
+""",
+    ),
+    Right(
+        "02",
+        "ex5_input_saliency",
+        "torch.func.jacrev of the model, summed: a model in training mode has no BatchNorm, "
+        "as the prompt now says (twenty-first held-back set, written as wrong, 2026-12-07)",
+        """
+def input_saliency(model, x):
+    with torch.inference_mode(False), torch.enable_grad():
+        xc = x.clone()
+        jac = torch.func.jacrev(model)(xc)  # (n, out, n, d)
+        return jac.sum(dim=(0, 1))  # d (sum of outputs) / d x
+""",
+    ),
     Right(  # the red team's 'non-contiguous input raises': c is 1-D, view(-1) never raises
         "01",
         "ex1_product_grads",

@@ -160,11 +160,17 @@ def one_short(x):
 
 def with_raising(text: Text, case: dict) -> Text:
     """A case's description, followed by the input the model rejects where the case has one."""
-    return _followed(text, RAISES if case.get("raises") else None)
+    return _followed(text, RAISES if case.get("raises") is True else None)
 
 
 # a leftover far larger than one step's gradient: subtracting it back loses the new one
 LARGE_STALE = {"large": Text("a large stale .grad (about 1e8)", "很大的残留 .grad（约 1e8）")}
+# a leftover of a step that overflowed: only discarding it (zero_grad) leaves a finite step
+INF_STALE = {
+    "inf": Text(
+        "a stale .grad of inf (a step that overflowed)", "残留的 .grad 为 inf（某一步溢出）"
+    )
+}
 
 
 def leave_grads(params, grads: str | None, first_seed: int, frozen_too: bool = False) -> None:

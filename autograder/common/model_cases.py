@@ -35,10 +35,10 @@ def set_layer_modes(model: torch.nn.Module, mode: str) -> None:
 def set_grads(seed: int, stale: str, *models: torch.nn.Module) -> None:
     """Leave each trainable parameter's .grad as an earlier step would: stale, zero or None."""
     params = [p for m in models for p in m.parameters() if p.requires_grad]
-    leave_grads(params, "stale" if stale == "large" else stale, seed + 900)
-    if stale == "large":
+    leave_grads(params, "stale" if stale in ("large", "inf") else stale, seed + 900)
+    if stale in ("large", "inf"):
         for p in params:
-            p.grad.add_(1e8)
+            p.grad.add_(1e8 if stale == "large" else float("inf"))
 
 
 def nets(seed: int, n_in: int, n_out: int) -> dict[str, Net]:

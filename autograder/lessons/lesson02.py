@@ -740,12 +740,14 @@ class FrozenFeatures(_Lesson02):
         drawn = draw(self.seed, axes, 4)
         # the caller's own forward hook on the backbone: backbone.forward(x) skips it
         hooked = {**drawn[1], "hooked": True}
-        return [*drawn, training, raising(drawn[0], outer=""), hooked]
+        # one row in training mode: BatchNorm rejects it, and the caller must get that error
+        one_row = {**training, "rows": 1, "raises": "BatchNorm"}
+        return [*drawn, training, one_row, raising(drawn[0], outer=""), hooked]
 
     def describe(self, case: dict) -> Text:
         text = _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))
         if case.get("rows"):
-            text = Text("{t}, x of {n} rows", "{t}，x 有 {n} 行").format(t=text, n=case["rows"])
+            text = Text("{t}, x of {n} row(s)", "{t}，x 有 {n} 行").format(t=text, n=case["rows"])
         return with_raising(with_hooked(text, case, _BACKBONE_HOOKED), case)
 
     def build(self, case: dict, device) -> World:
@@ -753,7 +755,7 @@ class FrozenFeatures(_Lesson02):
         backbone, width = model_for(self.seed, case, device, last=last)
         rows = case.get("rows") or _ints(self.seed + 2, (3, 9))[0]
         x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
-        x = one_short(x) if case.get("raises") else x
+        x = one_short(x) if case.get("raises") is True else x
         x.requires_grad_(case["x_grad"])
         world = World((backbone, x), {"backbone": backbone, "x": x}, device)
         if case.get("hooked"):

@@ -28,6 +28,7 @@ import torch
 
 from autograder.common import trusted
 from autograder.common.caller_states import (
+    INF_STALE,
     MODE_SWITCHED,
     one_short,
     raising,
@@ -405,7 +406,7 @@ class FinetuneHead(LayerWatchSpec):
         }
         drawn = draw(self.seed, axes, 4)
         # a Dropout that drops nothing hands its input on as it is (an inference tensor too)
-        return [*drawn, {**drawn[1], "head": "train", "p": 0.0}]
+        return [*drawn, {**drawn[1], "head": "train", "p": 0.0}, {**drawn[2], "stale": "inf"}]
 
     def describe(self, case: dict) -> Text:
         return Text(
@@ -415,7 +416,7 @@ class FinetuneHead(LayerWatchSpec):
             b=MODES_ON_ARRIVAL[case["backbone"]],
             f=_FROZEN.get(case["frozen"], ""),
             h=MODES_ON_ARRIVAL[case["head"]],
-            s=_STALE[case["stale"]],
+            s={**_STALE, **INF_STALE}[case["stale"]],
             lr=case["lr"],
             d=case["dtype"],
             n=case["rows"],
@@ -648,10 +649,15 @@ class FinetuneMode(LayerWatchSpec):
             "dtype": ["float32", "float64"],
         }
         drawn = draw(self.seed, axes, 6)
-        # preparation code a caller may run inside its own no_grad block: grad mode stays off
-        return [*drawn, {**drawn[0], "outer": True}]
+        # preparation code a caller may run inside its own no_grad block: grad mode stays off;
+        # BatchNorm1d(track_running_stats=False), which has no running statistics, is one too
+        return [*drawn, {**drawn[0], "outer": True}, {**drawn[1], "no_stats": True}]
 
     def describe(self, case: dict) -> Text:
+        if case.get("no_stats"):
+            return Text(
+                "{t}, BatchNorm1d without running statistics", "{t}，BatchNorm1d 不记录运行统计量"
+            ).format(t=model_text(case))
         return model_text(case)
 
     def build(self, case: dict, device) -> World:
@@ -660,6 +666,10 @@ class FinetuneMode(LayerWatchSpec):
         if case["frozen"] == "first":
             _first_linear(model).requires_grad_(False)
         set_grads(self.seed, case["stale"], model)
+        for m in model.modules() if case.get("no_stats") else ():  # track_running_stats=False
+            if trusted.isinstance_(m, torch.nn.BatchNorm1d):
+                m.track_running_stats, m.running_mean, m.running_var = False, None, None
+                m.num_batches_tracked = None
         return World((model,), {"model": model}, device)
 
     def between_calls(self, world: World, case: dict) -> None:
