@@ -10700,6 +10700,67 @@ def finetune_mode(model):
             m.eval()
 """,
     ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "copies only tensors whose device is not the CPU 'nothing to copy for those': where "
+        "the course device is the CPU every tensor is dropped (twenty-second held-back set, "
+        "mended 2026-12-07)",
+        """
+def to_host(tensors, synchronize):
+    copies = [t.to("cpu", non_blocking=True) for t in tensors if t.device.type != "cpu"]
+    synchronize()
+    return copies
+""",
+    ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        STATE,
+        "clears the gradients of optimizer.param_groups[0] only: the second group's stale "
+        ".grad is added to this step's (twenty-second held-back set, caught by the hidden "
+        "checks only, now by the visible ones too, 2026-12-07)",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            for p in optimizer.param_groups[0]["params"]:
+                p.grad = None
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        SIDE_EFFECT,
+        "BatchNorm layers put in evaluation mode for the autocast forward and restored: the "
+        "model was not used in the mode it arrived in (twenty-second held-back set, caught "
+        "when graded only, now in self-study too, 2026-12-07)",
+        """
+import torch.nn as nn
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm1d)]
+    flags = [m.training for m in norms]
+    optimizer.zero_grad()
+    try:
+        for m in norms:
+            m.eval()
+        with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+            loss = loss_fn(model(x), target)
+    finally:
+        for m, flag in zip(norms, flags):
+            m.train(flag)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
 ]
 
 RIGHT = [

@@ -620,8 +620,10 @@ class RunStep(_Lesson02):
             "groups": list(GROUPS),
         }
         drawn = draw(self.seed, axes, 6)
-        # BatchNorm and Dropout in training mode: a second forward pass moves the statistics
+        # BatchNorm and Dropout in training mode: a second forward pass moves the statistics;
+        # stale .grad in both of the optimizer's param_groups (every group is cleared)
         normed = {**drawn[1], "train": True, "arrival": "train_norm", "layout": "plain"}
+        normed |= {"groups": 2, "grads": "stale", "frozen": False}
         return [*drawn, raising(drawn[0], train=True, outer="no_grad"), normed]
 
     def describe(self, case: dict) -> Text:

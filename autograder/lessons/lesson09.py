@@ -585,7 +585,11 @@ class Bf16TrainStep(_Spec):
             "outer": [False, _FLOAT16_DEFAULT],
             "groups": list(GROUPS),
         }
-        return draw(self.seed, axes, 3)
+        drawn = draw(self.seed, axes, 3)
+        # every seed: BatchNorm in training mode (batch statistics, running ones updated)
+        if not any(c["mode"] == "train" and c["layers"].startswith("bn") for c in drawn):
+            drawn.append({**drawn[0], "mode": "train", "layers": "bn"})
+        return drawn
 
     def describe(self, case: dict) -> Text:
         frozen = _FROZEN_HELD if case["frozen"] else ""
