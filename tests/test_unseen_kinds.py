@@ -10761,6 +10761,36 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     return loss.item()
 """,
     ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        OBSERVABLE,
+        "runs the backbone under saved_tensors_hooks whose pack returns None and detaches "
+        "the result: nothing is saved, but grad mode stays on and a graph is recorded "
+        "(twenty-third held-back set, mended 2026-12-07)",
+        """
+def frozen_features(backbone, x):
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: None, lambda p: None):
+        features = backbone(x)
+    return features.detach()
+""",
+    ),
+    Wrong(
+        "03",
+        "ex6_finetune_mode",
+        STATE,
+        "calls model.train() only 'if not model.training': a model whose top module trains "
+        "but one Dropout is off keeps that Dropout off (twenty-third held-back set, mended "
+        "2026-12-07)",
+        """
+def finetune_mode(model):
+    if not model.training:
+        model.train()
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm1d):
+            module.eval()
+""",
+    ),
 ]
 
 RIGHT = [

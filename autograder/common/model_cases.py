@@ -23,11 +23,11 @@ from autograder.common.models import Net, make_net
 
 def set_layer_modes(model: torch.nn.Module, mode: str) -> None:
     """'train', 'eval', 'mixed': evaluation mode except the first Dropout (as in MC dropout),
-    or 'frozen_norm': training mode except the first BatchNorm (statistics frozen, as in
-    fine-tuning)."""
-    model.train(mode in ("train", "frozen_norm"))
-    if mode == "mixed":
-        next(m for m in model.modules() if trusted.isinstance_(m, DROPOUT)).train()
+    'dropout_off': training mode except the first Dropout, or 'frozen_norm': training mode
+    except the first BatchNorm (statistics frozen, as in fine-tuning)."""
+    model.train(mode in ("train", "frozen_norm", "dropout_off"))
+    if mode in ("mixed", "dropout_off"):
+        next(m for m in model.modules() if trusted.isinstance_(m, DROPOUT)).train(mode == "mixed")
     if mode == "frozen_norm":
         next(m for m in model.modules() if trusted.isinstance_(m, BATCHNORM)).eval()
 
@@ -56,6 +56,9 @@ MODES_ON_ARRIVAL = {
     "eval": Text("arriving in evaluation mode", "进入时处于评估模式"),
     "mixed": Text(
         "in evaluation mode except its first Dropout", "处于评估模式，但第一个 Dropout 处于训练模式"
+    ),
+    "dropout_off": Text(
+        "in training mode except its first Dropout", "处于训练模式，但第一个 Dropout 处于评估模式"
     ),
     "frozen_norm": Text(
         "in training mode except its first BatchNorm (statistics frozen)",

@@ -767,7 +767,7 @@ class FrozenFeatures(_Lesson02):
         return world
 
     def calling(self, world: World, case: dict, fn):
-        return Watched(world, case["outer"], dropout_seed=self.seed)
+        return Watched(world, case["outer"], dropout_seed=self.seed, graphs=True)
 
     def probe(self, world: World, value, again) -> dict:
         if trusted.type_(value) not in TENSORS:

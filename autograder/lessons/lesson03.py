@@ -642,7 +642,7 @@ class FinetuneMode(LayerWatchSpec):
 
     def cases(self) -> list[dict]:
         axes = {
-            "mode": ["eval", "train", "mixed"],
+            "mode": ["eval", "train", "mixed", "dropout_off"],
             "net": ["two nested blocks", "one block", "two blocks", "two nested blocks"],
             "stale": list(_STALE),
             "frozen": ["none", "first"],
