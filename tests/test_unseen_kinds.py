@@ -10791,6 +10791,27 @@ def finetune_mode(model):
             module.eval()
 """,
     ),
+    Wrong(
+        "04",
+        "ex5_g_step",
+        ARGUMENT,
+        "clamps G's output to [0, 1] 'fake images must lie where the real ones do': for a G "
+        "that does not end in a Sigmoid the loss and G's step change (twenty-third held-back "
+        "set, mended 2026-12-07)",
+        """
+import torch.nn.functional as F
+
+
+def g_step(G, D, opt_g, z):
+    opt_g.zero_grad()
+    fake = G(z).clamp(0.0, 1.0)
+    logits = D(fake)
+    loss_g = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    loss_g.backward()
+    opt_g.step()
+    return loss_g.item()
+""",
+    ),
 ]
 
 RIGHT = [

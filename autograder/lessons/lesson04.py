@@ -383,7 +383,8 @@ def make_gan(
     d_norm: bool = False,
     images: bool = False,
 ):
-    """G (Linear → BatchNorm1d → ReLU blocks, Sigmoid) and D (Linear → LeakyReLU), seeded.
+    """G (Linear → BatchNorm1d → ReLU blocks, then a Sigmoid for even seeds, so its samples
+    are not always in [0, 1]) and D (Linear → LeakyReLU), seeded.
 
     G's Linear layers before a BatchNorm have no bias, as DCGAN builds them: in training
     mode the BatchNorm subtracts the batch mean, so such a bias would get a gradient that
@@ -419,7 +420,7 @@ def make_gan(
     G = mlp(
         [3, *inner, 6],
         lambda n: [_BN(n, dtype=dtype), torch.nn.ReLU()],
-        torch.nn.Sigmoid,
+        torch.nn.Sigmoid if seed % 2 == 0 else torch.nn.Identity,
         normed=True,
     )
     first = [torch.nn.Flatten()] if images else []
