@@ -138,9 +138,11 @@ def stepped_before(optimizer, params: list, first_seed: int) -> None:
 
 
 # a case's "raises": partway through the call the model rejects an input one feature short,
-# as a model with a shape bug would. The exception must reach the caller, and whatever the
-# function switched (modes, grad mode, hooks) be back as it was: a restore written after
-# the work, not in a ``finally`` or a ``with`` block, never runs.
+# as a model with a shape bug would (``True``; another value names a cause the case builds
+# itself, such as one row for BatchNorm in training mode, and leaves the input whole). The
+# exception must reach the caller, and whatever the function switched (modes, grad mode,
+# hooks) be back as it was: a restore written after the work, not in a ``finally`` or a
+# ``with`` block, never runs.
 RAISES = Text(
     ", an input one feature short: the model raises partway through the call",
     "，有一个输入少一个特征：模型在调用中途抛出异常",

@@ -93,7 +93,10 @@ class ModelCuda(TorchFunctionMode):
         self.pins = 0  # pin_memory() calls that made a host copy (of memory not yet pinned)
 
     def place(self, t: torch.Tensor, device="cuda") -> torch.Tensor:
-        self.where[id(t)] = (weakref.ref(t), cuda_device(device))
+        """``t`` on the model's ``device``; placed on the CPU, it stays the CPU tensor it is
+        (a machine without an accelerator: nothing to play)."""
+        if cuda_device(device).type != "cpu":
+            self.where[id(t)] = (weakref.ref(t), cuda_device(device))
         return t
 
     def device_of(self, t) -> torch.device | None:

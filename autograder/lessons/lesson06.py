@@ -453,11 +453,10 @@ class ToHost(_Modelled):
         where = case["accelerator"]
         for k, (layout, dtype) in enumerate(self._items(case)):
             rows = 0 if case.get("empty") and layout == "plain" else k + 2
-            t = _made(self.seed + k, layout, dtype, rows)
-            t = t if where == "cpu" else gpu.place(t, where)
+            t = gpu.place(_made(self.seed + k, layout, dtype, rows), where)
             if case["history"] and t.is_floating_point():
                 objects[f"w{k}"] = t.requires_grad_()
-                t = t * 2 if where == "cpu" else gpu.place(t * 2, where)
+                t = gpu.place(t * 2, where)
             objects[f"tensors[{k}]"] = t
             tensors.append(t)
         world = World((tensors, gpu.synchronize), objects, "cpu")
