@@ -10812,6 +10812,73 @@ def g_step(G, D, opt_g, z):
     return loss_g.item()
 """,
     ),
+    Wrong(
+        "02",
+        "ex2_count_saved_bytes",
+        OBSERVABLE,
+        "files each saved tensor under its data_ptr(): x and x.t() saved by x @ x.t() share "
+        "one key, so backward unpacks the wrong one (twenty-third held-back set, mended "
+        "2026-12-07)",
+        """
+def count_saved_bytes(fn, *args):
+    store, total = {}, 0
+
+    def pack(t):
+        nonlocal total
+        total += t.element_size() * t.nelement()
+        store[t.data_ptr()] = t.detach()
+        return t.data_ptr()
+
+    def unpack(key):
+        return store[key]
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        result = fn(*args)
+    return result, total
+""",
+    ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        SIDE_EFFECT,
+        "detaches a view's base in place, t._base.detach_(): for w[0] the base is the "
+        "caller's own w, which stops requiring grad (twenty-third held-back set, now drawn "
+        "for every seed, 2026-12-07)",
+        """
+def detach_all(tensors):
+    out = []
+    for t in tensors:
+        if t._base is not None:
+            t._base.detach_()
+            out.append(t.detach())
+        else:
+            out.append(t.detach_())
+    return out
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "rounds x / step computed on a float64 copy and casts back: for a float32 x at a "
+        "step that is no power of two, x / step in float32 lands on k + 0.5 where the "
+        "exact quotient does not (twenty-third held-back set, now drawn for every seed, "
+        "2026-12-07)",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return (torch.round(x.double() / step) * step).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
 ]
 
 RIGHT = [

@@ -33,7 +33,7 @@ from autograder.common.caller_states import STALE as _STALE
 from autograder.common.caller_states import leave_grads, with_callers_context
 from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import laid_out, uniform
 from autograder.common.oracle import Rule, Spec, World, close, concrete, differs_only_in, draw
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy
@@ -594,10 +594,7 @@ class PerBatchGrads(Spec):
         for k in range(case["count"]):
             # unequal sizes, a single row among them, none where the case says so
             rows = 1 + (3 * k + self.seed) % 5 if case.get("empty") != k else 0
-            if case["layout"] == "transposed":
-                xs.append(uniform(self.seed + 10 + k, d, rows, device=device, dtype=dtype).t())
-            else:
-                xs.append(uniform(self.seed + 10 + k, rows, d, device=device, dtype=dtype))
+            xs.append(laid_out(self.seed + 10 + k, rows, d, case["layout"], device, dtype))
             if case.get("scales"):
                 xs[-1].mul_(1e3 if k == 0 else 1e-2)
         objects = {"w": w, **{f"batches[{k}]": x for k, x in enumerate(xs)}}
@@ -887,10 +884,7 @@ class FinetuneLastLayer(Spec):
             elif case["stale"] == "zero":
                 p.grad = trusted.zeros(p.shape, device=device, dtype=dtype)
         n = case["batch"]
-        if case["x"] == "transposed":
-            x = uniform(self.seed + 1, 4, n, device=device, dtype=dtype).t()
-        else:
-            x = uniform(self.seed + 1, n, 4, device=device, dtype=dtype)
+        x = laid_out(self.seed + 1, n, 4, case["x"], device, dtype)
         target = uniform(self.seed + 2, n, 3, device=device, dtype=dtype)
         target = target * case.get("target_scale", 1.0)
         world = World(
@@ -1059,10 +1053,7 @@ class ToDevice(Spec):
         start = torch.device(device if case["from"] == "course" else "cpu")
         target = torch.device(device if case["to"] == "course" else "cpu")
         dtype = getattr(torch, case["from_dtype"])
-        if case["layout"] == "transposed":
-            batch = uniform(self.seed, 4, 3, device=start, dtype=dtype).t()
-        else:
-            batch = uniform(self.seed, 3, 4, device=start, dtype=dtype)
+        batch = laid_out(self.seed, 3, 4, case["layout"], start, dtype)
         model = make_mlp(self.seed, 2, dtype, start)
         _arrive(model, case["mode"], case["frozen"])
         if case.get("grads"):

@@ -358,6 +358,11 @@ def _raising(g, device):
     return fails, (_values(g, *_sizes(g, 2, 9, 2), device=device),)
 
 
+def _gram(g, device):
+    """x @ x.t() saves x twice, once as a transposed view: two saved tensors, one memory."""
+    return (lambda t: t @ t.t()), (_values(g, *_sizes(g, 2, 9, 2), device=device),)
+
+
 def _argmax(g, device):
     return (lambda t: (t * t).argmax()), (_values(g, *_sizes(g, 2, 9, 2), device=device),)
 
@@ -431,6 +436,7 @@ _OPS = {
         Text("(x * x).argmax(): a result that needs no grad", "(x * x).argmax()：结果不需要梯度"),
         _argmax,
     ),
+    "gram": (Text("x @ x.t(): x saved twice", "x @ x.t()：x 被保存了两次"), _gram),
     "square_0d": (Text("x * x for a 0-d float64 x", "0 维 float64 张量 x 的 x * x"), _square_0d),
     "linear": (Text("a linear layer on a plain batch", "线性层作用于普通批次"), _linear_on_batch),
     "exp_sum": (Text("x.exp().sum() in float64", "float64 下的 x.exp().sum()"), _exp_sum),

@@ -40,7 +40,7 @@ from autograder.common.caller_states import MODES as _MODES
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import laid_out, uniform
 from autograder.common.optimizer_steps import OPTIMIZERS, grads_at_step, stale_added
 from autograder.common.oracle import (
     TOLERANCE,
@@ -240,6 +240,8 @@ class DetachAll(Spec):
         other = [*plain[-2:], views[-1]]
         if not any(_LEAF in items for items in (mixed, single, other)):
             other = [_LEAF, *other[1:]]  # a leaf in every draw: detach_() keeps its .grad
+        if not any("w[0]" in items for items in (mixed, single, other)):
+            other = [*other[:2], "w[0]"]  # a view of the caller's w itself: its _base is w
         dtypes = [self.dtype, "bfloat16", "float32"]
         drawn = [
             {"items": items, "dtype": d}
@@ -358,12 +360,7 @@ class NormalisedAndGrad(Spec):
     def build(self, case: dict, device) -> World:
         dtype, n, d = getattr(torch, case["dtype"]), case["rows"], self.dim
         w = uniform(self.seed, d, device=device, dtype=dtype).requires_grad_()
-        if case["x"] == "transposed":
-            x = uniform(self.seed + 1, d, n, device=device, dtype=dtype).t()
-        elif case["x"] == "slice":
-            x = uniform(self.seed + 1, n + 2, d, device=device, dtype=dtype)[1:-1]
-        else:
-            x = uniform(self.seed + 1, n, d, device=device, dtype=dtype)
+        x = laid_out(self.seed + 1, n, d, case["x"], device, dtype)
         return World((w, x), {"w": w, "x": x}, device)
 
 

@@ -48,11 +48,13 @@ def count_saved_bytes(spec, world: World, case: dict):
 def _counts(world: World, result, packed: list[tuple]) -> dict:
     """The right count and what typical wrong counters find: NG-2's blame tells them apart."""
     distinct = {which: size for size, _, which in packed}
+    by_address = {which[0]: size for size, _, which in packed}  # x and x.t(): one address
     leaves = [t for _, t in world.tensors() if t.requires_grad and t.is_leaf]
     args = [a for a in world.args[1:] if trusted.isinstance_(a, trusted.tensor_type)]
     # zero is left out: it is also what a counter that never sees a saved tensor finds
     gradients = {_gradient_bytes([result]), _gradient_bytes(args), _gradient_bytes(leaves)} - {0}
     others = {sum(storage for _, storage, _ in packed), sum(distinct.values())}
+    others.add(sum(by_address.values()))
     exact = sum(size for size, _, _ in packed)
     return {"exact": exact, "others": sorted(others), "gradients": sorted(gradients)}
 
