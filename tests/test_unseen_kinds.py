@@ -10879,9 +10879,201 @@ def quantise(x, step):
     return Quantise.apply(x, step)
 """,
     ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        OBSERVABLE,
+        "drops only when training and grad mode is on ('no gradients means inference'): called "
+        "with training=True inside the caller's no_grad it returns x (twenty-fourth held-back "
+        "set, mended 2026-12-07)",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not (training and torch.is_grad_enabled()):   # no autograd: we are doing inference
+        return x
+    keep = u >= p
+    return torch.where(keep, x / (1 - p), torch.zeros_like(x))
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "copies each distinct tensor once through a dict keyed by id(t): a tensor listed twice "
+        "comes back once (twenty-fourth held-back set, mended 2026-12-07)",
+        """
+def to_host(tensors, synchronize):
+    copies = {}
+    for t in tensors:
+        if id(t) not in copies:
+            copies[id(t)] = t.to("cpu", non_blocking=True)
+    synchronize()
+    return list(copies.values())
+""",
+    ),
+    Wrong(
+        "03",
+        "ex3_validate",
+        EDGE,
+        "leaves out batches whose loss is nan ('one corrupt batch should not spoil the mean'): "
+        "the mean over the batches is nan there (twenty-fourth held-back set, mended "
+        "2026-12-07)",
+        """
+import math
+
+def validate(model, batches):
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            losses = [torch.nn.functional.mse_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.train(was_training)
+    finite = [l for l in losses if not math.isnan(l)]   # a corrupt batch should not spoil the mean
+    return sum(finite) / len(finite)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex4_train_and_log",
+        EDGE,
+        "logs only finite means: a step whose layer output holds a nan logs nothing, so the log"
+        " is not one float per step (twenty-fourth held-back set, mended 2026-12-07)",
+        """
+import math
+
+
+def train_and_log(model, layer_name, batches, lr):
+    layer = model.get_submodule(layer_name)
+    log = []
+
+    def hook(module, args, output):
+        value = output.mean().item()
+        if not math.isnan(value):
+            log.append(value)
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    handle = layer.register_forward_hook(hook)
+    try:
+        for x, y in batches:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    finally:
+        handle.remove()
+    return log
+""",
+    ),
+    Wrong(
+        "07",
+        "ex5_soft_clip",
+        EDGE,
+        "saves the limit as torch.tensor(limit), a float32 0-d tensor: for a float64 x and a "
+        "limit float32 cannot hold (0.3) backward's slope is off (twenty-fourth held-back set, "
+        "mended 2026-12-07)",
+        """
+class SoftClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, limit):
+        y = limit * torch.tanh(x / limit)
+        ctx.save_for_backward(y, torch.tensor(limit, device=x.device))
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        y, limit = ctx.saved_tensors
+        return grad_out * (1 - (y / limit) ** 2), None
+
+
+def soft_clip(x, limit):
+    return SoftClip.apply(x, limit)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex7_to_device",
+        ARGUMENT,
+        "converts the batch's dtype only when it is floating point ('ids stay integers'): an "
+        "int64 batch does not come back in the dtype asked for (twenty-fourth held-back set, "
+        "mended 2026-12-07)",
+        """
+def to_device(batch, model, device, dtype):
+    if batch.is_floating_point():
+        batch = batch.to(device=device, dtype=dtype)
+    else:
+        batch = batch.to(device=device)   # ids and labels stay integers
+    model.to(device=device, dtype=dtype)
+    return batch, model
+""",
+    ),
+    Wrong(
+        "03",
+        "ex2_eval_grads",
+        OBSERVABLE,
+        "switches only nn.Dropout and nn.BatchNorm1d modules to evaluation: a BatchNorm2d stays"
+        " in training mode (twenty-fourth held-back set, mended 2026-12-07)",
+        """
+def eval_grads(model, x, target):
+    switched = [m for m in model.modules()
+                if isinstance(m, (torch.nn.Dropout, torch.nn.BatchNorm1d)) and m.training]
+    for m in switched:
+        m.eval()
+    try:
+        model.zero_grad()
+        torch.nn.functional.mse_loss(model(x), target).backward()
+    finally:
+        for m in switched:
+            m.train()
+    return {name: p.grad.clone() for name, p in model.named_parameters()}
+""",
+    ),
+    Wrong(
+        "06",
+        "ex4_load_batch",
+        ARGUMENT,
+        "keeps the dtype with .type(t.type()): the host tensor's type name is a CPU one "
+        "(torch.FloatTensor), so the moved batch is copied back to the host (twenty-fourth "
+        "held-back set, mended 2026-12-07: the model of a GPU reads type names)",
+        """
+def load_batch(batch, device):
+    moved = []
+    for t in batch:
+        moved.append(t.to(device, non_blocking=True).type(t.type()))
+    return tuple(moved)
+""",
+    ),
+    Wrong(
+        "01",
+        "ex2_output_requires_grad",
+        STATE,
+        "keeps one input per storage address, {t.data_ptr(): t}: two empty tensors share "
+        "address 0, and the last one hides one that requires grad (twenty-fourth held-back "
+        "set, mended 2026-12-07)",
+        """
+def output_requires_grad(*inputs):
+    unique = {t.data_ptr(): t for t in inputs}
+    return any(t.requires_grad for t in unique.values())
+""",
+    ),
 ]
 
 RIGHT = [
+    Right(
+        "06",
+        "ex6_overlap_copy",
+        "with side: instead of cuda.stream(side): a torch.Stream is its own context manager "
+        "(twenty-fourth held-back set, accepted since 2026-12-07: the model's streams are "
+        "context managers too)",
+        """
+def overlap_copy(compute, batch, side, cuda, device):
+    with side:
+        moved = batch.to(device, non_blocking=True)
+    result = compute()
+    main = cuda.current_stream()
+    main.wait_stream(side)
+    moved.record_stream(main)
+    return result, moved
+""",
+    ),
     Right(
         "05",
         "ex1_extract_features",

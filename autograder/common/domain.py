@@ -258,10 +258,11 @@ def _sentence(found: dict[str, Any], lang: str) -> str | None:
         parts.append(what(lang))
     if found.get("raises"):
         what = Text(
-            "some calls that raise partway (the exception must reach the caller, and whatever "
+            "some calls where the caller's model or function raises partway (that exception "
+            "itself must reach the caller, not another one raised in its place, and whatever "
             "the function switched, such as modes, grad mode or hooks, be back as it was)",
-            "部分调用会在中途抛出异常（异常必须传到调用者，函数切换过的东西，如模式、梯度模式或钩子，"
-            "也必须恢复原样）",
+            "部分调用中，调用者的模型或函数会在中途抛出异常（必须让这个异常本身传到调用者，"
+            "而不是换成另一个异常；函数切换过的东西，如模式、梯度模式或钩子，也必须恢复原样）",
         )
         parts.append(what(lang))
     if found.get("again"):

@@ -23,11 +23,18 @@ def laid_out(seed: int, rows: int, width: int, layout: str, device, dtype) -> to
     (not contiguous), "slice" (a view into a larger storage), else contiguous. ``dtype``: a
     torch.dtype or, as a case holds it, its name."""
     dtype = getattr(torch, dtype) if trusted.type_(dtype) is str else dtype
+    shape = {"transposed": (width, rows), "slice": (rows + 2, width), "row": (1, width)}
+    return viewed(
+        uniform(seed, *shape.get(layout, (rows, width)), device=device, dtype=dtype), layout
+    )
+
+
+def viewed(base: torch.Tensor, layout: str) -> torch.Tensor:
+    """``base`` seen as a "layout" says: "transposed" its transpose, "slice" without its first
+    and last rows (a view into a larger storage), any other layout ``base`` itself."""
     if layout == "transposed":
-        return uniform(seed, width, rows, device=device, dtype=dtype).t()
-    if layout == "slice":
-        return uniform(seed, rows + 2, width, device=device, dtype=dtype)[1:-1]
-    return uniform(seed, 1 if layout == "row" else rows, width, device=device, dtype=dtype)
+        return base.t()
+    return base[1:-1] if layout == "slice" else base
 
 
 def resolve_device(device) -> torch.device:

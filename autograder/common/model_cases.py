@@ -16,7 +16,7 @@ from autograder.common import trusted
 from autograder.common.caller_states import LARGE_STALE, STALE, leave_grads
 from autograder.common.dropout import DROPOUT
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import laid_out
 from autograder.common.layer_watch import BATCHNORM
 from autograder.common.models import Net, make_net
 
@@ -48,6 +48,7 @@ def nets(seed: int, n_in: int, n_out: int) -> dict[str, Net]:
         "one block": Net(n_in, w + 4, n_out),
         "two nested blocks": Net(n_in + 1, w, n_out + 1, blocks=2, p=0.3, nested=True),
         "two blocks": Net(n_in, w - 1, n_out, blocks=2, p=0.2),
+        "two 2-d blocks": Net(n_in, w + 1, n_out, blocks=2, p=0.25, planes=True),
     }
 
 
@@ -79,10 +80,7 @@ def model_world(spec, case: dict, device, n_in: int, n_out: int) -> tuple:
         )
     set_grads(spec.seed, case.get("stale", "none"), model)
     dtype, rows = getattr(torch, case["dtype"]), case["rows"]
-    if case.get("layout") == "transposed":
-        x = uniform(spec.seed + 1, net.n_in, rows, device=device, dtype=dtype).t()
-    else:
-        x = uniform(spec.seed + 1, rows, net.n_in, device=device, dtype=dtype)
+    x = laid_out(spec.seed + 1, rows, net.n_in, case.get("layout", "plain"), device, dtype)
     return model, x, net
 
 
@@ -105,4 +103,8 @@ NET_TEXT = {
     "one block": Text("one block", "一个块"),
     "two nested blocks": Text("two nested blocks", "两个嵌套的块"),
     "two blocks": Text("two blocks", "两个块"),
+    "two 2-d blocks": Text(
+        "two blocks whose BatchNorm is a BatchNorm2d (on (n, c, 1, 1))",
+        "两个块，其中的 BatchNorm 是 BatchNorm2d（作用于 (n, c, 1, 1)）",
+    ),
 }

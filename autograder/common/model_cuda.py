@@ -193,6 +193,8 @@ class ModelCuda(TorchFunctionMode):
             out = first.clone()
             self.pinned[id(out)] = weakref.ref(out)
             return out
+        if first is not None and name == "type":  # a type name says the device: a move
+            return self._typed(first, where, args[1] if len(args) > 1 else kwargs.get("dtype"))
         if first is not None and name in ("to", "cuda", "cpu"):
             device, dtype, non_blocking = _target(name, args, kwargs, self.device_of)
             if device is not None and (where is not None or device.type in _ACCELERATORS):
@@ -250,6 +252,23 @@ class ModelCuda(TorchFunctionMode):
             if sources:
                 self._mark(out, sources[0])
         return out
+
+    def _typed(self, t: torch.Tensor, where, name):
+        """``t.type()``: the name a device tensor has (``torch.cuda.FloatTensor``);
+        ``t.type("torch.FloatTensor")``: a blocking copy to the host where ``t`` is on the
+        device, ``t.type("torch.cuda.FloatTensor")`` one to the device; a dtype: ``t.to``."""
+        if name is None:
+            plain = t.type()
+            return plain.replace("torch.", f"torch.{where.type}.", 1) if where else plain
+        if trusted.isinstance_(name, torch.dtype):
+            return self._copy(t, where, where, name, False) if where else t.type(name)
+        if trusted.type_(name) is not str:  # a tensor type, torch.cuda.FloatTensor
+            name = f"{name.__module__}.{name.__name__}"
+        device = cuda_device("cuda" if ".cuda." in name else "cpu")
+        dtype = torch.empty(0).type(name.replace(".cuda.", ".")).dtype
+        if device.type == "cpu" and where is None:
+            return t.type(name)
+        return self._copy(t, where, device, dtype, False)
 
     def _copy(self, source, where, device: torch.device, dtype, non_blocking: bool):
         if device.type == "cpu":  # where is not None: from the device to the host

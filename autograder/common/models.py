@@ -21,7 +21,8 @@ _BATCHNORM = torch.nn.modules.batchnorm._BatchNorm
 
 @dataclass(frozen=True)
 class Net:
-    """The shape of a model: blocks of Linear → BatchNorm1d → ReLU → Dropout(p), then Linear."""
+    """The shape of a model: blocks of Linear → BatchNorm1d → ReLU → Dropout(p), then Linear
+    (BatchNorm2d between Unflatten and Flatten where ``planes``)."""
 
     n_in: int
     hidden: int
@@ -29,6 +30,7 @@ class Net:
     blocks: int = 1
     p: float = 0.5
     nested: bool = False  # each block in its own Sequential, as real models group layers
+    planes: bool = False  # BatchNorm2d, on the features seen as (n, width, 1, 1) planes
 
 
 def _fill(module: torch.nn.Module, g: torch.Generator) -> None:
@@ -47,8 +49,12 @@ def _fill(module: torch.nn.Module, g: torch.Generator) -> None:
             module.num_batches_tracked.fill_(50)
 
 
-def _block(n_in: int, width: int, p: float | None) -> list[torch.nn.Module]:
-    layers = [torch.nn.Linear(n_in, width), torch.nn.BatchNorm1d(width), torch.nn.ReLU()]
+def _block(n_in: int, width: int, p: float | None, planes: bool = False) -> list[torch.nn.Module]:
+    norm = [torch.nn.BatchNorm1d(width)]
+    if planes:  # the same statistics, from another BatchNorm class than the lessons show
+        flat = [torch.nn.Unflatten(1, (width, 1, 1)), torch.nn.BatchNorm2d(width)]
+        norm = [*flat, torch.nn.Flatten()]
+    layers = [torch.nn.Linear(n_in, width), *norm, torch.nn.ReLU()]
     return layers if p is None else [*layers, torch.nn.Dropout(p)]
 
 
@@ -64,7 +70,8 @@ def make_net(seed: int, net: Net, dtype: str = "float32", device="cpu") -> torch
     """A model of the given shape with weights fixed by ``seed``; the global RNG is left alone."""
     with _fork_rng(devices=[]):
         widths = [net.n_in] + [net.hidden] * net.blocks
-        blocks = [_block(a, b, net.p) for a, b in zip(widths, widths[1:], strict=False)]
+        pairs = zip(widths, widths[1:], strict=False)
+        blocks = [_block(a, b, net.p, net.planes) for a, b in pairs]
         last = torch.nn.Linear(net.hidden, net.n_out)
     if net.nested:
         model = torch.nn.Sequential(*(torch.nn.Sequential(*b) for b in blocks), last)

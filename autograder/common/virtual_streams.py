@@ -30,6 +30,17 @@ class VStream(torch.Stream):
 
     def __init__(self, device: VDevice, name: str):
         self.model, self.name, self.free_at = device, name, 0.0
+        self.entered: list = []  # `with side:` blocks open, innermost last
+
+    def __enter__(self) -> VStream:
+        """``with side:`` makes the stream current as ``cuda.stream(side)`` does: a
+        ``torch.Stream`` is its own context manager (torch's would switch the CPU's)."""
+        self.entered.append(self.model.stream(self))
+        self.entered[-1].__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.entered.pop().__exit__(*exc)
 
     def wait_stream(self, other: VStream) -> None:
         self.model.log.append(f"{self.name}.wait_stream({other.name})")

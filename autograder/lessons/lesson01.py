@@ -203,6 +203,7 @@ _KINDS = {  # what each input is, and how to make it (k: its position, for its l
         Text("empty tensor that requires grad", "需要梯度的空张量"),
         lambda k, d: trusted.zeros(0, device=d, requires_grad=True),
     ),
+    "empty": (Text("empty tensor", "空张量"), lambda k, d: trusted.zeros(0, device=d)),
     "complex_rg": (
         Text("complex64 leaf that requires grad", "需要梯度的 complex64 叶子张量"),
         lambda k, d: trusted.ones(k + 2, dtype=torch.complex64, device=d, requires_grad=True),
@@ -236,6 +237,7 @@ _FIXED = (
     ("int", "complex_rg"),  # any dtype: complex tensors require grad too
     ("complex", "float"),  # and those that do not: none of these requires grad
     ("frozen", "leaf_view"),  # a view's flag is its own, not its base's
+    ("empty_rg", "empty"),  # both at address 0: inputs told apart by data_ptr() are not
 )
 
 
@@ -962,8 +964,8 @@ _MODEL_IS = {  # what else a ToDevice case's model is, said after the case
         "；每个可训练参数都带着一次反向传播留下的 .grad",
     ),
     "bare": Text(
-        "; the model BatchNorm1d(4, affine=False): buffers, no parameter",
-        "；模型是 BatchNorm1d(4, affine=False)：有缓冲区，没有参数",
+        "; the model BatchNorm1d(4, affine=False): buffers, no parameter; the batch int64",
+        "；模型是 BatchNorm1d(4, affine=False)：有缓冲区，没有参数；批次是 int64",
     ),
 }
 
@@ -1060,8 +1062,9 @@ class ToDevice(Spec):
             leave_grads(model.parameters(), "stale", self.seed + 50)
         if case.get("own"):
             model = _Scaled(model, uniform(self.seed + 3, 3, device=start, dtype=dtype))
-        if case.get("bare"):  # no parameter to take a device or a dtype from
+        if case.get("bare"):  # no parameter to take a device or a dtype from; token ids
             model = torch.nn.BatchNorm1d(4, affine=False, device=start, dtype=dtype)
+            batch = (batch * 9).long()
         if case.get("mixed"):
             model[0].to(target, getattr(torch, case["to_dtype"]))
             # the device as a tensor reports it (cuda:0, not cuda): a comparison with the

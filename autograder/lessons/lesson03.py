@@ -39,7 +39,7 @@ from autograder.common.caller_states import ONE_SAMPLE_IN_TRAINING as _ONE_SAMPL
 from autograder.common.caller_states import STALE as _STALE
 from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
-from autograder.common.inputs import uniform
+from autograder.common.inputs import uniform, viewed
 from autograder.common.layer_watch import LayerWatch, LayerWatchSpec, layers_trained, probe_count
 from autograder.common.model_cases import (
     MODES_ON_ARRIVAL,
@@ -104,14 +104,6 @@ _HISTORY = Text(" with a graph (requires grad, not a leaf)", "，带计算图（
 _EXACT = (0.25, 0.375, 0.625, 0.75)  # drop probabilities that float32 holds exactly
 
 
-def _laid_out(base: torch.Tensor, layout: str) -> torch.Tensor:
-    if layout == "transposed":
-        return base.t()
-    if layout == "slice":
-        return base[1:-1]
-    return base
-
-
 def _keep_probability(e: dict, f: dict, ctx) -> bool:
     """The output is what a keep probability p would give: mask reversed, or scale 1/p.
 
@@ -165,8 +157,9 @@ class DropoutByHand(LayerWatchSpec):
         # float64 beside a float32 x (u rounded to x's dtype reaches p)
         below = {"training": True, "layout": "contiguous", "dtype": "float32", "edge": "below"}
         below.update(p=pick(self.seed + 1, _EXACT), history=False)
-        # and u == p in float64 for a p that float32 rounds (0.2): a p made float32 moves the tie
-        tie = {**below, "u dtype": "float64", "edge": "ties", "p": self.p}
+        # and u == p in float64 for a p that float32 rounds (0.2): a p made float32 moves the
+        # tie; called inside no_grad, where training=True still drops (eval is not no_grad)
+        tie = {**below, "u dtype": "float64", "edge": "ties", "p": self.p, "grad_mode": False}
         return [*cases, {**below, "u dtype": "x's"}, {**below, "u dtype": "float64"}, tie]
 
     def describe(self, case: dict) -> Text:
@@ -211,7 +204,7 @@ class DropoutByHand(LayerWatchSpec):
             x.mul_(1e4)
         if case["history"]:  # an activation: a result of earlier layers, with their graph
             x = x.requires_grad_().clone()
-        x, u = _laid_out(x, case["layout"]), _laid_out(u, case["layout"])
+        x, u = viewed(x, case["layout"]), viewed(u, case["layout"])
         return World((x, p, u, case["training"]), {"x": x, "u": u}, device)
 
 
@@ -252,7 +245,7 @@ class EvalGrads(LayerWatchSpec):
         axes = {
             "mode": ["train", "eval"],
             "stale": [*_STALE, "large"],
-            "net": [*NET_TEXT, "two nested blocks", "one block"],  # 5: prime to the others
+            "net": [*NET_TEXT, "two nested blocks"],  # 5: prime to the others
             "dtype": ["float32", "float64"],
             "rows": [self.size, 1, self.size + 3],
             "layout": ["contiguous", "transposed"],
@@ -337,6 +330,7 @@ class Validate(LayerWatchSpec):
         }
         drawn = draw(self.seed, axes, 5)
         one = {**drawn[1], "outputs": 1}  # a model of one output, its targets of shape (n, 1)
+        drawn[3]["nan"] = True  # a nan in a target: the mean over the batches is nan
         return [*drawn, raising(drawn[0], mode="train", outer=False), one]
 
     def describe(self, case: dict) -> Text:
@@ -344,7 +338,8 @@ class Validate(LayerWatchSpec):
         text = text.format(
             m=model_text(case), o=case.get("outputs", 2), c=case["count"], s=_SIZES[case["sizes"]]
         )
-        return with_raising(text, case)
+        nan = Text("{t}, a nan in the first target", "{t}，第一个目标中有一个 nan").format(t=text)
+        return with_raising(nan if case.get("nan") else text, case)
 
     def build(self, case: dict, device) -> World:
         model, _, net = model_world(self, case, device, 4, case.get("outputs", 2))
@@ -358,6 +353,7 @@ class Validate(LayerWatchSpec):
             x = uniform(self.seed + 10 + j, n, net.n_in, device=device, dtype=dtype)
             x = one_short(x) if case.get("raises") and j == len(sizes) - 1 else x
             y = uniform(self.seed + 50 + j, n, net.n_out, device=device, dtype=dtype)
+            y[0, 0] = float("nan") if case.get("nan") and j == 0 else y[0, 0]
             batches.append((x, y))
             objects[f"batches[{j}][0]"], objects[f"batches[{j}][1]"] = x, y
         return World((model, batches), objects, device)

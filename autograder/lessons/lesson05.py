@@ -253,6 +253,7 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
     },
     "bare": {True: Text("a model of two activations, no parameters", "两个激活层的模型，没有参数")},
     "ragged": {True: Text("the last batch smaller", "最后一个批次较小")},
+    "nan": {True: Text("a nan in the last batch's x", "最后一个批次的 x 中有一个 nan")},
     "repeated": {True: Text("names the first layer twice", "names 里第一层出现两次")},
     "wrapped": {True: Text("the head a Sequential of its own", "输出层自成一个 Sequential")},
     "out": {
@@ -891,7 +892,8 @@ class TrainAndLog(_HookSpec):
         inplace = {**drawn[0], "raises": False, "act": "relu", "layer_name": "norm"}
         # names ending alike: "0" and the head's own "9.0"
         wrapped = {**drawn[1], "nested": False, "layer_name": "linear", "wrapped": True}
-        return [*drawn, inplace, wrapped, {**drawn[2], "raises": False, "out": 1}]
+        # one output (a nan in the last step's input: the last float logged is nan)
+        return [*drawn, inplace, wrapped, {**drawn[2], "raises": False, "out": 1, "nan": True}]
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
@@ -906,6 +908,7 @@ class TrainAndLog(_HookSpec):
             rows = 3 if case["ragged"] and k == case["steps"] - 1 else 6
             width = 5 if case["raises"] and k == case["steps"] - 1 else 4
             x = uniform(self.seed + 10 + k, rows, width, device=device, dtype=dtype)
+            x[0, 0] = float("nan") if case.get("nan") and k == case["steps"] - 1 else x[0, 0]
             y = uniform(self.seed + 50 + k, rows, out, device=device, dtype=dtype)
             batches.append((x, y))
             objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})

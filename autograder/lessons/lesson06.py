@@ -42,7 +42,7 @@ from autograder.common.gpu_timing import (
     synchronize,
 )
 from autograder.common.i18n import Text
-from autograder.common.inputs import resolve_device, uniform
+from autograder.common.inputs import resolve_device, uniform, viewed
 from autograder.common.model_cuda import ModelCuda, cuda_device, is_tensor, on_model
 from autograder.common.oracle import (
     Rule,
@@ -350,7 +350,7 @@ def _made(seed: int, layout: str, dtype: str, rows: int, device="cpu") -> torch.
     else:
         g = trusted.generator().manual_seed(seed)
         t = trusted.randint(1, 9, shape[layout], generator=g, dtype=kind).to(device)
-    return {"transposed": lambda x: x.t(), "slice": lambda x: x[1:-1]}.get(layout, lambda x: x)(t)
+    return viewed(t, layout)
 
 
 _ON_DEVICE = {  # the course device the model plays in exercise 2, said after a case
@@ -425,8 +425,10 @@ class ToHost(_Modelled):
             "accelerator": ["cuda", "mps", "cuda", "xpu"],
         }
         drawn = draw(self.seed, axes, 4)
-        # an empty one among them; a course device that is the CPU (tensors already there)
-        return [*drawn, {**drawn[1], "count": 4, "empty": True}, {**drawn[2], "accelerator": "cpu"}]
+        # an empty one among them; a course device that is the CPU (tensors already there);
+        # the first tensor listed again at the end (one copy per entry, in order)
+        empty, twice = {**drawn[1], "count": 4, "empty": True}, {**drawn[3], "twice": True}
+        return [*drawn, empty, {**drawn[2], "accelerator": "cpu"}, twice]
 
     def _items(self, case: dict) -> list[tuple[str, str]]:
         layouts, dtypes = list(_LAYOUTS), ["float32", "float64", "bfloat16", "int64"]
@@ -445,6 +447,8 @@ class ToHost(_Modelled):
             text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
         if case.get("empty"):
             text = Text("{t}, the contiguous one empty", "{t}，其中连续的那个为空").format(t=text)
+        if case.get("twice"):
+            text = Text("{t}, then the first again", "{t}，最后再列一次第一个").format(t=text)
         on = _ON_DEVICE[case["accelerator"]]
         return Text(text.en + on.en, text.zh + on.zh)
 
@@ -459,6 +463,7 @@ class ToHost(_Modelled):
                 t = gpu.place(t * 2, where)
             objects[f"tensors[{k}]"] = t
             tensors.append(t)
+        tensors += tensors[:1] if case.get("twice") else []
         world = World((tensors, gpu.synchronize), objects, "cpu")
         world.gpu, world.given = gpu, list(tensors)
         return world

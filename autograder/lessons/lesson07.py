@@ -889,7 +889,7 @@ class SoftClip(_FunctionSpec):
             "layout": list(_DRAWN),
             "dtype": self._dtypes(),
             "grad": ["stale", "nonleaf", "fresh", "frozen"],
-            "arg": [self.limit, self.limit * 2, self.limit / 4],
+            "arg": [self.limit, self.limit * 2, self.limit * 0.15],  # 0.15: no float32 number
             "scale": [3.0, 3.0, 1000.0],
         }
         drawn = [
@@ -900,9 +900,9 @@ class SoftClip(_FunctionSpec):
         half = {"layout": "matrix", "dtype": "float16", "grad": "fresh", "arg": self.limit}
         # and a limit past 256, where y ** 2 overflows float16 though y itself does not
         wide = {**half, "arg": 300.0, "scale": 3.0 * 300.0}
-        # float32 with |x| / limit up to 5, where tanh is nearly flat but its slope (1e-3 at
-        # 4) is not 0: a backward that zeroes it there is wrong
-        flat = {**half, "dtype": "float32", "scale": 5.0 * self.limit}
+        # float64 with |x| / limit up to 5, where tanh is nearly flat but its slope (1e-3 at
+        # 4) is not 0: a backward that zeroes it there is wrong; a limit float32 cannot hold
+        flat = {**half, "dtype": "float64", "arg": self.limit * 0.15, "scale": 0.75 * self.limit}
         # bfloat16 near 0 (|x| / limit below 0.01): a tanh through exp(2x / limit) - 1 cancels
         small = {**half, "dtype": "bfloat16", "scale": 0.01 * self.limit, "small": True}
         edges = [{**half, "scale": 50.0 * self.limit}, wide, flat, small]
