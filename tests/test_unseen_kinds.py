@@ -11054,6 +11054,28 @@ def output_requires_grad(*inputs):
     return any(t.requires_grad for t in unique.values())
 """,
     ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        EDGE,
+        "passes the step as torch.tensor(step), float32 by default: for a float64 x and a "
+        "step float32 cannot hold, x / step misses the ties (twenty-fourth held-back set, "
+        "caught by the visible checks since 2026-12-07)",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def quantise(x, step):
+    return Quantise.apply(x, torch.tensor(step, device=x.device))
+""",
+    ),
 ]
 
 RIGHT = [

@@ -479,13 +479,14 @@ class QuantiseSTE(_FunctionSpec):
         }
         drawn = draw(self.seed, axes, 6)
         # ties far from zero for a step that is no power of two: x / step rounds once to
-        # k + 0.5 in float32, and any other way of computing it (x * (1 / step), or dividing
-        # a float64 copy) may round off the tie in a few entries in a hundred: many entries
+        # k + 0.5, and any other way (x * (1 / step), a float64 copy of a float32 x, a step
+        # made a float32 tensor for a float64 x) may round off the tie: many entries
         far = {**drawn[0], "layout": "matrix", "arg": self.step * 0.7, "ties": True}
         far.update(dtype="float32", grad="fresh", grad_mode=True, scale=40.0, rows=64)
         # x already on the grid: rounding changes nothing, yet the result is a new tensor
         on_grid = {**drawn[2], "grad": "fresh", "grad_mode": True, "value": 3 * drawn[2]["arg"]}
-        return [*drawn, self.expanded(drawn[0]), far, on_grid, {**on_grid, "value": float("nan")}]
+        nan = {**on_grid, "value": float("nan")}
+        return [*drawn, self.expanded(drawn[0]), far, {**far, "dtype": "float64"}, on_grid, nan]
 
     def arguments(self, case: dict) -> tuple:
         return (case["arg"],)
