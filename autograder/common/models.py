@@ -1,5 +1,6 @@
 """The caller's models that lessons 03 and 08 build: blocks with BatchNorm and Dropout;
-lesson 09's, made by the lesson, seeded here (:func:`seeded_model`).
+lesson 09's, made by the lesson, seeded here (:func:`seeded_model`); lessons 01's and 02's
+MLPs (:func:`tanh_mlp`, :func:`relu_mlp`).
 
 Weights and "trained" running statistics come from a seed, and PyTorch's own
 initialisation runs with the global random state forked, so that building a case's
@@ -112,3 +113,75 @@ def seeded_model(make, seed: int, dtype: torch.dtype, device) -> torch.nn.Module
     """A model made by ``make()``, seeded, without touching the global random state."""
     with _fork_rng(devices=[]):
         return _drawn(make(), seed, dtype, device)
+
+
+def tanh_mlp(
+    seed: int,
+    depth: int,
+    dtype,
+    device="cpu",
+    width: int = 6,
+    last_tanh: bool = True,
+    last_bias: bool = True,
+) -> torch.nn.Sequential:
+    """Lesson 01's models: Linear → BatchNorm1d → Tanh blocks, then a Linear (4 inputs, 3
+    outputs), seeded.
+
+    ``last_tanh`` False: the last block has no Tanh, so a layer with parameters (the
+    BatchNorm) stands right before the last Linear. ``last_bias`` False: the last Linear
+    has no bias.
+
+    Built without touching the global random generator (``skip_init``), so that a
+    check does not change the learner's random numbers.
+    """
+    g = trusted.generator().manual_seed(seed)
+    sizes = [4, *[width] * (depth - 1), 3]
+    layers: list[torch.nn.Module] = []
+    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
+        bias = last_bias or k < depth - 1
+        layers.append(
+            torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out, bias=bias, dtype=dtype)
+        )
+        if k < depth - 1:
+            layers.append(torch.nn.BatchNorm1d(n_out, dtype=dtype))
+            layers += [torch.nn.Tanh()] if last_tanh or k < depth - 2 else []
+    model = torch.nn.Sequential(*layers)
+    with trusted.no_grad():
+        for p in model.parameters():
+            p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) - 0.5)
+        for m in model.modules():
+            if trusted.isinstance_(m, torch.nn.BatchNorm1d):
+                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
+                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
+                m.num_batches_tracked.fill_(3)
+    return model.to(device)
+
+
+def relu_mlp(
+    seed: int,
+    sizes: list[int],
+    dtype: str = "float32",
+    device="cpu",
+    batchnorm: bool = False,
+    dropout: bool = False,
+):
+    """Lesson 02's models: Linear layers of ``sizes``, ReLU between them, after BatchNorm1d
+    and Dropout where asked."""
+    g = trusted.generator().manual_seed(seed)
+    layers: list[torch.nn.Module] = []
+    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
+        layers.append(torch.nn.Linear(n_in, n_out))
+        if k < len(sizes) - 2:
+            layers += [torch.nn.BatchNorm1d(n_out)] if batchnorm else []
+            layers += [torch.nn.Dropout(0.5)] if dropout else []
+            layers.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*layers)
+    with trusted.no_grad():
+        for p in model.parameters():
+            p.copy_((trusted.rand(p.shape, generator=g) * 2 - 1) / p.shape[-1] ** 0.5)
+        for m in model.modules():
+            if trusted.isinstance_(m, torch.nn.BatchNorm1d):
+                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
+                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
+                m.weight.add_(1)
+    return model.to(device=device, dtype=getattr(torch, dtype))

@@ -34,6 +34,7 @@ from autograder.common.caller_states import leave_grads, with_callers_context
 from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import laid_out, uniform
+from autograder.common.models import tanh_mlp
 from autograder.common.oracle import Rule, Spec, World, close, concrete, differs_only_in, draw
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy
@@ -735,47 +736,6 @@ check_backward_seed = checker(BackwardSeed)
 # Models for exercises 6 and 7 ----------------------------------------------------------------
 
 
-def make_mlp(
-    seed: int,
-    depth: int,
-    dtype,
-    device="cpu",
-    width: int = 6,
-    last_tanh: bool = True,
-    last_bias: bool = True,
-) -> torch.nn.Sequential:
-    """Linear → BatchNorm1d → Tanh blocks, then a Linear (4 inputs, 3 outputs), seeded.
-
-    ``last_tanh`` False: the last block has no Tanh, so a layer with parameters (the
-    BatchNorm) stands right before the last Linear. ``last_bias`` False: the last Linear
-    has no bias.
-
-    Built without touching the global random generator (``skip_init``), so that a
-    check does not change the learner's random numbers.
-    """
-    g = trusted.generator().manual_seed(seed)
-    sizes = [4, *[width] * (depth - 1), 3]
-    layers: list[torch.nn.Module] = []
-    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-        bias = last_bias or k < depth - 1
-        layers.append(
-            torch.nn.utils.skip_init(torch.nn.Linear, n_in, n_out, bias=bias, dtype=dtype)
-        )
-        if k < depth - 1:
-            layers.append(torch.nn.BatchNorm1d(n_out, dtype=dtype))
-            layers += [torch.nn.Tanh()] if last_tanh or k < depth - 2 else []
-    model = torch.nn.Sequential(*layers)
-    with trusted.no_grad():
-        for p in model.parameters():
-            p.copy_(trusted.rand(p.shape, generator=g, dtype=dtype) - 0.5)
-        for m in model.modules():
-            if trusted.isinstance_(m, torch.nn.BatchNorm1d):
-                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
-                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
-                m.num_batches_tracked.fill_(3)
-    return model.to(device)
-
-
 def _arrive(model: torch.nn.Module, mode: str, frozen: bool) -> None:
     """The model's state on arrival: its modes, and model[0].weight frozen or not."""
     model.train(mode == "train")
@@ -871,7 +831,7 @@ class FinetuneLastLayer(Spec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        model = make_mlp(
+        model = tanh_mlp(
             self.seed,
             case["depth"],
             dtype,
@@ -1056,7 +1016,7 @@ class ToDevice(Spec):
         target = torch.device(device if case["to"] == "course" else "cpu")
         dtype = getattr(torch, case["from_dtype"])
         batch = laid_out(self.seed, 3, 4, case["layout"], start, dtype)
-        model = make_mlp(self.seed, 2, dtype, start)
+        model = tanh_mlp(self.seed, 2, dtype, start)
         _arrive(model, case["mode"], case["frozen"])
         if case.get("grads"):
             leave_grads(model.parameters(), "stale", self.seed + 50)

@@ -50,6 +50,7 @@ from autograder.common.caller_states import (
 from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import laid_out, uniform
+from autograder.common.models import relu_mlp
 from autograder.common.optimizer_steps import OPTIMIZERS, after_closure, stale_added
 from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, checker
@@ -65,36 +66,6 @@ def _ints(seed: int, *ranges: tuple[int, int]) -> list[int]:
 
 
 # Models, inputs and the states callers leave them in ---------------------------------------
-
-
-def make_mlp(
-    seed: int,
-    sizes: list[int],
-    dtype: str = "float32",
-    device="cpu",
-    batchnorm: bool = False,
-    dropout: bool = False,
-):
-    """Linear layers of ``sizes``, ReLU between them, after BatchNorm1d and Dropout where
-    asked."""
-    g = trusted.generator().manual_seed(seed)
-    layers: list[nn.Module] = []
-    for k, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-        layers.append(nn.Linear(n_in, n_out))
-        if k < len(sizes) - 2:
-            layers += [nn.BatchNorm1d(n_out)] if batchnorm else []
-            layers += [nn.Dropout(0.5)] if dropout else []
-            layers.append(nn.ReLU())
-    model = nn.Sequential(*layers)
-    with trusted.no_grad():
-        for p in model.parameters():
-            p.copy_((trusted.rand(p.shape, generator=g) * 2 - 1) / p.shape[-1] ** 0.5)
-        for m in model.modules():
-            if trusted.isinstance_(m, nn.BatchNorm1d):
-                m.running_mean.copy_(trusted.rand(m.num_features, generator=g) - 0.5)
-                m.running_var.copy_(0.5 + trusted.rand(m.num_features, generator=g))
-                m.weight.add_(1)
-    return model.to(device=device, dtype=getattr(torch, dtype))
 
 
 _ARRIVALS = {
@@ -134,7 +105,7 @@ def model_for(seed: int, case: dict, device, last: int | None = None):
     sizes = sizes if last is None else [*sizes[:-1], last]
     normed = case["arrival"] in _NORMED
     dropout = normed or case["arrival"] == "train_dropout"
-    model = make_mlp(seed, sizes, case["dtype"], device, batchnorm=normed, dropout=dropout)
+    model = relu_mlp(seed, sizes, case["dtype"], device, batchnorm=normed, dropout=dropout)
     model.train(case["arrival"].startswith("train"))
     if case.get("frozen"):  # the first layer; its bias where it is the only one
         (model[0] if case["depth"] > 1 else model[0].bias).requires_grad_(False)
@@ -424,7 +395,7 @@ def _sigmoid_bf16(g, device):
 
 def _mlp_on_leaf(g, device):
     n_in, hidden, n_out, rows = _sizes(g, 2, 8, 4)
-    mlp = make_mlp(int(trusted.randint(0, 1000, (1,), generator=g)), [n_in, hidden, n_out])
+    mlp = relu_mlp(int(trusted.randint(0, 1000, (1,), generator=g)), [n_in, hidden, n_out])
     return mlp.to(device, torch.float64), (
         _values(g, rows, n_in, dtype=torch.float64, device=device),
     )
@@ -768,7 +739,7 @@ class FrozenFeatures(_Lesson02):
         world = World((backbone, x), {"backbone": backbone, "x": x}, device)
         if case.get("hooked"):
             hook_of_callers(world, backbone)
-        world.head = make_mlp(self.seed + 7, [last, 2], case["dtype"], device)
+        world.head = relu_mlp(self.seed + 7, [last, 2], case["dtype"], device)
         world.target = uniform(self.seed + 8, x.shape[0], 2, device=device).to(x.dtype)
         return world
 
