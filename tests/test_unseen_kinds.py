@@ -11076,9 +11076,187 @@ def quantise(x, step):
     return Quantise.apply(x, torch.tensor(step, device=x.device))
 """,
     ),
+    Wrong(
+        "04",
+        "ex2_detach_all",
+        SIDE_EFFECT,
+        "switches leaves off with requires_grad_(False): a leaf that is a view comes back as "
+        "the same object, changed, where detach_() refuses it (twenty-fifth held-back set, "
+        "mended 2026-12-07)",
+        """
+def detach_all(tensors):
+    result = []
+    for t in tensors:
+        if t.is_leaf:
+            result.append(t.requires_grad_(False))
+            continue
+        try:
+            result.append(t.detach_())
+        except RuntimeError:
+            result.append(t.detach())
+    return result
+""",
+    ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        EDGE,
+        "drops laps above twice the median before taking the median: with one slow lap in "
+        "five the median of four is the mean of two laps (twenty-fifth held-back set, mended "
+        "2026-12-07)",
+        """
+import statistics
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    laps = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        laps.append(clock() - start)
+    typical = statistics.median(laps)
+    kept = [lap for lap in laps if lap <= 2 * typical]  # drop outliers (a GC pause)
+    return statistics.median(kept)
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        STATE,
+        "reuses one host buffer per (shape, dtype) within a call: two tensors alike in both "
+        "come back as the second one's values (twenty-fifth held-back set, mended 2026-12-07)",
+        """
+def to_host(tensors, synchronize):
+    buffers = {}
+    copies = []
+    for t in tensors:
+        key = (tuple(t.shape), t.dtype)
+        if key not in buffers:
+            buffers[key] = torch.empty(t.shape, dtype=t.dtype, device="cpu")
+        copies.append(buffers[key].copy_(t, non_blocking=True))
+    synchronize()
+    return copies
+""",
+    ),
+    Wrong(
+        "07",
+        "ex1_silu",
+        OBSERVABLE,
+        "builds the slope in place in the saved sigmoid: a second backward through the same "
+        "graph (retain_graph=True, as gradcheck runs) raises (twenty-fifth held-back set, "
+        "mended 2026-12-07)",
+        """
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, s = ctx.saved_tensors
+        return grad_out * s.mul_(1 + x * (1 - s))
+
+
+def silu(x):
+    return SiLU.apply(x)
+""",
+    ),
+    Wrong(
+        "07",
+        "ex2_quantise",
+        ARGUMENT,
+        "clips the straight-through gradient to [-1, 1]: an incoming gradient beyond 1 does "
+        "not pass unchanged (twenty-fifth held-back set, mended 2026-12-07)",
+        """
+class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step):
+        return torch.round(x / step) * step
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out.clamp(-1.0, 1.0), None  # keep the estimator stable
+
+
+def quantise(x, step):
+    return Quantise.apply(x, step)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex3_accuracy",
+        EDGE,
+        "averages per-chunk accuracies over chunks of 32: a short last chunk weighs as much "
+        "as a full one (twenty-fifth held-back set, mended 2026-12-07)",
+        """
+def accuracy(model, images, labels, chunk=32):
+    # fraction of images classified correctly (in chunks, to bound memory)
+    was_training = model.training
+    model.eval()
+    try:
+        scores = []
+        with torch.no_grad():
+            for k in range(0, len(images), chunk):
+                predicted = model(images[k:k + chunk]).argmax(dim=1)
+                scores.append((predicted == labels[k:k + chunk]).float().mean().item())
+    finally:
+        model.train(was_training)
+    return sum(scores) / len(scores)
+""",
+    ),
+    Wrong(
+        "08",
+        "ex7_swish",
+        EDGE,
+        "recovers sigmoid(beta * x) as out / x in backward: 0 / 0 where x is exactly 0 "
+        "(twenty-fifth held-back set, mended 2026-12-07)",
+        """
+class Swish(torch.autograd.Function):
+    # x * sigmoid(beta * x); beta is a Python float
+
+    @staticmethod
+    def forward(ctx, x, beta):
+        out = x * torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, out)
+        ctx.beta = beta
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        s = out / x  # sigmoid(beta * x), recovered from the output
+        return grad_output * (s + ctx.beta * x * s * (1 - s)), None
+
+
+def swish(x, beta):
+    return Swish.apply(x, beta)
+""",
+    ),
 ]
 
 RIGHT = [
+    Right(
+        "06",
+        "ex4_load_batch",
+        "returns a collections.namedtuple: a tuple, as the prompt allows (twenty-fifth "
+        "held-back set, accepted since 2026-12-07: a tuple or list subclass is read as the "
+        "tuple or list it is)",
+        """
+import collections
+
+Batch = collections.namedtuple("Batch", ["inputs", "targets"])
+
+
+def load_batch(batch, device):
+    inputs, targets = batch
+    return Batch(inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True))
+""",
+    ),
     Right(
         "06",
         "ex6_overlap_copy",

@@ -144,9 +144,19 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Call:
     if not callable(fn):
         return Call(error=TypeError(f"{trusted.type_(fn).__name__} object is not callable"))
     try:
-        return Call(fn(*args, **kwargs))
+        return Call(_plain(fn(*args, **kwargs)))
     except Exception as error:  # the learner's error is data for the judge
         return Call(error=error)
+
+
+def _plain(value: Any) -> Any:
+    """A namedtuple (or another subclass of tuple or list) as the tuple or list it is, read
+    through the base class's own slots: a prompt that asks for a tuple accepts one."""
+    kind = trusted.type_(value)
+    if kind in (list, tuple) or not trusted.isinstance_(value, (list, tuple)):
+        return value
+    base = list if trusted.isinstance_(value, list) else tuple
+    return base(base.__getitem__(value, k) for k in range(base.__len__(value)))
 
 
 def returned(

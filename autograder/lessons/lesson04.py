@@ -188,6 +188,7 @@ check_frozen_copy = checker(FrozenCopy)
 # Exercise 2 (DT-3) -------------------------------------------------------------------------
 
 # Tensors made from a leaf w of shape (4, 6): views first, then tensors that are not views.
+_LEAF_VIEW = "w.detach()[1:].requires_grad_()"
 _VIEWS = {
     "(w * 3)[1:]": lambda w: (w * 3)[1:],
     "(w + 1).t()": lambda w: (w + 1).t(),
@@ -199,6 +200,7 @@ _VIEWS = {
     "(w + 2).diagonal()": lambda w: (w + 2).diagonal(),
     "(w * 4).view(-1)": lambda w: (w * 4).view(-1),
     "(w * 5)[:, ::2]": lambda w: (w * 5)[:, ::2],
+    _LEAF_VIEW: lambda w: w.detach()[1:].requires_grad_(),  # a view and a leaf at once
 }
 _LEAF = "w.detach().clone().requires_grad_()"
 _NOT_VIEWS = {
@@ -242,6 +244,8 @@ class DetachAll(Spec):
             other = [_LEAF, *other[1:]]  # a leaf in every draw: detach_() keeps its .grad
         if not any("w[0]" in items for items in (mixed, single, other)):
             other = [*other[:2], "w[0]"]  # a view of the caller's w itself: its _base is w
+        if not any(_LEAF_VIEW in items for items in (mixed, single, other)):
+            single = [_LEAF_VIEW]  # a leaf that is a view: detach_() refuses it too
         dtypes = [self.dtype, "bfloat16", "float32"]
         drawn = [
             {"items": items, "dtype": d}

@@ -235,7 +235,9 @@ class Benchmark(_Modelled):
         coarse = {"warmup": 2, "repeats": 7, "busy": False, "coarse": True}
         # a clock from 0 and calls of 2.099 ms: the median * 1000 / 1000 is not the median
         exact = {"warmup": 1, "repeats": 3, "busy": False, "exact": True}
-        return [*draw(self.seed, axes, 10), edge, coarse, exact]
+        # one timed call four times as slow as the rest: the median of all five ignores it
+        hiccup = {"warmup": 1, "repeats": 5, "busy": False, "hiccup": True}
+        return [*draw(self.seed, axes, 10), edge, coarse, exact, hiccup]
 
     def describe(self, case: dict) -> Text:
         busy = Text(", the device busy on arrival", "，调用时设备上仍有排队的工作")
@@ -245,6 +247,10 @@ class Benchmark(_Modelled):
         if case.get("exact"):
             return Text(
                 "{t}, a clock from 0, each call 2.099 ms", "{t}，时钟从 0 开始，每次调用 2.099 毫秒"
+            ).format(t=text)
+        if case.get("hiccup"):
+            return Text(
+                "{t}, the second timed call 4 times as slow", "{t}，第二次计时的调用慢了 4 倍"
             ).format(t=text)
         if not case.get("coarse"):
             return text
@@ -260,6 +266,8 @@ class Benchmark(_Modelled):
         durations = [slow] * case["warmup"] + [0.002 * (1 + 0.5 * x) for x in u.tolist()]
         start = 0.0 if case.get("exact") else 1000 + 100 * float(u[-2])
         durations = [0.002099] if case.get("exact") else durations
+        if case.get("hiccup"):
+            durations[case["warmup"] + 1] *= 4
         q = VirtualQueue(durations, start, 0.04 if case["busy"] else 0.0)
         clock = (lambda: math.floor(q.clock() * 1024) / 1024) if case.get("coarse") else q.clock
         world = World((q.work, q.synchronize, clock, case["warmup"], case["repeats"]), {}, "cpu")
@@ -426,7 +434,7 @@ class ToHost(_Modelled):
         }
         drawn = draw(self.seed, axes, 4)
         # an empty one among them; a course device that is the CPU (tensors already there);
-        # the first tensor listed again at the end (one copy per entry, in order)
+        # the first tensor listed again at the end, then one alike (a copy per entry, in order)
         empty, twice = {**drawn[1], "count": 4, "empty": True}, {**drawn[3], "twice": True}
         return [*drawn, empty, {**drawn[2], "accelerator": "cpu"}, twice]
 
@@ -448,7 +456,10 @@ class ToHost(_Modelled):
         if case.get("empty"):
             text = Text("{t}, the contiguous one empty", "{t}，其中连续的那个为空").format(t=text)
         if case.get("twice"):
-            text = Text("{t}, then the first again", "{t}，最后再列一次第一个").format(t=text)
+            text = Text(
+                "{t}, then the first again and its double (same shape and dtype)",
+                "{t}，末尾又列了一次第一个张量，再加上它的两倍（形状和 dtype 相同）",
+            ).format(t=text)
         on = _ON_DEVICE[case["accelerator"]]
         return Text(text.en + on.en, text.zh + on.zh)
 
@@ -463,7 +474,8 @@ class ToHost(_Modelled):
                 t = gpu.place(t * 2, where)
             objects[f"tensors[{k}]"] = t
             tensors.append(t)
-        tensors += tensors[:1] if case.get("twice") else []
+        twin = [tensors[0], gpu.place(tensors[0].detach() * 2, where)]  # the same, one alike
+        tensors += twin if case.get("twice") else []
         world = World((tensors, gpu.synchronize), objects, "cpu")
         world.gpu, world.given = gpu, list(tensors)
         return world

@@ -410,7 +410,7 @@ class Accuracy(LayerWatchSpec):
 
     def cases(self) -> list[dict]:
         axes = {**_MODEL_AXES, "mode": _RESTORED, "layout": ["contiguous", "transposed"]}
-        axes["rows"] = [24, 9, 2]
+        axes["rows"] = [50, 9, 2]  # 50: more than one chunk of 32, the last one short
         axes["outer"] = _OUTER
         drawn = draw(self.seed, axes, 3)
         nested = {**drawn[1], "net": "two nested blocks", "mode": "train"}  # whatever the salt
@@ -764,6 +764,7 @@ class SwishFunction(Spec):
         w = 3.0 * uniform(self.seed + 700, *base, device=device, dtype=dtype)
         if case["edge"] == "zeros":
             w = w.where(w.abs() > 1.0, trusted.zeros((), dtype=dtype, device=device))
+            w.reshape(-1)[:1] = 0  # one entry exactly 0 whatever the shape (a 0-d x too)
         elif case["edge"] == "large":
             w = 20.0 * w
         w.requires_grad_()

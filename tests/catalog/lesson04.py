@@ -204,7 +204,7 @@ def detach_all(tensors):
         ),
         Wrong(
             "views told apart by is_leaf",
-            None,
+            "DT-3",  # a leaf that is a view: detach_() refuses it
             """
 def detach_all(tensors):
     return [t.detach_() if t.is_leaf else t.detach() for t in tensors]
