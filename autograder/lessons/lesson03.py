@@ -338,8 +338,11 @@ class Validate(LayerWatchSpec):
         text = text.format(
             m=model_text(case), o=case.get("outputs", 2), c=case["count"], s=_SIZES[case["sizes"]]
         )
-        nan = Text("{t}, a nan in the first target", "{t}，第一个目标中有一个 nan").format(t=text)
-        return with_raising(nan if case.get("nan") else text, case)
+        if case.get("nan"):
+            text = Text("{t}, a nan in the first target", "{t}，第一个目标中有一个 nan").format(
+                t=text
+            )
+        return with_raising(text, case)
 
     def build(self, case: dict, device) -> World:
         model, _, net = model_world(self, case, device, 4, case.get("outputs", 2))
@@ -353,7 +356,8 @@ class Validate(LayerWatchSpec):
             x = uniform(self.seed + 10 + j, n, net.n_in, device=device, dtype=dtype)
             x = one_short(x) if case.get("raises") and j == len(sizes) - 1 else x
             y = uniform(self.seed + 50 + j, n, net.n_out, device=device, dtype=dtype)
-            y[0, 0] = float("nan") if case.get("nan") and j == 0 else y[0, 0]
+            if case.get("nan") and j == 0:
+                y[0, 0] = float("nan")
             batches.append((x, y))
             objects[f"batches[{j}][0]"], objects[f"batches[{j}][1]"] = x, y
         return World((model, batches), objects, device)

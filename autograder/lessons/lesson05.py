@@ -908,7 +908,8 @@ class TrainAndLog(_HookSpec):
             rows = 3 if case["ragged"] and k == case["steps"] - 1 else 6
             width = 5 if case["raises"] and k == case["steps"] - 1 else 4
             x = uniform(self.seed + 10 + k, rows, width, device=device, dtype=dtype)
-            x[0, 0] = float("nan") if case.get("nan") and k == case["steps"] - 1 else x[0, 0]
+            if case.get("nan") and k == case["steps"] - 1:
+                x[0, 0] = float("nan")
             y = uniform(self.seed + 50 + k, rows, out, device=device, dtype=dtype)
             batches.append((x, y))
             objects.update({f"batches[{k}][0]": x, f"batches[{k}][1]": y})

@@ -474,8 +474,8 @@ class ToHost(_Modelled):
                 t = gpu.place(t * 2, where)
             objects[f"tensors[{k}]"] = t
             tensors.append(t)
-        twin = [tensors[0], gpu.place(tensors[0].detach() * 2, where)]  # the same, one alike
-        tensors += twin if case.get("twice") else []
+        if case.get("twice"):  # the first tensor again, then one alike in shape and dtype
+            tensors += [tensors[0], gpu.place(tensors[0].detach() * 2, where)]
         world = World((tensors, gpu.synchronize), objects, "cpu")
         world.gpu, world.given = gpu, list(tensors)
         return world

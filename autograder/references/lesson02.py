@@ -53,8 +53,11 @@ def _counts(world: World, result, packed: list[tuple]) -> dict:
     args = [a for a in world.args[1:] if trusted.isinstance_(a, trusted.tensor_type)]
     # zero is left out: it is also what a counter that never sees a saved tensor finds
     gradients = {_gradient_bytes([result]), _gradient_bytes(args), _gradient_bytes(leaves)} - {0}
-    others = {sum(storage for _, storage, _ in packed), sum(distinct.values())}
-    others.add(sum(by_address.values()))
+    others = {
+        sum(storage for _, storage, _ in packed),
+        sum(distinct.values()),
+        sum(by_address.values()),
+    }
     exact = sum(size for size, _, _ in packed)
     return {"exact": exact, "others": sorted(others), "gradients": sorted(gradients)}
 
