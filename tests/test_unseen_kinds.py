@@ -11237,6 +11237,41 @@ def swish(x, beta):
     return Swish.apply(x, beta)
 """,
     ),
+    Wrong(
+        "02",
+        "ex4_frozen_features",
+        SIDE_EFFECT,
+        "retries backbone(x.to(dtype)) after a RuntimeError: where the backbone raises after "
+        "BatchNorm ran in training mode, its running statistics move twice "
+        "(twenty-fifth held-back set, mended 2026-12-07)",
+        """
+def frozen_features(backbone, x):
+    with torch.no_grad():
+        try:
+            return backbone(x)
+        except RuntimeError:
+            # usually a dtype mismatch: retry in the backbone's dtype
+            dtype = next(backbone.parameters()).dtype
+            return backbone(x.to(dtype))
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        ARGUMENT,
+        "feeds model(x.to(torch.bfloat16)) inside autocast: a first layer autocast leaves "
+        "alone (BatchNorm1d) then runs on a rounded input (twenty-fifth held-back set, "
+        "mended 2026-12-07)",
+        """
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x.to(torch.bfloat16)), target)  # feed the model bfloat16 directly
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
 ]
 
 RIGHT = [

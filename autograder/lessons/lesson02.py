@@ -721,12 +721,19 @@ class FrozenFeatures(_Lesson02):
         hooked = {**drawn[1], "hooked": True}
         # one row in training mode: BatchNorm rejects it, and the caller must get that error
         one_row = {**training, "rows": 1, "raises": "BatchNorm"}
-        return [*drawn, training, one_row, raising(drawn[0], outer=""), hooked]
+        # the last layer raises after BatchNorm ran in training mode: a retry moves it twice
+        late = {**training, "rows": 5, "raises": "last"}
+        return [*drawn, training, one_row, late, raising(drawn[0], outer=""), hooked]
 
     def describe(self, case: dict) -> Text:
         text = _case_text(case, *(["x.requires_grad=True"] if case["x_grad"] else []))
         if case.get("rows"):
             text = Text("{t}, x of {n} row(s)", "{t}，x 有 {n} 行").format(t=text, n=case["rows"])
+        if case.get("raises") == "last":
+            text = Text(
+                "{t}; the last layer rejects its input (it raises after the others ran)",
+                "{t}；最后一层拒绝它的输入（在其他层运行之后抛出异常）",
+            ).format(t=text)
         return with_raising(with_hooked(text, case, _BACKBONE_HOOKED), case)
 
     def build(self, case: dict, device) -> World:
@@ -735,6 +742,9 @@ class FrozenFeatures(_Lesson02):
         rows = case.get("rows") or _ints(self.seed + 2, (3, 9))[0]
         x = laid_out(self.seed + 10, rows, width, case["layout"], device, case["dtype"])
         x = one_short(x) if case.get("raises") is True else x
+        if case.get("raises") == "last":
+            backbone[-1].in_features -= 1  # a weight one column short
+            backbone[-1].weight = torch.nn.Parameter(backbone[-1].weight.detach()[:, 1:].clone())
         x.requires_grad_(case["x_grad"])
         world = World((backbone, x), {"backbone": backbone, "x": x}, device)
         if case.get("hooked"):

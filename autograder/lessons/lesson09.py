@@ -459,7 +459,9 @@ def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential
             torch.nn.BatchNorm1d(n_in, affine=False), torch.nn.RReLU(), SeededDropout(0.25)
         )
     body: list[torch.nn.Module] = [torch.nn.Linear(n_in, hidden)]
-    if "bn" in layers:
+    if layers == "bn_first":  # a first layer autocast leaves in the input's dtype
+        body.insert(0, torch.nn.BatchNorm1d(n_in))
+    elif "bn" in layers:
         body.append(torch.nn.BatchNorm1d(hidden))
     body.append(torch.nn.Tanh())
     if "dropout" in layers:
@@ -481,6 +483,7 @@ _KINDS = {  # a case's "layers", as feedback says them
     "dropout": Text("with Dropout", "含 Dropout"),
     "bn+dropout": Text("with BatchNorm and Dropout", "含 BatchNorm 与 Dropout"),
     "bare": Text("BatchNorm, RReLU, Dropout, no parameter", "BatchNorm、RReLU、Dropout，没有参数"),
+    "bn_first": Text("BatchNorm first, then plain", "先是 BatchNorm，然后是普通层"),
 }
 
 
@@ -589,7 +592,7 @@ class Bf16TrainStep(_Spec):
         # every seed: BatchNorm in training mode (batch statistics, running ones updated)
         if not any(c["mode"] == "train" and c["layers"].startswith("bn") for c in drawn):
             drawn.append({**drawn[0], "mode": "train", "layers": "bn"})
-        return drawn
+        return [*drawn, {**drawn[1], "mode": "train", "layers": "bn_first"}]
 
     def describe(self, case: dict) -> Text:
         frozen = _FROZEN_HELD if case["frozen"] else ""
