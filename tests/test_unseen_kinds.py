@@ -11272,6 +11272,41 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     return loss.item()
 """,
     ),
+    Wrong(
+        "02",
+        "ex1_evaluate",
+        EDGE,
+        "predictions as logits.topk(1, dim=1).indices: on six tied logits topk picks another "
+        "class than argmax, which takes the first (twenty-sixth held-back set, mended "
+        "2026-12-07)",
+        """
+def evaluate(model, batches):
+    losses, accs = [], []
+    with torch.no_grad():
+        for inputs, labels in batches:
+            logits = model(inputs)
+            losses.append(torch.nn.functional.cross_entropy(logits, labels).item())
+            pred = logits.topk(1, dim=1).indices.squeeze(1)
+            accs.append((pred == labels).float().mean().item())
+    return sum(losses) / len(losses), sum(accs) / len(accs)
+""",
+    ),
+    Wrong(
+        "05",
+        "ex2_clip_gradients",
+        ARGUMENT,
+        "hooks the parameters of each of model.children(): a model that is itself one layer "
+        "has no children, so nothing is clipped (twenty-sixth held-back set, mended "
+        "2026-12-07)",
+        """
+def clip_gradients(model, max_abs):
+    handles = []
+    for layer in model.children():
+        for p in layer.parameters():
+            handles.append(p.register_hook(lambda g: g.clamp(-max_abs, max_abs)))
+    return handles
+""",
+    ),
 ]
 
 RIGHT = [

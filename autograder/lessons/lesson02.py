@@ -250,7 +250,7 @@ class Evaluate(_Lesson02):
         drawn = draw(self.seed, axes, 4)
         # inputs that require grad record a graph whatever the parameters' flags
         inputs_grad = {**drawn[1], "inputs_grad": True, "layout": "plain", "outer": ""}
-        tied = {**drawn[2], "tied": True}  # argmax takes the first of equal logits
+        tied = {**drawn[2], "tied": True}  # argmax takes the first of 6 equal logits (topk not)
         return [*drawn, raising(drawn[0], outer="", batches=self.count), inputs_grad, tied]
 
     def describe(self, case: dict) -> Text:
@@ -262,11 +262,13 @@ class Evaluate(_Lesson02):
         if case.get("inputs_grad"):
             last = Text("{s}, inputs that require grad", "{s}，输入需要梯度").format(s=last)
         if case.get("tied"):
-            last = Text("{s}, the last layer all zeros", "{s}，最后一层全为零").format(s=last)
+            last = Text(
+                "{s}, the last layer all zeros (6 classes)", "{s}，最后一层全为零（6 个类别）"
+            ).format(s=last)
         return with_raising(_case_text(case, last), case)
 
     def build(self, case: dict, device) -> World:
-        model, width = model_for(self.seed, case, device)
+        model, width = model_for(self.seed, case, device, last=6 if case.get("tied") else None)
         classes = model[-1].out_features
         if case.get("tied"):
             with trusted.no_grad():

@@ -269,6 +269,11 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
     },
     "outer": {True: Text("called inside torch.no_grad()", "在 torch.no_grad() 里调用")},
     "bias": {False: Text("the first Linear without bias", "第一个 Linear 没有 bias")},
+    "layer": {
+        True: Text(
+            "the model one Linear(6, 3), no submodules", "模型只是一个 Linear(6, 3)，没有子模块"
+        )
+    },
     "logger": {
         True: Text(
             "the caller's own hook on each parameter keeps the raw gradient",
@@ -627,15 +632,18 @@ class ClipGradients(_HookSpec):
             "logger": [False, True],  # the caller's own hook keeps each raw gradient
         }
         drawn = draw(self.seed, axes, 3)
-        return [*drawn, {**drawn[0], "bias": False}]  # a parameter fewer: no bias to hook
+        # a parameter fewer: no bias to hook; a model that is one layer, with no children
+        return [*drawn, {**drawn[0], "bias": False}, {**drawn[1], "nested": False, "layer": True}]
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
+        depth = 0 if case.get("layer") else self.depth  # then the head alone: Linear(6, 3)
         model = make_model(
-            self.seed, self.depth, dtype, nested=case["nested"], bias=case.get("bias", True)
+            self.seed, depth, dtype, nested=case["nested"], bias=case.get("bias", True)
         ).to(device)
+        model = model[0] if case.get("layer") else model
         arrive(model, case, self.seed)
-        x = laid_out(self.seed + 1, 8, 4, "plain", device, dtype)
+        x = laid_out(self.seed + 1, 8, 6 if case.get("layer") else 4, "plain", device, dtype)
         world = World((model, case["max_abs"]), {"model": model, "x": x}, device)
         world.raw = {}
         if case.get("logger"):  # registered before the learner's hooks: they run first
