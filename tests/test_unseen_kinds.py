@@ -11307,6 +11307,35 @@ def clip_gradients(model, max_abs):
     return handles
 """,
     ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "flattens x with view(-1): for a transposed x in training mode view raises (caught "
+        "only by the hidden checks before; twenty-seventh held-back set, mended 2026-12-07)",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    flat_x = x.view(-1)
+    keep = u.view(-1) >= p
+    out = torch.zeros_like(flat_x)
+    out[keep] = flat_x[keep] / (1 - p)
+    return out.view(x.shape)
+""",
+    ),
+    Wrong(
+        "04",
+        "ex1_frozen_copy",
+        EDGE,
+        "returns t.detach().squeeze(): a t of shape (2, 1) comes back as (2,) (caught only by "
+        "the hidden checks before; twenty-seventh held-back set, mended 2026-12-07)",
+        """
+def frozen_copy(t, share):
+    frozen = t.detach().squeeze()
+    return frozen if share else frozen.clone()
+""",
+    ),
 ]
 
 RIGHT = [

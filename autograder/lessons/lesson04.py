@@ -136,7 +136,8 @@ class FrozenCopy(Spec):
         drawn = draw(self.seed, axes, 10)
         # a caller inside torch.no_grad(); an independent copy of an expanded t
         outer, expanded = {**drawn[0], "grad_mode": False}, {**drawn[1], "layout": "expanded"}
-        return [*drawn, outer, {**expanded, "share": False}]
+        column = {**drawn[2], "layout": "transposed", "size": 1}  # t of shape (2, 1)
+        return [*drawn, outer, {**expanded, "share": False}, column]
 
     def again_cases(self) -> list[dict]:
         """A shared copy and an independent copy, each made twice in one world: a handle or a
@@ -149,10 +150,12 @@ class FrozenCopy(Spec):
         text = Text("share={s}, {l}, dtype {d}", "share={s}，{l}，数据类型 {d}").format(
             s=case["share"], l=_LAYOUTS[case["layout"]][0], d=case["dtype"]
         )
+        if case.get("size"):
+            text = Text("{t}, w of shape (1, 2)", "{t}，w 的形状为 (1, 2)").format(t=text)
         return with_callers_context(text, case)
 
     def build(self, case: dict, device) -> World:
-        shape = tuple(n or self.size for n in _W_SHAPE[case["layout"]])
+        shape = tuple(n or case.get("size", self.size) for n in _W_SHAPE[case["layout"]])
         w = uniform(self.seed, *shape, device=device, dtype=getattr(torch, case["dtype"]))
         w.requires_grad_()
         t = _LAYOUTS[case["layout"]][1](w)
