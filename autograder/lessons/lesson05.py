@@ -271,7 +271,8 @@ _FACTS = {  # how a case's facts read in feedback; any other fact reads 'name=va
     "bias": {False: Text("the first Linear without bias", "第一个 Linear 没有 bias")},
     "layer": {
         True: Text(
-            "the model one Linear(6, 3), no submodules", "模型只是一个 Linear(6, 3)，没有子模块"
+            "the model is one Linear(6, 3), with no submodules",
+            "模型只是一个 Linear(6, 3)，没有子模块",
         )
     },
     "logger": {

@@ -453,7 +453,8 @@ _SECOND_LOSS = {
 
 
 def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential:
-    """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there."""
+    """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there
+    ("bn_first": the BatchNorm1d before the first Linear instead)."""
     if layers == "bare":  # buffers and no parameter: nothing to take a device or dtype from
         return torch.nn.Sequential(
             torch.nn.BatchNorm1d(n_in, affine=False), torch.nn.RReLU(), SeededDropout(0.25)
