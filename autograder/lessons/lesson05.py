@@ -638,13 +638,14 @@ class ClipGradients(_HookSpec):
 
     def build(self, case: dict, device) -> World:
         dtype = getattr(torch, case["dtype"])
-        depth = 0 if case.get("layer") else self.depth  # then the head alone: Linear(6, 3)
+        one_layer = case.get("layer")  # depth 0: the head alone, Linear(6, 3)
+        depth = 0 if one_layer else self.depth
         model = make_model(
             self.seed, depth, dtype, nested=case["nested"], bias=case.get("bias", True)
         ).to(device)
-        model = model[0] if case.get("layer") else model
+        model, width = (model[0], 6) if one_layer else (model, 4)
         arrive(model, case, self.seed)
-        x = laid_out(self.seed + 1, 8, 6 if case.get("layer") else 4, "plain", device, dtype)
+        x = laid_out(self.seed + 1, 8, width, "plain", device, dtype)
         world = World((model, case["max_abs"]), {"model": model, "x": x}, device)
         world.raw = {}
         if case.get("logger"):  # registered before the learner's hooks: they run first
