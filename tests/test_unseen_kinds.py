@@ -11336,6 +11336,32 @@ def frozen_copy(t, share):
     return frozen if share else frozen.clone()
 """,
     ),
+    Wrong(
+        "06",
+        "ex1_benchmark",
+        EDGE,
+        "times a bare synchronize() first and takes that 'timer overhead' off every lap: the"
+        " figure is no longer one of the measured durations, which the prompt asks for (passed"
+        " while the model's synchronize() was free; twenty-sixth held-back set, mended"
+        " 2026-12-07)",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    t0 = clock()
+    synchronize()
+    overhead = clock() - t0
+    laps = []
+    for _ in range(repeats):
+        synchronize()
+        start = clock()
+        work()
+        synchronize()
+        laps.append(clock() - start - overhead)
+    return sorted(laps)[len(laps) // 2]
+""",
+    ),
 ]
 
 RIGHT = [
@@ -14292,6 +14318,27 @@ def dropout_by_hand(x, p, u, training):
     if not training:
         return x
     return x * (u >= p) / (1 - p)
+""",
+    ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "waits twice at the end of each lap (no wait before it): where synchronize() itself"
+        " takes time, each lap is longer than the reference's, and still the median of"
+        " honestly measured laps (2026-12-07)",
+        """
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()
+    laps = []
+    for _ in range(repeats):
+        start = clock()
+        work()
+        synchronize()
+        synchronize()
+        laps.append(clock() - start)
+    return sorted(laps)[len(laps) // 2]
 """,
     ),
 ]

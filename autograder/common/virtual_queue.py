@@ -17,12 +17,14 @@ class VirtualQueue:
     """A check's deterministic queue: virtual host time, work that finishes later.
 
     ``work`` costs the host a launch and puts its duration on the device;
-    ``synchronize`` moves host time to the end of the device's work; ``clock`` reads
+    ``synchronize`` moves host time to the end of the device's work (plus its own cost,
+    where a check gives it one); ``clock`` reads
     host time. Every call is logged in order.
     """
 
-    def __init__(self, durations: list[float], start: float, busy: float):
+    def __init__(self, durations: list[float], start: float, busy: float, sync_s: float = 0.0):
         self.durations, self.log, self.reads = durations, [], []
+        self.sync_s = sync_s  # host time a synchronize() itself takes, after the wait
         self.host, self.device_free = start, start + busy
         self.calls = 0
 
@@ -35,7 +37,7 @@ class VirtualQueue:
 
     def synchronize(self) -> None:
         self.log.append("sync")
-        self.host = max(self.host, self.device_free)
+        self.host = max(self.host, self.device_free) + self.sync_s
 
     def clock(self) -> float:
         self.log.append("clock" if self.host >= self.device_free else "clock, busy")

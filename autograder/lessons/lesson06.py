@@ -93,8 +93,10 @@ class _Modelled(Spec):
     def observe(self, fn) -> dict:
         obs = super().observe(fn)
         device = str(resolve_device(self.device))
-        real = self.real is not None and torch.device(device).type == "cuda"
-        return {**obs, "gpu": self.on_gpu(fn, device) if real else None}
+        if self.real is None or torch.device(device).type != "cuda":
+            return {**obs, "gpu": None}
+        with torch.cuda.device(device):  # the prompts' "current CUDA device" is the one handed in
+            return {**obs, "gpu": self.on_gpu(fn, device)}
 
     def judge(self, obs: dict) -> None:
         super().judge(obs)
@@ -141,6 +143,22 @@ def _the_mean(value, intervals: list[float]) -> bool:
         return False
     mean = sum(intervals) / len(intervals)
     return abs(value - mean) <= 1e-9 * abs(mean) + 1e-15
+
+
+def _the_median(value, intervals: list[float]) -> bool:
+    """The value returned is exactly the median of the answer's own one-call intervals."""
+    if trusted.type_(value) is not float or len(intervals) % 2 == 0:
+        return False
+    return value == sorted(intervals)[len(intervals) // 2]
+
+
+def _own_median(e: dict, f: dict, ctx) -> bool:
+    """Another figure than the reference's that is still the median of the answer's own
+    synchronized, one-call-at-a-time intervals, warm-ups untimed: where synchronize()
+    itself takes time, a lap with two waits in it is a lap measured as honestly."""
+    alone = ctx.probe("calls timed alone") == ctx.case["repeats"]
+    honest = ctx.probe("clock reads while busy") == 0 and not ctx.probe("warm-up calls timed")
+    return alone and honest and bool(ctx.probe("the median of the calls timed alone"))
 
 
 def _before_clock(log: list[str]) -> list[str]:
@@ -201,6 +219,12 @@ class Benchmark(_Modelled):
             "用传给你的时钟、两次读数之间恰好只有一次 work() 的计时区间个数"
             "（题目要求逐次计时；请重读 §4 预热与中位数）",
         ),
+        "the median of the calls timed alone": Text(
+            "the value returned is the median of your own intervals that each hold one work()"
+            " (not a figure computed from them, e.g. with a synchronize() cost taken off)",
+            "返回值正是你自己那些各含一次 work() 的计时区间的中位数"
+            "（而不是由它们再算出来的数，例如减去 synchronize() 本身的耗时）",
+        ),
         "the mean": Text(
             "the value returned is the mean of the timed intervals, not their median: one slow"
             " interval moves a mean (re-read §4 Warm-up and the median)",
@@ -209,6 +233,8 @@ class Benchmark(_Modelled):
         ),
     }
     allow = (
+        Rule("result", _own_median),
+        Rule("probe:the median of the calls timed alone"),
         Rule("probe:the mean", lambda e, f, ctx: not f["value"]),
         # more such intervals than the reference's: extra clock reads (a total time, say)
         Rule("probe:calls timed alone", lambda e, f, ctx: f["value"] >= e["value"]),
@@ -237,7 +263,9 @@ class Benchmark(_Modelled):
         exact = {"warmup": 1, "repeats": 3, "busy": False, "exact": True}
         # one timed call four times as slow as the rest: the median of all five ignores it
         hiccup = {"warmup": 1, "repeats": 5, "busy": False, "hiccup": True}
-        return [*draw(self.seed, axes, 10), edge, coarse, exact, hiccup]
+        # a synchronize() that takes 5 µs itself: a "timer overhead" taken off is no interval
+        costly = {"warmup": 2, "repeats": 5, "busy": True, "sync_cost": True}
+        return [*draw(self.seed, axes, 10), edge, coarse, exact, hiccup, costly]
 
     def describe(self, case: dict) -> Text:
         busy = Text(", the device busy on arrival", "，调用时设备上仍有排队的工作")
@@ -251,6 +279,11 @@ class Benchmark(_Modelled):
         if case.get("hiccup"):
             return Text(
                 "{t}, the second timed call 4 times as slow", "{t}，第二次计时的调用慢了 4 倍"
+            ).format(t=text)
+        if case.get("sync_cost"):
+            return Text(
+                "{t}, each synchronize() itself taking 5 µs",
+                "{t}，每次 synchronize() 本身耗时 5 µs",
             ).format(t=text)
         if not case.get("coarse"):
             return text
@@ -268,7 +301,8 @@ class Benchmark(_Modelled):
         durations = [0.002099] if case.get("exact") else durations
         if case.get("hiccup"):
             durations[case["warmup"] + 1] *= 4
-        q = VirtualQueue(durations, start, 0.04 if case["busy"] else 0.0)
+        sync_s = 5e-6 if case.get("sync_cost") else 0.0
+        q = VirtualQueue(durations, start, 0.04 if case["busy"] else 0.0, sync_s)
         clock = (lambda: math.floor(q.clock() * 1024) / 1024) if case.get("coarse") else q.clock
         world = World((q.work, q.synchronize, clock, case["warmup"], case["repeats"]), {}, "cpu")
         world.queue = q
@@ -288,14 +322,16 @@ class Benchmark(_Modelled):
 
     def probe(self, world: World, value, again) -> dict:
         log = world.queue.log
+        alone = _intervals(log, world.queue.reads)
         return {
             "work() calls": log.count("work"),
             "synchronize() calls": log.count("sync"),
             "clock reads while busy": log.count("clock, busy"),
             "warm-up calls timed": _warmups_timed(log, world.args[3]),
             "work() calls before the first clock read": _before_clock(log).count("work"),
-            "calls timed alone": len(_intervals(log, world.queue.reads)),
-            "the mean": _the_mean(value, _intervals(log, world.queue.reads)),
+            "calls timed alone": len(alone),
+            "the median of the calls timed alone": _the_median(value, alone),
+            "the mean": _the_mean(value, alone),
         }
 
     real = Text("timing against CUDA events", "与 CUDA 事件对比计时")
