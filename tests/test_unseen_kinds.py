@@ -11362,6 +11362,112 @@ def benchmark(work, synchronize, clock, warmup, repeats):
     return sorted(laps)[len(laps) // 2]
 """,
     ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        OBSERVABLE,
+        "issues the non_blocking copies inside torch.inference_mode(): every host copy is an "
+        "inference tensor, which the caller can neither change in place nor save for backward "
+        "(twenty-eighth held-back set, mended 2026-12-07: a result may be an inference tensor "
+        "only where the reference's is, in every exercise)",
+        """
+def to_host(tensors, synchronize):
+    with torch.inference_mode():
+        copies = [t.to("cpu", non_blocking=True) for t in tensors]
+    synchronize()
+    return copies
+""",
+    ),
+    Wrong(
+        "07",
+        "ex4_mul",
+        STATE,
+        "keeps b.requires_grad on the Function class: a second product, made with a b that "
+        "needs no gradient before the first one's backward, drops b's gradient there "
+        "(twenty-eighth held-back set, mended 2026-12-07)",
+        """
+class Mul(torch.autograd.Function):
+    b_needs_grad = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        Mul.b_needs_grad = b.requires_grad
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        grad_b = grad_out * a if Mul.b_needs_grad else None
+        return grad_out * b, grad_b
+
+
+def mul(a, b):
+    return Mul.apply(a, b)
+""",
+    ),
+    Wrong(
+        "04",
+        "ex4_d_step",
+        EDGE,
+        "skips backward and opt_d.step() while loss_d is below 0.3, a GAN balancing habit: a "
+        "D that already wins is not stepped, where the task says one step (twenty-eighth "
+        "held-back set, mended 2026-12-07)",
+        """
+import torch.nn.functional as F
+
+
+def d_step(G, D, opt_d, real, z):
+    opt_d.zero_grad()
+    fake = G(z).detach()
+    real_logits, fake_logits = D(real), D(fake)
+    loss_d = (F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+              + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits)))
+    if loss_d.item() > 0.3:  # a D that already wins is not updated (keeps the GAN balanced)
+        loss_d.backward()
+        opt_d.step()
+    return loss_d.item()
+""",
+    ),
+    Wrong(
+        "08",
+        "ex1_train_epoch",
+        EDGE,
+        "passes each batch's labels through y.squeeze(): a batch of one sample gets 0-d "
+        "labels and cross_entropy raises (twenty-eighth held-back set, mended 2026-12-07)",
+        '''
+import torch.nn.functional as F
+
+
+def train_epoch(model, optimizer, batches):
+    """One pass over the training batches; returns the loss of each batch."""
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y.squeeze())
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+''',
+    ),
+    Wrong(
+        "03",
+        "ex1_dropout_by_hand",
+        EDGE,
+        "reads a p above one half as a keep probability and drops with 1 - p instead (caught "
+        "only by the hidden checks before; twenty-eighth held-back set, mended 2026-12-07: "
+        "every seed draws p = 0.75)",
+        """
+def dropout_by_hand(x, p, u, training):
+    if not training:
+        return x
+    if p > 0.5:
+        # a p above one half must be a keep probability (as in older papers)
+        p = 1 - p
+    return torch.where(u >= p, x / (1 - p), torch.zeros_like(x))
+""",
+    ),
 ]
 
 RIGHT = [
@@ -14340,6 +14446,24 @@ def benchmark(work, synchronize, clock, warmup, repeats):
         laps.append(clock() - start)
     return sorted(laps)[len(laps) // 2]
 """,
+    ),
+    Right(
+        "08",
+        "ex6_time_step",
+        "reads the clock before the first synchronize() and takes the wait off: the mean from "
+        "the wait's end, as the reference measures it (twenty-eighth held-back set, "
+        "2026-12-07)",
+        '''
+def time_step(step, synchronize, clock, repeats):
+    """Mean seconds per call of step()."""
+    t0 = clock()
+    synchronize()
+    waited = clock() - t0
+    for _ in range(repeats):
+        step()
+    synchronize()
+    return (clock() - t0 - waited) / repeats
+''',
     ),
 ]
 

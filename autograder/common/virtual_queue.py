@@ -10,6 +10,8 @@ This module runs beside learner code; it calls nothing of the learner's.
 
 from __future__ import annotations
 
+from autograder.common import trusted
+
 _LAUNCH_S = 1e-5  # host time of one launch in the virtual queue
 
 
@@ -43,3 +45,54 @@ class VirtualQueue:
         self.log.append("clock" if self.host >= self.device_free else "clock, busy")
         self.reads.append(self.host)
         return self.host
+
+    # What a timer did, read from the log --------------------------------------------------
+
+    def intervals(self) -> list[float]:
+        """The durations between two consecutive clock reads with exactly one work() between."""
+        found, works, k = [], None, -1
+        for entry in self.log:
+            if entry == "work" and works is not None:
+                works += 1
+            elif entry.startswith("clock"):
+                k += 1
+                if works == 1:
+                    found.append(self.reads[k] - self.reads[k - 1])
+                works = 0
+        return found
+
+    def warmups_timed(self, warmup: int) -> int:
+        """Warm-up calls of work() (the first ``warmup``) alone between two clock reads."""
+        timed, count, between, started = 0, 0, [], False
+        for entry in self.log:
+            if entry == "work":
+                between.append(count)
+                count += 1
+            elif entry.startswith("clock"):
+                timed += started and len(between) == 1 and between[0] < warmup
+                between, started = [], True
+        return timed
+
+    def works_before_first_read(self) -> int:
+        reads = [k for k, entry in enumerate(self.log) if entry.startswith("clock")]
+        return self.log[: reads[0] if reads else len(self.log)].count("work")
+
+    def first_read_busy(self) -> bool:
+        """The first clock read came while work was still queued."""
+        return next((e for e in self.log if e.startswith("clock")), None) == "clock, busy"
+
+
+def is_mean(value, intervals: list[float]) -> bool:
+    """A timer's figure is the mean of its intervals (a mistake where it is not also their
+    median: a single slow interval moves a mean)."""
+    if trusted.type_(value) is not float or not intervals:
+        return False
+    mean = sum(intervals) / len(intervals)
+    return abs(value - mean) <= 1e-9 * abs(mean) + 1e-15
+
+
+def is_median(value, intervals: list[float]) -> bool:
+    """A timer's figure is exactly the median of its own (odd count of) intervals."""
+    if trusted.type_(value) is not float or len(intervals) % 2 == 0:
+        return False
+    return value == sorted(intervals)[len(intervals) // 2]

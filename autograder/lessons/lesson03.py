@@ -160,8 +160,9 @@ class DropoutByHand(LayerWatchSpec):
         # and u == p in float64 for a p that float32 rounds (0.2): a p made float32 moves the
         # tie; called inside no_grad, where training=True still drops (eval is not no_grad)
         tie = {**below, "u dtype": "float64", "edge": "ties", "p": self.p, "grad_mode": False}
-        # and, whatever the seed, a transposed x in training mode: a view(-1) of it raises
-        bent = {**below, "layout": "transposed", "edge": "plain"}
+        # and, whatever the seed, a transposed x in training mode (a view(-1) of it raises),
+        # dropping most of it: p = 0.75 (a p above one half read as a keep probability shows)
+        bent = {**below, "layout": "transposed", "edge": "plain", "p": _EXACT[-1]}
         return [*cases, {**below, "u dtype": "x's"}, {**below, "u dtype": "float64"}, tie, bent]
 
     def describe(self, case: dict) -> Text:

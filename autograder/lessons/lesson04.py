@@ -459,6 +459,14 @@ _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its
             "D 确信每个样本都是真的（logits 约为 +150）",
         ),
     ),
+    "winning": (  # drawn by one case of the D step; the loss still makes one step
+        0.0,
+        Text(
+            "D already winning: reals shifted by +3, D(real) above +4, D(fake) below -4 (loss"
+            " near 0.01)",
+            "D 已经占上风：真实样本整体加 3，D(real) 高于 +4，D(fake) 低于 -4（损失约 0.01）",
+        ),
+    ),
 }
 _D_NORM = Text(", D starting with a BatchNorm1d", "，D 的第一层是 BatchNorm1d")
 _SHARP = 50.0  # D's last weights scaled: G's gradient norm well above 1 (a clip would show)
@@ -496,7 +504,7 @@ class _GanStep(Spec):
 
     which = "D"
     # D's logits on arrival; the G step leaves out "real": its loss then has no gradient
-    logits: ClassVar[tuple[str, ...]] = tuple(_LOGITS)
+    logits: ClassVar[tuple[str, ...]] = ("moderate", "fake", "real")
 
     def cases(self) -> list[dict]:
         return draw(self.seed, self.axes(), 3)
@@ -569,6 +577,12 @@ class _GanStep(Spec):
         z = uniform(self.seed + 1, case["batch"], 3, device=device, dtype=dtype)
         sample = IMAGE if images else (6,)
         real = (uniform(self.seed + 2, case["batch"], *sample, device=device, dtype=dtype) + 1) / 2
+        if case["logits"] == "winning":  # D(x) = 4 mean(x) - 9 where mean(x) > 0; reals higher
+            real = real + 3
+            with trusted.no_grad():
+                for layer in (m for m in D if trusted.isinstance_(m, torch.nn.Linear)):
+                    layer.weight.fill_(1 / layer.in_features), layer.bias.zero_()
+                D[-2].weight.mul_(4), D[-2].bias.fill_(-9.0)
         models = {"G": G, "D": D}
         for name, model in models.items():
             set_mode(model, case[f"{name}_mode"])
@@ -691,7 +705,10 @@ class DStep(_GanStep):
         added_last = {"D_norm": [False, True], "images": [False, True]}
         drawn = draw(self.seed, {**self.axes(), **added_last}, 3)
         plain = next(case for case in drawn if not case["D_norm"])
-        return [*drawn, {**plain, "D_mode": "train", "D_norm": True}]
+        # and a D that already tells real from fake (float32: so small a float64 loss would
+        # tell float32 targets, right by the tolerance, from float64 ones)
+        winning = {**plain, "logits": "winning", "optimizer": "sgd", "dtype": "float32"}
+        return [*drawn, {**plain, "D_mode": "train", "D_norm": True}, winning]
 
 
 check_d_step = checker(DStep)

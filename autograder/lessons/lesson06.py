@@ -64,7 +64,7 @@ from autograder.common.simulated_machine import (
     this_machine,
     twin,
 )
-from autograder.common.virtual_queue import VirtualQueue
+from autograder.common.virtual_queue import VirtualQueue, is_mean, is_median
 from autograder.common.virtual_streams import VDevice, VStream
 from autograder.kernel.selfcheck import self_checker
 
@@ -109,49 +109,6 @@ class _Modelled(Spec):
 # Exercise 1 (CS-1, CS-2, CS-4) -------------------------------------------------------------
 
 
-def _warmups_timed(log: list[str], warmup: int) -> int:
-    """Warm-up calls of work() that sit alone between two consecutive clock reads."""
-    timed, count, between, started = 0, 0, [], False
-    for entry in log:
-        if entry == "work":
-            between.append(count)
-            count += 1
-        elif entry.startswith("clock"):
-            timed += started and len(between) == 1 and between[0] < warmup
-            between, started = [], True
-    return timed
-
-
-def _intervals(log: list[str], reads: list[float]) -> list[float]:
-    """The durations between two consecutive clock reads with exactly one work() between."""
-    found, works, k = [], None, -1
-    for entry in log:
-        if entry == "work" and works is not None:
-            works += 1
-        elif entry.startswith("clock"):
-            k += 1
-            if works == 1:
-                found.append(reads[k] - reads[k - 1])
-            works = 0
-    return found
-
-
-def _the_mean(value, intervals: list[float]) -> bool:
-    """The value returned is the mean of the timed intervals (a mistake where it is not
-    also their median: a single slow interval moves a mean)."""
-    if trusted.type_(value) is not float or not intervals:
-        return False
-    mean = sum(intervals) / len(intervals)
-    return abs(value - mean) <= 1e-9 * abs(mean) + 1e-15
-
-
-def _the_median(value, intervals: list[float]) -> bool:
-    """The value returned is exactly the median of the answer's own one-call intervals."""
-    if trusted.type_(value) is not float or len(intervals) % 2 == 0:
-        return False
-    return value == sorted(intervals)[len(intervals) // 2]
-
-
 def _own_median(e: dict, f: dict, ctx) -> bool:
     """Another figure than the reference's that is still the median of the answer's own
     synchronized, one-call-at-a-time intervals, warm-ups untimed: where synchronize()
@@ -161,11 +118,6 @@ def _own_median(e: dict, f: dict, ctx) -> bool:
     return alone and honest and bool(ctx.probe("the median of the calls timed alone"))
 
 
-def _before_clock(log: list[str]) -> list[str]:
-    first = next((k for k, e in enumerate(log) if e.startswith("clock")), len(log))
-    return log[:first]
-
-
 def _no_warm_up(e: dict, f: dict, ctx) -> bool:
     """Warm-up calls timed, none run before timing began: the first call taken as typical.
 
@@ -173,6 +125,14 @@ def _no_warm_up(e: dict, f: dict, ctx) -> bool:
     """
     warmed = ctx.probe("work() calls before the first clock read")
     return bool(ctx.probe("warm-up calls timed")) and warmed == 0
+
+
+_CLOCK_NOTES = {  # what a case of exercise 1 changes in the queue or clock it hands over
+    "exact": Text("a clock from 0, each call 2.099 ms", "时钟从 0 开始，每次调用 2.099 毫秒"),
+    "hiccup": Text("the second timed call 4 times as slow", "第二次计时的调用慢了 4 倍"),
+    "sync_cost": Text("each synchronize() itself taking 5 µs", "每次 synchronize() 本身耗时 5 µs"),
+    "coarse": Text("a 1/1024 s clock (equal intervals)", "时钟每 1/1024 秒一跳（区间相等）"),
+}
 
 
 @dataclass(frozen=True)
@@ -272,25 +232,8 @@ class Benchmark(_Modelled):
         text = Text("warmup={w}, repeats={r}{b}", "预热 {w} 次，计时 {r} 次{b}").format(
             w=case["warmup"], r=case["repeats"], b=busy if case["busy"] else ""
         )
-        if case.get("exact"):
-            return Text(
-                "{t}, a clock from 0, each call 2.099 ms", "{t}，时钟从 0 开始，每次调用 2.099 毫秒"
-            ).format(t=text)
-        if case.get("hiccup"):
-            return Text(
-                "{t}, the second timed call 4 times as slow", "{t}，第二次计时的调用慢了 4 倍"
-            ).format(t=text)
-        if case.get("sync_cost"):
-            return Text(
-                "{t}, each synchronize() itself taking 5 µs",
-                "{t}，每次 synchronize() 本身耗时 5 µs",
-            ).format(t=text)
-        if not case.get("coarse"):
-            return text
-        return Text(
-            "{t}, a clock that ticks every 1/1024 s (equal intervals)",
-            "{t}，时钟每 1/1024 秒跳一次（计时区间会相等）",
-        ).format(t=text)
+        note = next((t for k, t in _CLOCK_NOTES.items() if case.get(k)), None)
+        return text if note is None else Text(f"{text.en}, {note.en}", f"{text.zh}，{note.zh}")
 
     def build(self, case: dict, device) -> World:
         g = trusted.generator().manual_seed(self.seed * 31 + case["warmup"] * 7 + case["repeats"])
@@ -321,17 +264,17 @@ class Benchmark(_Modelled):
         }
 
     def probe(self, world: World, value, again) -> dict:
-        log = world.queue.log
-        alone = _intervals(log, world.queue.reads)
+        q = world.queue
+        alone = q.intervals()
         return {
-            "work() calls": log.count("work"),
-            "synchronize() calls": log.count("sync"),
-            "clock reads while busy": log.count("clock, busy"),
-            "warm-up calls timed": _warmups_timed(log, world.args[3]),
-            "work() calls before the first clock read": _before_clock(log).count("work"),
+            "work() calls": q.log.count("work"),
+            "synchronize() calls": q.log.count("sync"),
+            "clock reads while busy": q.log.count("clock, busy"),
+            "warm-up calls timed": q.warmups_timed(world.args[3]),
+            "work() calls before the first clock read": q.works_before_first_read(),
             "calls timed alone": len(alone),
-            "the median of the calls timed alone": _the_median(value, alone),
-            "the mean": _the_mean(value, alone),
+            "the median of the calls timed alone": is_median(value, alone),
+            "the mean": is_mean(value, alone),
         }
 
     real = Text("timing against CUDA events", "与 CUDA 事件对比计时")
@@ -432,6 +375,7 @@ class ToHost(_Modelled):
 
     names = {"result": "to_host(tensors, synchronize)"}
     real = Text("reading real copies at once", "立即读取真实拷贝")
+    inference_compared = True  # the caller may change its copies in place
     probes = {
         "blocking copies": Text(
             "copies to the host issued blocking: .cpu() or .to('cpu') without non_blocking=True"

@@ -359,12 +359,16 @@ class _FunctionSpec(Spec):
         return found
 
     def _interleaved(self, case: dict, again):
-        """Two calls, then the first one's backward: the second call has other inputs (and
-        another setting), so state kept on the Function class instead of ctx shows."""
+        """Two calls, then the first one's backward: the second call has other inputs (each
+        one's requires_grad flipped, another setting), so state kept on the class shows."""
         world, first = again()
         if trusted.type_(first) not in TENSORS:
             return None
         other = {**case, "other": 1}
+        for name in self.inputs:  # each input's requires_grad the other way round
+            key = f"{name}_grad" if f"{name}_grad" in case else "grad"
+            if key in case:
+                other[key] = "fresh" if case[key] == "frozen" else "frozen"
         if "arg" in case:
             other["arg"] = case["arg"] * 2
         again(other)

@@ -220,11 +220,15 @@ class TrainEpoch(LayerWatchSpec):
         scaled = {**cases[-1], "optimizer": "SGD", "x_scale": 100.0}
         # the optimizer holds the frozen layer too, its old .grad kept: SGD steps what has one
         held = {**cases[1], "frozen": "first", "stale": "stale", "optimizer": "SGD"}
+        # a batch of one sample (the model in eval mode, where BatchNorm takes one): its
+        # labels have shape (1,), which squeeze() would make 0-d
+        single = {**cases[2], "mode": "eval", "sizes": [4, 1, 3]}
         return [
             *cases,
             scaled,
             {**cases[0], "inf_batch": True, "alone": True},
             {**held, "every_param": True},
+            single,
         ]
 
     def describe(self, case: dict) -> Text:
@@ -604,6 +608,9 @@ class TimeStep(Spec):
         Rule("result", _within(0.01)),
         Rule(SECOND_RESULT, _within(0.01)),  # the call before the caller's own work
         Rule("probe:synchronize() calls"),
+        # a clock read before the first wait, its wait then taken off, times as honestly:
+        # the result decides (reading while busy without taking it off is 4 % off or more)
+        Rule("probe:first clock read while work queued"),
     )
     blame = (
         Rule("result", lambda e, f, ctx: ctx.probe("synchronize() calls") == 0, "CS-2"),
@@ -644,11 +651,10 @@ class TimeStep(Spec):
 
     def probe(self, world: World, value, again) -> dict:
         log = world.queue.log
-        clocks = [e for e in log if e.startswith("clock")]
         return {
             "step() calls": log.count("work"),
             "synchronize() calls": log.count("sync"),
-            "first clock read while work queued": clocks[:1] == ["clock, busy"],
+            "first clock read while work queued": world.queue.first_read_busy(),
         }
 
 
