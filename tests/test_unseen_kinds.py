@@ -11468,6 +11468,26 @@ def dropout_by_hand(x, p, u, training):
     return torch.where(u >= p, x / (1 - p), torch.zeros_like(x))
 """,
     ),
+    Wrong(
+        "02",
+        "ex3_run_step",
+        STATE,
+        "sets p.grad = None only where p.requires_grad: a layer the caller froze after its "
+        "optimizer was made keeps its stale .grad, and the step moves it by that "
+        "(twenty-fifth held-back set, mended 2026-12-07)",
+        """
+def run_step(model, inputs, labels, optimizer, train):
+    with torch.set_grad_enabled(train):
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        if train:
+            for p in model.parameters():
+                if p.requires_grad:          # frozen parameters get no gradient anyway
+                    p.grad = None
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+""",
+    ),
 ]
 
 RIGHT = [

@@ -125,6 +125,30 @@ def with_groups(text: Text, case: dict) -> Text:
     return _followed(text, TWO_GROUPS if case.get("groups", 1) >= 2 else None)
 
 
+EVERY_PARAMETER_HELD = Text(
+    "; the optimizer holds every parameter, and the frozen layer's still hold the .grad of"
+    " their last backward",
+    "；优化器持有所有参数，被冻结那一层的参数还留着上一次反向传播的 .grad",
+)
+
+
+def held_by_optimizer(model, case: dict, first_seed: int) -> list:
+    """The parameters the caller's optimizer is made with: the trainable ones, or, where the
+    case says "every_param", all of them, a layer having been frozen after the optimizer was
+    made: its parameters keep the stale ``.grad`` of their last backward (``first_seed`` +
+    k), which a step that clears only trainable gradients then steps with."""
+    if not case.get("every_param"):
+        return [p for p in model.parameters() if p.requires_grad]
+    frozen = [p for p in model.parameters() if not p.requires_grad]
+    leave_grads(frozen, "stale", first_seed, frozen_too=True)
+    return list(model.parameters())
+
+
+def with_every_parameter_held(text: Text, case: dict) -> Text:
+    """A case's description, followed by ``EVERY_PARAMETER_HELD`` where the case says so."""
+    return _followed(text, EVERY_PARAMETER_HELD if case.get("every_param") else None)
+
+
 def stepped_before(optimizer, params: list, first_seed: int) -> None:
     """An optimizer that has taken a step of the caller's (momentum buffers, Adam's moments):
     one step with seeded gradients (``first_seed`` + k for the k-th parameter), each

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from autograder.common import trusted
-from autograder.common.oracle import World, close
+from autograder.common.oracle import World, close, differs_only_in, is_zero_or_none
 from autograder.common.recorded import TENSORS
 
 # a case's "optimizer": what the caller trains with, made from its parameters and lr
@@ -65,3 +65,16 @@ def stale_added(e: dict, f: dict, ctx) -> bool:
     if trusted.type_(stale) not in TENSORS or trusted.type_(fv) not in TENSORS or ev is None:
         return False
     return bool(stale.any()) and close(fv, ev + stale, (1e-4, 1e-5))
+
+
+_in_place_only = differs_only_in("changed_in_place")
+
+
+def zeroed_frozen(e: dict, f: dict, ctx) -> bool:
+    """A frozen parameter the optimizer holds ("every_param"), its old .grad zeroed where
+    the reference's is None: plain SGD steps it by nothing (in place, so only that differs)."""
+    if not ctx.case.get("every_param"):
+        return False
+    if " when " in ctx.base:
+        return is_zero_or_none(e) and is_zero_or_none(f)
+    return _in_place_only(e, f, ctx)

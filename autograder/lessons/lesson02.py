@@ -38,11 +38,13 @@ from autograder.common.caller_states import (
     HOOK_CALLS_NAMED,
     STALE,
     grouped,
+    held_by_optimizer,
     hook_of_callers,
     leave_grads,
     one_short,
     raising,
     stepped_before,
+    with_every_parameter_held,
     with_groups,
     with_hooked,
     with_raising,
@@ -51,7 +53,12 @@ from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import laid_out, uniform
 from autograder.common.models import relu_mlp
-from autograder.common.optimizer_steps import OPTIMIZERS, after_closure, stale_added
+from autograder.common.optimizer_steps import (
+    OPTIMIZERS,
+    after_closure,
+    stale_added,
+    zeroed_frozen,
+)
 from autograder.common.oracle import FACT, Rule, Spec, World, close, draw, is_zero_or_none
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
@@ -575,6 +582,7 @@ class RunStep(_Lesson02):
     allow = (
         Rule("model*.grad", lambda e, f, ctx: ctx.case["train"]),  # judged at step() time
         Rule("model*.grad", _eval_grads_cleared),  # zero_grad() on both paths is fine
+        Rule("model*", zeroed_frozen),  # zero_grad(set_to_none=False) steps a frozen one by 0
         Rule("saved for backward", lambda e, f, ctx: ctx.case["train"]),
         # a step(closure) was called before the forward inside it raised
         Rule("optimizer.step() calls", lambda e, f, ctx: bool(ctx.case.get("raises"))),
@@ -603,7 +611,9 @@ class RunStep(_Lesson02):
         # stale .grad in both of the optimizer's param_groups (every group is cleared)
         normed = {**drawn[1], "train": True, "arrival": "train_norm", "layout": "plain"}
         normed |= {"groups": 2, "grads": "stale", "frozen": False}
-        return [*drawn, raising(drawn[0], train=True, outer="no_grad"), normed]
+        # a layer frozen after the optimizer took it, its stale .grad kept (plain SGD)
+        held = {**drawn[2], "train": True, "frozen": True, "optimizer": "sgd", "every_param": True}
+        return [*drawn, raising(drawn[0], train=True, outer="no_grad"), normed, held]
 
     def describe(self, case: dict) -> Text:
         step = Text("train={t}, {o}(lr={lr:g})", "train={t}，优化器 {o}(lr={lr:g})")
@@ -613,6 +623,7 @@ class RunStep(_Lesson02):
                 "train={t}，之前已经更新过的优化器 {o}(lr={lr:g})",
             )
         step = with_groups(step.format(t=case["train"], o=case["optimizer"], lr=case["lr"]), case)
+        step = with_every_parameter_held(step, case)
         return with_raising(_case_text(case, step), case)
 
     def compared(self, base: str, fields: dict) -> dict:
@@ -629,10 +640,10 @@ class RunStep(_Lesson02):
             x = one_short(x)
         g = trusted.generator().manual_seed(self.seed + 3)
         y = trusted.randint(0, model[-1].out_features, (x.shape[0],), generator=g).to(device)
-        trainable = [p for p in model.parameters() if p.requires_grad]
-        optimizer = OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
+        held = held_by_optimizer(model, case, self.seed + 200)
+        optimizer = OPTIMIZERS[case["optimizer"]](grouped(held, case), case["lr"])
         if case.get("stepped"):
-            stepped_before(optimizer, trainable, self.seed + 300)
+            stepped_before(optimizer, held, self.seed + 300)
         world = World(
             (model, x, y, optimizer, case["train"]), {"model": model, "x": x, "y": y}, device
         )
@@ -644,7 +655,7 @@ class RunStep(_Lesson02):
             world.logged["optimizer.step() calls"]["value"] = calls
 
             def record():
-                for p in trainable:
+                for p in held:
                     world.record(f"{names[id(p)]}.grad when optimizer.step() ran #{calls}", p.grad)
 
             return after_closure(args, kwargs, record)

@@ -33,10 +33,11 @@ from autograder.common.caller_states import (
     GROUPS,
     HOOK_CALLS_NAMED,
     grouped,
+    held_by_optimizer,
     hook_of_callers,
-    leave_grads,
     one_short,
     raising,
+    with_every_parameter_held,
     with_groups,
     with_hooked,
     with_raising,
@@ -47,14 +48,13 @@ from autograder.common.inputs import uniform
 from autograder.common.layer_watch import LayerWatchSpec, layers_trained
 from autograder.common.model_cases import model_text, model_world
 from autograder.common.models import make_net
-from autograder.common.optimizer_steps import grads_at_step
+from autograder.common.optimizer_steps import grads_at_step, zeroed_frozen
 from autograder.common.oracle import (
     SECOND_RESULT,
     Rule,
     Spec,
     World,
     close,
-    differs_only_in,
     draw,
     is_zero_or_none,
 )
@@ -134,18 +134,6 @@ def _describe(case: dict) -> Text:
     return text
 
 
-_in_place_only = differs_only_in("changed_in_place")
-
-
-def _zeroed_frozen(e: dict, f: dict, ctx) -> bool:
-    """The frozen parameter's old .grad zeroed, not None ("every_param"): values kept."""
-    if not ctx.case.get("every_param"):
-        return False
-    if " when " in ctx.base:
-        return is_zero_or_none(e) and is_zero_or_none(f)
-    return _in_place_only(e, f, ctx)
-
-
 def _added_to_earlier(e: dict, f: dict, ctx) -> bool:
     """The gradient a step used is its own plus what .grad held before (stale or last step's)."""
     param, _, when = ctx.base.partition(" when ")
@@ -200,7 +188,7 @@ class TrainEpoch(LayerWatchSpec):
     names = {"result": "train_epoch(model, optimizer, batches)"}
     allow = (
         Rule("model*.grad"),  # what .grad holds after the last step is not the task
-        Rule("model*", _zeroed_frozen),
+        Rule("model*", zeroed_frozen),
     )
     blame = (Rule("model*.grad when *", _added_to_earlier, "RG-4"),)
 
@@ -232,23 +220,12 @@ class TrainEpoch(LayerWatchSpec):
         ]
 
     def describe(self, case: dict) -> Text:
-        text = with_groups(_describe(case), case)
-        if case.get("every_param"):
-            return Text(
-                "{t}; the optimizer holds every parameter, and the frozen layer's still hold "
-                "the .grad of their last backward",
-                "{t}；优化器持有所有参数，被冻结那一层的参数还留着上一次反向传播的 .grad",
-            ).format(t=text)
-        return text
+        return with_every_parameter_held(with_groups(_describe(case), case), case)
 
     def build(self, case: dict, device) -> World:
         model, batches, objects = _model_and_batches(self, case, device)
-        trainable = [p for p in model.parameters() if p.requires_grad]
-        if case.get("every_param"):
-            frozen = [p for p in model.parameters() if not p.requires_grad]
-            leave_grads(frozen, "stale", self.seed + 60, frozen_too=True)
-            trainable = list(model.parameters())
-        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(trainable, case), case["lr"])
+        held = held_by_optimizer(model, case, self.seed + 60)
+        optimizer = _OPTIMIZERS[case["optimizer"]](grouped(held, case), case["lr"])
         world = World((model, optimizer, batches), objects, device)
         names = {id(p): n for n, p in world.tensors()}
         grads_at_step(world, optimizer, "optimizer.step()", names)
