@@ -20,8 +20,8 @@ class VirtualQueue:
 
     ``work`` costs the host a launch and puts its duration on the device;
     ``synchronize`` moves host time to the end of the device's work (plus its own cost,
-    where a check gives it one); ``clock`` reads
-    host time. Every call is logged in order.
+    where a check gives it one); ``clock`` reads host time. Every call is logged in order,
+    and the methods below read what a timer did from that log.
     """
 
     def __init__(self, durations: list[float], start: float, busy: float, sync_s: float = 0.0):
@@ -74,6 +74,7 @@ class VirtualQueue:
         return timed
 
     def works_before_first_read(self) -> int:
+        """Calls of work() before the clock was first read (warm-up that nobody timed)."""
         reads = [k for k, entry in enumerate(self.log) if entry.startswith("clock")]
         return self.log[: reads[0] if reads else len(self.log)].count("work")
 
