@@ -11488,6 +11488,66 @@ def run_step(model, inputs, labels, optimizer, train):
     return loss.item()
 """,
     ),
+    Wrong(
+        "08",
+        "ex3_accuracy",
+        SIDE_EFFECT,
+        "puts the mode back only under except RuntimeError (and after a forward that "
+        "succeeded): a model that raises anything else leaves the caller's model in "
+        "evaluation mode (twenty-ninth held-back set, mended 2026-12-07: the caller's forward "
+        "pre-hook raises ValueError)",
+        """
+def accuracy(model, images, labels):
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            predicted = model(images).argmax(dim=1)
+    except RuntimeError:  # shape or dtype errors from the forward pass
+        model.train(was_training)
+        raise
+    model.train(was_training)
+    return (predicted == labels).float().mean().item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex1_checkpointed_forward",
+        EDGE,
+        "takes the Sequentials among blocks.modules() as the blocks: a block that is a bare "
+        "layer never runs, a Sequential nested in a block runs twice (twenty-ninth held-back "
+        "set, mended 2026-12-07)",
+        """
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+
+def checkpointed_forward(blocks, x):
+    h = x
+    for block in [m for m in blocks.modules() if isinstance(m, nn.Sequential) and m is not blocks]:
+        h = checkpoint(block, h, use_reentrant=False)
+    return h
+""",
+    ),
+    Wrong(
+        "06",
+        "ex2_to_host",
+        EDGE,
+        "copies each storage address once (a dict keyed on data_ptr()): two empty tensors, "
+        "both at address 0, get one copy (twenty-ninth held-back set, mended 2026-12-07)",
+        """
+def to_host(tensors, synchronize):
+    copies = {}
+    out = []
+    for t in tensors:
+        key = t.data_ptr()  # the same tensor twice is copied once
+        if key not in copies:
+            copies[key] = t.to("cpu", non_blocking=True)
+        out.append(copies[key])
+    synchronize()
+    return out
+""",
+    ),
 ]
 
 RIGHT = [

@@ -173,6 +173,24 @@ RAISES = Text(
 )
 
 
+# "raises": "hook": the caller's own forward pre-hook on the model's last layer raises a
+# ValueError, not the RuntimeError a shape bug gives (a restore only under `except
+# RuntimeError` is left out)
+REFUSED = Text(
+    ", the caller's forward pre-hook on the last layer raises ValueError partway through",
+    "，调用者挂在最后一层上的前向预钩子在调用中途抛出 ValueError",
+)
+
+
+def refusing(model) -> None:
+    """The caller's forward pre-hook on ``model``'s last layer, raising (``REFUSED``)."""
+
+    def refuse(module, args):
+        raise ValueError("the caller's hook refused this batch")
+
+    list(model.modules())[-1].register_forward_pre_hook(refuse)
+
+
 def raising(case: dict, **state) -> dict:
     """A case like ``case``, in the caller's ``state`` (e.g. ``outer="no_grad"``), in which
     the call raises (``one_short``)."""
@@ -186,7 +204,7 @@ def one_short(x):
 
 def with_raising(text: Text, case: dict) -> Text:
     """A case's description, followed by the input the model rejects where the case has one."""
-    return _followed(text, RAISES if case.get("raises") is True else None)
+    return _followed(text, {True: RAISES, "hook": REFUSED}.get(case.get("raises")))
 
 
 # a leftover far larger than one step's gradient: subtracting it back loses the new one

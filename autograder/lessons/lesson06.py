@@ -413,7 +413,7 @@ class ToHost(_Modelled):
             "accelerator": ["cuda", "mps", "cuda", "xpu"],
         }
         drawn = draw(self.seed, axes, 4)
-        # an empty one among them; a course device that is the CPU (tensors already there);
+        # two empty ones among them; a course device that is the CPU (tensors already there);
         # the first tensor listed again at the end, then one alike (a copy per entry, in order)
         empty, twice = {**drawn[1], "count": 4, "empty": True}, {**drawn[3], "twice": True}
         return [*drawn, empty, {**drawn[2], "accelerator": "cpu"}, twice]
@@ -434,7 +434,9 @@ class ToHost(_Modelled):
         if case["history"]:
             text = Text("{t}, with history", "{t}，带计算历史").format(t=text)
         if case.get("empty"):
-            text = Text("{t}, the contiguous one empty", "{t}，其中连续的那个为空").format(t=text)
+            text = Text(  # two empty ones: both at address 0
+                "{t}, the contiguous and the transposed one empty", "{t}，其中连续的和转置的为空"
+            ).format(t=text)
         if case.get("twice"):
             text = Text(
                 "{t}, then the first again and its double (same shape and dtype)",
@@ -447,7 +449,7 @@ class ToHost(_Modelled):
         gpu, objects, tensors = ModelCuda(), {}, []
         where = case["accelerator"]
         for k, (layout, dtype) in enumerate(self._items(case)):
-            rows = 0 if case.get("empty") and layout == "plain" else k + 2
+            rows = 0 if case.get("empty") and layout in ("plain", "transposed") else k + 2
             t = gpu.place(_made(self.seed + k, layout, dtype, rows), where)
             if case["history"] and t.is_floating_point():
                 objects[f"w{k}"] = t.requires_grad_()

@@ -37,6 +37,7 @@ from autograder.common.caller_states import (
     hook_of_callers,
     one_short,
     raising,
+    refusing,
     with_every_parameter_held,
     with_groups,
     with_hooked,
@@ -395,7 +396,8 @@ class Accuracy(LayerWatchSpec):
         axes["outer"] = _OUTER
         drawn = draw(self.seed, axes, 3)
         nested = {**drawn[1], "net": "two nested blocks", "mode": "train"}  # whatever the salt
-        return [*drawn, raising(drawn[0], mode="train"), nested]
+        refused = {**raising(drawn[2], mode="train"), "raises": "hook"}  # not a RuntimeError
+        return [*drawn, raising(drawn[0], mode="train"), nested, refused]
 
     def describe(self, case: dict) -> Text:
         layout = lesson03._LAYOUTS[case["layout"]]
@@ -415,7 +417,9 @@ class Accuracy(LayerWatchSpec):
         other = trusted.randint(0, net.n_out, (case["rows"],), generator=g)
         keep = trusted.rand(case["rows"], generator=g) < 0.67
         labels = predicted.where(keep, other).to(device)
-        x = one_short(x) if case.get("raises") else x
+        x = one_short(x) if case.get("raises") is True else x
+        if case.get("raises") == "hook":
+            refusing(model)
         return World((model, x, labels), {"model": model, "images": x, "labels": labels}, device)
 
 

@@ -266,7 +266,7 @@ class CheckpointedForward(_Spec):
         cases = draw(self.seed, axes, len(needs))
         for case in cases:
             case["frozen"], case["x_grad"] = case.pop("needs")
-        return [*cases, {**cases[1], "bare": True}]  # a last block without parameters
+        return [*cases, {**cases[1], "bare": True}]  # a last block that is one bare layer
 
     def describe(self, case: dict) -> Text:
         x_grad = (
@@ -277,8 +277,8 @@ class CheckpointedForward(_Spec):
         frozen = Text(", blocks[0] frozen", "，blocks[0] 被冻结") if case["frozen"] else ""
         if case.get("bare"):
             frozen = Text(
-                "{f}, the last block Tanh and Dropout only (no parameters)",
-                "{f}，最后一个块只有 Tanh 和 Dropout（没有参数）",
+                "{f}, the last block a Dropout layer itself (no parameters, no Sequential)",
+                "{f}，最后一个块就是一个 Dropout 层（没有参数，也不是 Sequential）",
             ).format(f=frozen)
         return Text(
             "{n} blocks in {m} with Dropout(p={p}){f}, {s}, {x}, {l}, batch {b}, {t}{o}",
@@ -301,8 +301,8 @@ class CheckpointedForward(_Spec):
 
         def make():
             blocks = [_block(width, width + 2, case["p"]) for _ in range(case["depth"])]
-            if case.get("bare"):
-                blocks[-1] = torch.nn.Sequential(torch.nn.Tanh(), SeededDropout(case["p"]))
+            if case.get("bare"):  # a layer itself, not a Sequential of layers
+                blocks[-1] = SeededDropout(case["p"])
             return torch.nn.Sequential(*blocks)
 
         blocks = seeded_model(make, self.seed, dtype, device)
