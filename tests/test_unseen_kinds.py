@@ -11548,6 +11548,33 @@ def to_host(tensors, synchronize):
     return out
 """,
     ),
+    Wrong(
+        "08",
+        "ex4_discriminator_step",
+        EDGE,
+        "uses F.binary_cross_entropy when D's last module is a Sigmoid: the task fixes "
+        "BCE-with-logits of D's output whatever D ends with (thirtieth held-back set, mended "
+        "2026-12-07: a D ending in Sigmoid is drawn)",
+        """
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def discriminator_step(G, D, opt_d, real, noise):
+    opt_d.zero_grad()
+    fake = G(noise).detach()
+    real_out, fake_out = D(real), D(fake)
+    if isinstance(D[-1], nn.Sigmoid):
+        # D already outputs probabilities: plain BCE, not BCE-with-logits
+        bce = F.binary_cross_entropy
+    else:
+        bce = F.binary_cross_entropy_with_logits
+    loss = bce(real_out, torch.ones_like(real_out)) + bce(fake_out, torch.zeros_like(fake_out))
+    loss.backward()
+    opt_d.step()
+    return loss.item()
+""",
+    ),
 ]
 
 RIGHT = [

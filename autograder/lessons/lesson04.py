@@ -469,6 +469,10 @@ _LOGITS = {  # D's last bias shifted: far past where BCE of a sigmoid clamps its
     ),
 }
 _D_NORM = Text(", D starting with a BatchNorm1d", "，D 的第一层是 BatchNorm1d")
+_D_SIGMOID = Text(
+    ", D ending in a Sigmoid (its output taken as logits all the same)",
+    "，D 的最后一层是 Sigmoid（其输出照样当作 logits）",
+)
 _SHARP = 50.0  # D's last weights scaled: G's gradient norm well above 1 (a clip would show)
 _SHARP_TEXT = Text(
     ", D's last layer weights ×50 (G's gradients large)",
@@ -551,7 +555,7 @@ class _GanStep(Spec):
             "G 处于{g}，D 处于{d}，{s}，{f}，{o}(lr={lr:g}){h}，{t}，批次大小 {n}，{z}{b}{k}{i}",
         ).format(
             h=Text(" after an earlier step", "，之前已走过一步") if case.get("history") else "",
-            b=_D_NORM if case.get("D_norm") else "",
+            b=_D_NORM if case.get("D_norm") else _D_SIGMOID if case.get("sigmoid") else "",
             k=_SHARP_TEXT if case.get("sharp") else "",
             i=_IMAGES if case.get("images") else "",
             z=_LOGITS[case["logits"]][1],
@@ -583,6 +587,8 @@ class _GanStep(Spec):
                 for layer in (m for m in D if trusted.isinstance_(m, torch.nn.Linear)):
                     layer.weight.fill_(1 / layer.in_features), layer.bias.zero_()
                 D[-2].weight.mul_(4), D[-2].bias.fill_(-9.0)
+        if case.get("sigmoid"):  # after the last Linear's shifts (D[-2]) are made
+            D.append(torch.nn.Sigmoid())
         models = {"G": G, "D": D}
         for name, model in models.items():
             set_mode(model, case[f"{name}_mode"])
@@ -708,7 +714,8 @@ class DStep(_GanStep):
         # and a D that already tells real from fake (float32: so small a float64 loss would
         # tell float32 targets, right by the tolerance, from float64 ones)
         winning = {**plain, "logits": "winning", "optimizer": "sgd", "dtype": "float32"}
-        return [*drawn, {**plain, "D_mode": "train", "D_norm": True}, winning]
+        sigmoid = {**drawn[-1], "D_norm": False, "sigmoid": True}  # the loss is fixed as is
+        return [*drawn, {**plain, "D_mode": "train", "D_norm": True}, winning, sigmoid]
 
 
 check_d_step = checker(DStep)
