@@ -11575,6 +11575,49 @@ def discriminator_step(G, D, opt_d, real, noise):
     return loss.item()
 """,
     ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        OBSERVABLE,
+        "loss module swapped for its functional form (options dropped)",
+        """
+import torch.nn.functional as F
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    if isinstance(loss_fn, torch.nn.CrossEntropyLoss):
+        loss_fn = F.cross_entropy
+    elif isinstance(loss_fn, torch.nn.MSELoss):
+        loss_fn = F.mse_loss
+    elif isinstance(loss_fn, torch.nn.SmoothL1Loss):
+        loss_fn = F.smooth_l1_loss
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
+    Wrong(
+        "09",
+        "ex2_bf16_train_step",
+        STATE,
+        "loss function taken once per model",
+        """
+_LOSS = {}
+
+
+def bf16_train_step(model, loss_fn, x, target, optimizer):
+    fn = _LOSS.setdefault(id(model), loss_fn)
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        loss = fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+""",
+    ),
 ]
 
 RIGHT = [

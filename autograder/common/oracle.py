@@ -728,6 +728,12 @@ def is_zero_or_none(fields: dict, shape: Sequence[int] | None = None) -> bool:
     return trusted.type_(v) in _TENSORS and v.numel() > 0 and not bool(v.any())
 
 
+def more_hooks(e: dict, f: dict, ctx) -> bool:
+    """More hooks than the reference left (a rule's condition): registered again, or never
+    removed."""
+    return (f.get("hooks") or 0) > (e.get("hooks") or 0)
+
+
 _ABSENT = {"kind": "absent"}
 # A value logged when an optimizer stepped: "model[0].weight.grad when optimizer.step() #1 ran"
 # (lesson 02 writes "… ran #1")

@@ -37,7 +37,7 @@ from autograder.common.exercise import numbered
 from autograder.common.i18n import Text
 from autograder.common.inputs import device_name, laid_out, uniform
 from autograder.common.on_device import OnTheDevice, there
-from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, state
+from autograder.common.oracle import TOLERANCE, Rule, Spec, World, close, draw, more_hooks, state
 from autograder.common.protocol import call, checker, verdict
 from autograder.common.recorded import TENSORS, cpu_copy, dotted
 from autograder.kernel.measure import AliveSavedBytes, saved_bytes
@@ -197,11 +197,6 @@ def _remove(handles) -> None:
 def _hooks_left(world: World) -> int:
     """Hooks on every caller module and tensor, as the oracle's state counts them."""
     return sum(fields.get("hooks", 0) for fields in state(world, None).values())
-
-
-def _more_hooks(e: dict, f: dict, ctx) -> bool:
-    """More hooks than the reference left: registered again, or never removed."""
-    return (f.get("hooks") or 0) > (e.get("hooks") or 0)
 
 
 def _handles_kept(e: dict, f: dict, ctx) -> bool:
@@ -380,7 +375,7 @@ class ExtractFeatures(_HookSpec):
         Rule("probe:later|*", None, "HK-2"),
         Rule("probe:alive", None, "HK-1"),
         Rule("probe:head|*", None, "NG-4"),
-        Rule("model*", _more_hooks, "HK-3"),
+        Rule("model*", more_hooks, "HK-3"),
     )
 
     def cases(self) -> list[dict]:
@@ -615,8 +610,8 @@ class ClipGradients(_HookSpec):
         Rule("probe:step|*", _unclipped_with_hook, "HK-4"),
         Rule("probe:hooks", _handles_kept, "HK-3"),
         Rule("probe:raw|*", _hooked_by_call, "HK-4"),
-        Rule("model*.weight", _more_hooks, "HK-3"),
-        Rule("model*.bias", _more_hooks, "HK-3"),
+        Rule("model*.weight", more_hooks, "HK-3"),
+        Rule("model*.bias", more_hooks, "HK-3"),
     )
 
     def cases(self) -> list[dict]:
@@ -753,7 +748,7 @@ class MaskOutput(_HookSpec):
         Rule("probe:raises|backward", _inplace_error, "HK-5"),
         Rule("probe:grad|*", _forward_right, "HK-5"),
         Rule("probe:hooks", _handles_kept, "HK-3"),
-        Rule("model*", _more_hooks, "HK-3"),
+        Rule("model*", more_hooks, "HK-3"),
     )
 
     def cases(self) -> list[dict]:
@@ -869,7 +864,7 @@ class TrainAndLog(_HookSpec):
     floats_in_case_dtype = True
     names = {"result": "train_and_log(model, layer_name, batches, lr)"}
     allow = (Rule("model*.grad"), Rule("result*", _in_raising_case), Rule("result[*", _near_float))
-    blame = (Rule("result", _triangular, "HK-3"), Rule("model*", _more_hooks, "HK-3"))
+    blame = (Rule("result", _triangular, "HK-3"), Rule("model*", more_hooks, "HK-3"))
     between = Text("halved the learning rate", "把学习率减半")
 
     def between_calls(self, world: World, case: dict) -> None:

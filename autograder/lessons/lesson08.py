@@ -58,6 +58,7 @@ from autograder.common.oracle import (
     close,
     draw,
     is_zero_or_none,
+    more_hooks,
 )
 from autograder.common.protocol import call, checker
 from autograder.common.recorded import TENSORS
@@ -452,10 +453,6 @@ check_discriminator_step = checker(DiscriminatorStep)
 # Exercise 5 (lesson 05): a feature logger that leaves no hook behind --------------------------
 
 
-def _hooks_left(e: dict, f: dict, ctx) -> bool:
-    return (f.get("hooks") or 0) > (e.get("hooks") or 0) or ctx.base == "torch"
-
-
 @dataclass(frozen=True)
 class LogFeatures(LayerWatchSpec):
     """The layer's output per batch, detached; no hook left, also when the model raises."""
@@ -485,8 +482,8 @@ class LogFeatures(LayerWatchSpec):
     }
     blame = (
         Rule("probe:grew", None, "HK-3"),
-        Rule("model*", _hooks_left, "HK-3"),
-        Rule("torch", _hooks_left, "HK-3"),
+        Rule("model*", more_hooks, "HK-3"),
+        Rule("torch", None, "HK-3"),
         Rule("result", lambda e, f, ctx: (f.get("length") or 0) > (e.get("length") or 0), "HK-3"),
         Rule("result[*]", lambda e, f, ctx: f.get("requires_grad") is True, "HK-1"),
     )

@@ -452,6 +452,19 @@ _SECOND_LOSS = {
 }
 
 
+class _LossPassed(_Spec):
+    """A check whose caller passes another loss function of the same kind of target before
+    its third call: a function transformed (or an optimizer built) around the first call's
+    loss is stale, and a loss module replaced by its functional form loses its options."""
+
+    between = Text("passed another loss function", "传入了另一个损失函数")
+
+    def between_calls(self, world: World, case: dict) -> None:
+        args = list(world.args)
+        args[1] = _SECOND_LOSS[_LOSSES[case["loss"]][2]]
+        world.args = tuple(args)
+
+
 def _mlp(n_in: int, hidden: int, n_out: int, layers: str) -> torch.nn.Sequential:
     """Linear → [BatchNorm1d] → Tanh → [Dropout] → Linear; ``layers`` names what is there
     ("bn_first": the BatchNorm1d before the first Linear instead)."""
@@ -551,7 +564,7 @@ def _loss_there(call_seed: int) -> Callable[..., dict]:
 
 
 @dataclass(frozen=True)
-class Bf16TrainStep(_Spec):
+class Bf16TrainStep(_LossPassed):
     """bf16_train_step: forward and loss under bfloat16 autocast, backward and step outside."""
 
     number = 2
@@ -808,7 +821,7 @@ def _accumulated(e: dict, f: dict, ctx) -> bool:
 
 
 @dataclass(frozen=True)
-class PerSampleGrads(_Spec):
+class PerSampleGrads(_LossPassed):
     """per_sample_grads: {name: (batch, *shape)} gradients of each sample's loss, .grad intact."""
 
     number = 4
@@ -821,7 +834,6 @@ class PerSampleGrads(_Spec):
     before_second = Text(
         "assigned a new Parameter to model[0].weight", "给 model[0].weight 换上了一个新的参数"
     )
-    between = Text("passed another loss function", "传入了另一个损失函数")
     blame = (Rule("model*.grad", None, "SC-5"), Rule("result[*", _accumulated, "SC-5"))
 
     def cases(self) -> list[dict]:
@@ -881,12 +893,6 @@ class PerSampleGrads(_Spec):
             new = trusted.parameter_type(old.flip(0) * 2, requires_grad=old.requires_grad)
         new.grad = old.grad
         model[0].weight = new
-
-    def between_calls(self, world: World, case: dict) -> None:
-        """Another loss function of the same kind of target: a function transformed (or an
-        optimizer built) around the first call's loss is stale."""
-        model, _, x, y = world.args
-        world.args = (model, _SECOND_LOSS[_LOSSES[case["loss"]][2]], x, y)
 
     def calling(self, world: World, case: dict, fn):
         return seeded_call(world, self.seed * 31 + 1, _outer(case, world.device))
