@@ -106,16 +106,17 @@ def test_the_worlds_say_shapes_layers_losses_and_optimizers():
 def test_the_calls_in_one_world_are_said_with_what_the_caller_does_between():
     """Every check calls again in one world (the contract); one whose caller also acts
     between calls says what, and that the second call has the very same objects."""
-    trainable = domain.specs(1)[3]  # make_trainable: only the caller's default dtype besides
+    trainable = domain.specs(1)[3]  # make_trainable: an empty list, the caller's default dtype
     assert domain.of(trainable)["again"]
     assert domain.sentence(trainable, "en") == (
-        "*What the checks draw: some calls made with the caller's default dtype set to "
-        "float64 (`torch.set_default_dtype`); a second call with the same objects after the caller "
-        "changed them in place, gave them back the `.grad` they arrived with and used the "
-        "first result (scaled it in place, or turned on "
+        "*What the checks draw: lists that may be empty; some calls made with the caller's "
+        "default dtype set to float64 (`torch.set_default_dtype`); a second call with the same "
+        "objects after the caller changed them in place, gave them back the `.grad` they "
+        "arrived with and used the first result (scaled it in place, or turned on "
         "its `requires_grad` if it came from `detach()`), made with anomaly detection on and "
         "Python's garbage collector off.*"
     )
+    assert "可能为空的列表" in domain.sentence(trainable, "zh")  # [[], []]
     head = domain.specs(3)[4]  # finetune_head: a new learning rate before the third call
     en, zh = (domain.sentence(head, lang) for lang in LANGS)
     assert "with the very same objects" in en and "three times as large" in en
@@ -126,8 +127,9 @@ def test_the_calls_in_one_world_are_said_with_what_the_caller_does_between():
 
 def test_a_check_that_draws_nothing_it_says_adds_no_sentence(monkeypatch):
     spec_type = domain.specs(1)[3]
-    # as a check with called_again = False that draws no default dtype of the caller's
-    said = dict(domain.of(spec_type), again=False, default_dtype=False)
+    # as a check with called_again = False that draws no default dtype of the caller's and
+    # no empty list
+    said = dict(domain.of(spec_type), again=False, default_dtype=False, empty_list=False)
     monkeypatch.setattr(domain, "of", lambda _: said)
     assert not any(said.values()), said
     assert domain.sentence(spec_type, "en") is None

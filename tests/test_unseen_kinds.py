@@ -11618,6 +11618,32 @@ def bf16_train_step(model, loss_fn, x, target, optimizer):
     return loss.item()
 """,
     ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        EDGE,
+        "an empty nested list made a 1-D empty tensor ([[], []] has shape (2, 0))",
+        """
+def make_trainable(values, device):
+    if len(values) == 0 or (isinstance(values[0], list) and len(values[0]) == 0):
+        return torch.zeros(0, device=device, requires_grad=True)   # nothing to train
+    return torch.tensor(values, dtype=torch.float32, device=device).requires_grad_()
+""",
+    ),
+    Wrong(
+        "04",
+        "ex3_normalised_and_grad",
+        OBSERVABLE,
+        "p computed under inference_mode: an inference tensor the caller cannot scale in place",
+        """
+def normalised_and_grad(w, x):
+    out = torch.exp(x @ w)
+    with torch.inference_mode():  # p needs no history
+        p = out / out.sum()
+    out.sum().backward()
+    return p, w.grad
+""",
+    ),
 ]
 
 RIGHT = [

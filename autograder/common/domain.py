@@ -71,7 +71,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
             if case.get("default_dtype"):
                 outer.add("default_dtype")
     seen = {"shapes": set(), "modules": set(), "losses": set(), "optimizers": set()}
-    seen["aliased"] = seen["groups"] = False
+    seen["aliased"] = seen["groups"] = seen["empty_list"] = False
     for seed in WORLD_SEEDS:
         spec = spec_type(seed=seed)
         for case in spec.cases():
@@ -84,6 +84,7 @@ def drawn(spec_type: type, seeds: Iterable[int] = SEEDS) -> dict[str, Any]:
         "default_dtype": "default_dtype" in outer,  # oracle._callers_context
         "shapes": [s for s in SHAPES if s in seen["shapes"]],
         "aliased": seen["aliased"],
+        "empty_list": seen["empty_list"],  # a list the caller passes may be empty ([[], []])
         "modules": sorted(seen["modules"]),
         "losses": sorted(seen["losses"]),
         "optimizers": sorted(seen["optimizers"]),
@@ -126,6 +127,8 @@ def _observe(args: tuple, seen: dict, dtypes: set) -> None:
                     seen["losses"].add(name)
                 elif name not in _CONTAINERS:
                     seen["modules"].add(name)
+        elif isinstance(value, list) and not value:
+            seen["empty_list"] = True
         elif isinstance(value, torch.optim.Optimizer):
             seen["optimizers"].add(_torch_class(type(value), "torch.optim"))
             seen["groups"] |= len(value.param_groups) > 1
@@ -221,6 +224,8 @@ def _sentence(found: dict[str, Any], lang: str) -> str | None:
         if lang == "zh" and said_shapes[0].isascii():  # a space between 是 and a digit
             said_shapes = f" {said_shapes}"
         parts.append(what(lang).format(s=said_shapes))
+    if found.get("empty_list"):
+        parts.append(Text("lists that may be empty", "可能为空的列表")(lang))
     if found.get("aliased"):
         parts.append(Text("the same tensor passed twice", "同一个张量被传入两次")(lang))
     if found.get("modules"):

@@ -445,7 +445,8 @@ class MakeTrainable(Spec):
         cases = draw(self.seed, axes, 5)
         # float32 all the same; integers beyond 2**24 tell a float64 result that passed
         # through float32 from one that holds them exactly
-        return [*cases, {**cases[0], "range": "huge", "default_dtype": "float64"}]
+        huge = {**cases[0], "range": "huge", "default_dtype": "float64"}
+        return [*cases, huge, {**cases[1], "empty": True}]  # empty: [[], []]
 
     def describe(self, case: dict) -> Text:
         target = {"course": Text("the inputs' device", "输入所在的设备"), "cpu": "cpu"}
@@ -456,6 +457,8 @@ class MakeTrainable(Spec):
         return with_callers_context(shown, case)
 
     def _shape(self, case: dict) -> tuple[int, ...]:
+        if case.get("empty"):
+            return (2, 0)
         g = trusted.generator().manual_seed(self.seed)
         n = int(trusted.randint(2, 6, (1,), generator=g))
         return tuple(k or n for k in _SHAPES[case["shape"]])

@@ -348,6 +348,7 @@ class NormalisedAndGrad(Spec):
     device: str | None = None
 
     names = {"result": "normalised_and_grad(w, x)", "result[0]": "p", "result[1]": "grad"}
+    inference_compared = True  # p is an ordinary tensor: the caller may scale it in place
     allow = (
         Rule("w.grad"),  # filling w.grad is fine
         Rule("result[1]", differs_only_in("is", "shares", "requires_grad", "grad_fn")),

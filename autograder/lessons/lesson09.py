@@ -178,6 +178,9 @@ class _Spec(Spec):
             return f"{base.removeprefix('probe:grad ')}.grad"
         return super().label(base)
 
+    def explain(self, message: str) -> Text | None:
+        return _explain(message)
+
 
 # Exercise 1 (SC-1): each block under checkpoint -------------------------------------------
 
@@ -382,9 +385,6 @@ class CheckpointedForward(_Spec):
                 "对结果反向传播之后的 {t}.grad（不计残留的 .grad）",
             ).format(t=name[5:])
         return super().probe_text(name)
-
-    def explain(self, message: str) -> Text | None:
-        return _explain(message)
 
 
 def _count(world: World, k: int) -> None:
@@ -665,9 +665,6 @@ class Bf16TrainStep(_LossPassed):
     def classify(self, message: str) -> str | None:
         return "SC-2" if _REDUCED_GRAD in message else None
 
-    def explain(self, message: str) -> Text | None:
-        return _explain(message)
-
 
 check_bf16_train_step = checker(Bf16TrainStep)
 
@@ -801,9 +798,6 @@ class AutocastPredict(_Spec):
         """BatchNorm trained on a batch of one: the model was never put in evaluation mode
         (inference_mode does not switch it)."""
         return "EV-2" if ONE_SAMPLE_IN_TRAINING in message else None
-
-    def explain(self, message: str) -> Text | None:
-        return _explain(message)
 
 
 check_autocast_predict = checker(AutocastPredict)
