@@ -477,6 +477,15 @@ ACCEPTED = {
         "    return lambda x: limit * torch.tanh(x / limit)\n\n"
         "@functools.cache\ndef square(n):\n    return n * n"
     ),
+    # the thirty-first set: a batch moved item by item, its container kept (a tuple stays one)
+    "container_of_its_own_kind": (
+        "def to_device(batch, device):\n"
+        "    if isinstance(batch, (list, tuple)):\n"
+        "        return type(batch)(to_device(b, device) for b in batch)\n"
+        "    if isinstance(batch, dict):\n"
+        "        return type(batch)({k: to_device(v, device) for k, v in batch.items()})\n"
+        "    return batch.to(device, non_blocking=True)"
+    ),
     # the eighth set: an SGD step as torch's own optimizers take it, on lists of tensors
     "multi_tensor_step": (
         "def step(params, grads, lr):\n"
@@ -511,6 +520,24 @@ ACCEPTED = {
 )
 def test_what_the_fourth_sets_forms_still_refuse(code):
     assert _violations(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def f(t):\n    C = type(int)(t)\n    C.allclose = print",  # torch.Tensor as a value
+        "def f(t):\n    return type(t).forward",
+        "def f(t):\n    return type(t)",
+        "def f(t):\n    return type(t)(t)",  # not a comprehension or a display
+        "def f(t):\n    return type(t)(*[t])",
+        "def f(b):\n    return type(b)(k=[1])",
+        'X = type("X", (), {"f": print})',
+        "T = type",
+    ],
+)
+def test_type_is_refused_except_to_rebuild_a_container(code):
+    (found,) = _violations(code)
+    assert "type" in found.what.en and found.instead is policy.INSTEAD["type"]
 
 
 def test_gradchecks_module_gives_only_its_listed_names():

@@ -14641,6 +14641,23 @@ def time_step(step, synchronize, clock, repeats):
     return (clock() - t0 - waited) / repeats
 ''',
     ),
+    Right(
+        "06",
+        "ex4_load_batch",
+        "a recursive mover that keeps the container: type(batch)(...) of the moved items",
+        """
+def _move(obj, device):
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device, non_blocking=True)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_move(item, device) for item in obj)
+    return obj
+
+
+def load_batch(batch, device):
+    return _move(batch, device)
+""",
+    ),
 ]
 
 

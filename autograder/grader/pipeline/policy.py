@@ -48,6 +48,7 @@ from autograder.grader.pipeline.policy_table import (
     ALLOWED_PRIVATE_PREFIXES,
     ANY,
     BY_NAME_BUILTINS,
+    CONTAINER_TYPE_BUILTIN,
     DECORATOR_BUILTINS,
     MAX_CELL_CHARS,
     MAX_CELL_DEPTH,
@@ -128,8 +129,10 @@ INSTEAD = {
         '直接写出名字的 `hasattr(obj, "name")`，或 `isinstance(obj, SomeClass)`',
     ),
     "type": Text(
-        "`isinstance(x, SomeClass)`; for a tensor, `x.dtype` or `x.device`",
-        "`isinstance(x, SomeClass)`；对张量用 `x.dtype` 或 `x.device`",
+        "`isinstance(x, SomeClass)`; for a tensor, `x.dtype` or `x.device`; a new container of "
+        "x's kind: `type(x)(f(v) for v in x)`",
+        "`isinstance(x, SomeClass)`；对张量用 `x.dtype` 或 `x.device`；要得到与 x 同类的新容器："
+        "`type(x)(f(v) for v in x)`",
     ),
     "vars": Text(
         "`model.named_modules()`, `named_parameters()`, `named_buffers()`",
@@ -1035,11 +1038,12 @@ def _scope_violations(source: str, tree: ast.Module, context: Context) -> list[V
 
 
 def _by_name_builtin(symbol: symtable.Symbol, module_level: bool, context: Context) -> bool:
-    """``getattr``, ``hasattr`` or ``setattr`` used, not bound, by the cell: judged call by
-    call (``_by_name_violations``)."""
+    """``getattr``, ``hasattr``, ``setattr`` or ``type`` used, not bound, by the cell: judged
+    call by call (``_by_name_violations``)."""
     bound = module_level and (symbol.is_assigned() or symbol.is_imported())
     name = symbol.get_name()
-    return name in BY_NAME_BUILTINS and not bound and name not in context.course
+    judged = name in BY_NAME_BUILTINS or name == CONTAINER_TYPE_BUILTIN
+    return judged and not bound and name not in context.course
 
 
 def _by_name_violations(tree: ast.Module, names: set[str]) -> list[Violation]:
@@ -1051,7 +1055,14 @@ def _by_name_violations(tree: ast.Module, names: set[str]) -> list[Violation]:
     calls = {id(n.func): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in names:
+        if isinstance(node, ast.Name) and node.id == CONTAINER_TYPE_BUILTIN and node.id in names:
+            if not _rebuilds_container(calls.get(id(node)), calls):
+                why = says(
+                    "type other than as type(x)(…) on a comprehension or a display",
+                    "type 只能写成 type(x)(…)，参数是推导式或列表、元组、集合、字典的字面形式",
+                )
+                found.append(Violation(node.lineno, why, INSTEAD.get(node.id)))
+        elif isinstance(node, ast.Name) and node.id in names:
             call = calls.get(id(node))
             if call is None or not _names_written_out(call, BY_NAME_BUILTINS[node.id]):
                 why = says(
@@ -1061,6 +1072,21 @@ def _by_name_violations(tree: ast.Module, names: set[str]) -> list[Violation]:
                 )
                 found.append(Violation(node.lineno, why, INSTEAD.get(node.id)))
     return found
+
+
+_ITEMS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+
+
+def _rebuilds_container(call: ast.Call | None, calls: dict[int, ast.Call]) -> bool:
+    """``type(x)(items)``: one argument each, no keywords, the items a comprehension or a
+    display, so that the class itself is never a value (see ``CONTAINER_TYPE_BUILTIN``)."""
+    outer = calls.get(id(call)) if call is not None else None
+    if outer is None or call.keywords or outer.keywords:
+        return False
+    if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or len(outer.args) != 1:
+        return False
+    return isinstance(outer.args[0], _ITEMS + _DISPLAYS)
 
 
 def _names_written_out(call: ast.Call, counts: tuple[int, int]) -> bool:

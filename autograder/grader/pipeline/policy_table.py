@@ -154,6 +154,12 @@ DECORATOR_BUILTINS = frozenset({"staticmethod", "classmethod", "property"})
 # name written out as a public string, so that they read or set exactly what ``obj.name``
 # would (``getattr(m, "bias", None)``), with how many arguments each takes.
 BY_NAME_BUILTINS = {"getattr": (2, 3), "hasattr": (2, 2), "setattr": (3, 3)}
+# ``type`` only as ``type(x)(items)``, the items a comprehension or a display: a new container
+# of x's own kind (a tuple stays a tuple, a list a list). Never the class as a value, which
+# passes every check made on attributes (``type(int)(t)`` is ``torch.Tensor``, whose methods a
+# cell could replace); called on a display, even a class's metaclass only gives back the
+# display's own built-in type, whose attributes cannot be set.
+CONTAINER_TYPE_BUILTIN = "type"
 # Besides the context protocol, the container methods that only spell a subscript
 # (``d.__setitem__(k, v)`` is ``d[k] = v``, usable inside a lambda), and ``__call__``, which
 # only spells a call (``checkpoint(block.__call__, h)``; assigning it is refused as any change
