@@ -477,6 +477,18 @@ ACCEPTED = {
         "    return lambda x: limit * torch.tanh(x / limit)\n\n"
         "@functools.cache\ndef square(n):\n    return n * n"
     ),
+    # the thirty-first set: laps timed by timeit on the caller's clock, a function of its own
+    "timeit_timer_on_own_function": (
+        "import statistics\nimport timeit\n\n\n"
+        "def benchmark(work, synchronize, clock, warmup, repeats):\n"
+        "    def lap():\n        work()\n        synchronize()\n\n"
+        "    laps = timeit.Timer(lap, timer=clock).repeat(repeat=repeats, number=1)\n"
+        "    return statistics.median(laps)"
+    ),
+    "timeit_timer_on_lambda": (
+        "from timeit import Timer\n\n\ndef f(work, clock):\n"
+        "    return Timer(lambda: work(), timer=clock).timeit(number=3)"
+    ),
     # the thirty-first set: a batch moved item by item, its container kept (a tuple stays one)
     "container_of_its_own_kind": (
         "def to_device(batch, device):\n"
@@ -1053,3 +1065,28 @@ def test_every_output_kind_is_bounded_per_cell_and_per_notebook():
     nb = NotebookNode(cells=cells)
     step.bound_notebook(nb)  # again at the end: nothing grows, the notes are not doubled
     assert [sum(map(output_size, c.outputs)) for c in cells] == sizes
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import timeit\n\ndef f(c):\n    return timeit.Timer('import os', timer=c).timeit(1)",
+        "import timeit\n\ndef f(w, c):\n    return timeit.Timer(w, timer=c).timeit(1)",  # param
+        "import timeit\n\ns = 'x'\n\ndef f(c):\n    return timeit.Timer(s).timeit(1)",
+        "import timeit\n\ndef f():\n    def lap():\n        pass\n"
+        "    lap = 'import os'\n    return timeit.Timer(lap).timeit(1)",  # rebound
+        "import timeit\n\ndef f():\n    def lap():\n        pass\n    def g():\n"
+        "        nonlocal lap\n        lap = 's'\n    return timeit.Timer(lap).timeit(1)",
+        "import timeit\n\ndef f():\n    return timeit.Timer(lambda: 0, globals={}).timeit(1)",
+        "import timeit\n\ndef f():\n    return timeit.Timer(lambda: 0, setup='x').timeit(1)",
+        "import timeit\n\ndef f(*a):\n    return timeit.Timer(*a).timeit(1)",
+        "import timeit\n\ndef f():\n    t = timeit.Timer(lambda: 0)\n"
+        "    t.__init__('import os')\n    return t.timeit(1)",  # kept, set up again
+        "import timeit\n\ndef f():\n    return timeit.Timer(lambda: 0).__init__('x')",
+        "import timeit\n\nT = timeit.Timer",
+        "import timeit\n\nclass T(timeit.Timer):\n    pass",  # its own would take strings
+    ],
+)
+def test_timeit_timer_is_refused_unless_it_times_a_function_at_once(code):
+    found = _violations(code)
+    assert found and all("Timer" in v.what.en for v in found), [v.what.en for v in found]

@@ -14658,6 +14658,28 @@ def load_batch(batch, device):
     return _move(batch, device)
 """,
     ),
+    Right(
+        "06",
+        "ex1_benchmark",
+        "timeit.Timer on a lap of its own, the caller's clock as its timer, median of repeat()",
+        """
+import statistics
+import timeit
+
+
+def benchmark(work, synchronize, clock, warmup, repeats):
+    for _ in range(warmup):
+        work()
+    synchronize()  # nothing of the warm-up is left in the queue
+
+    def lap():
+        work()
+        synchronize()  # a lap ends when the device has finished
+
+    laps = timeit.Timer(lap, timer=clock).repeat(repeat=repeats, number=1)
+    return statistics.median(laps)
+""",
+    ),
 ]
 
 

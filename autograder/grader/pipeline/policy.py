@@ -38,7 +38,7 @@ import types
 from dataclasses import dataclass, field
 
 from autograder.common.i18n import Text
-from autograder.grader.pipeline import own_names
+from autograder.grader.pipeline import own_names, timer_calls
 from autograder.grader.pipeline.policy_table import (
     ALLOWED_BUILTINS,
     ALLOWED_DUNDER_ATTRIBUTES,
@@ -527,9 +527,12 @@ def _called_only() -> tuple:
     compare with, ``functools.wraps``, which copies attributes named by strings (it may
     only be given the function it wraps), and ``operator.attrgetter`` and ``methodcaller``,
     which reach attributes named by strings (written out, see ``_Reader.visit_Call``)."""
+    import timeit
+
     import torch
 
     return (
+        timeit.Timer,  # on a lambda or a function of one's own only (timer_calls)
         torch.equal,
         torch.allclose,
         torch.isclose,
@@ -537,6 +540,12 @@ def _called_only() -> tuple:
         functools.wraps,
         *_BY_NAME,
     )
+
+
+def _timeit_timer() -> object:
+    import timeit
+
+    return timeit.Timer
 
 
 def _written_out(arg: ast.expr, dotted: bool = False) -> bool:
@@ -679,6 +688,7 @@ class _Reader(ast.NodeVisitor):
         self.docstrings: set[int] = set()
         self.decorators: set[int] = set()
         self.own: set[int] = set()  # self._name nodes of the learner's own classes
+        self.timers: set[int] = set()  # calls timeit.Timer may be (timer_calls)
 
     def flag(self, node: ast.AST, what: Text, name: str | None = None) -> None:
         """Record ``what`` at ``node``; ``name``: the refused name, for :data:`INSTEAD`."""
@@ -689,6 +699,7 @@ class _Reader(ast.NodeVisitor):
 
     # -- where a module or a class may appear: called, dereferenced, subclassed, tested
     def mark(self, tree: ast.AST) -> None:
+        self.timers = timer_calls.accepted(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 self.inert |= {id(place) for place in own_names.called_or_tested(node)}
@@ -820,6 +831,19 @@ class _Reader(ast.NodeVisitor):
                     code=_short(node),
                 ),
             )
+        elif called is _timeit_timer() and id(node) not in self.timers:
+            self.flag(
+                node,
+                says(
+                    "{code} (timeit.Timer times a lambda or a function defined with def in the"
+                    " same function, never a string or a name that could hold one, and is used"
+                    " at once: timeit.Timer(f, timer=clock).repeat(...))",
+                    "{code}（timeit.Timer 只能计时 lambda 或同一个函数里用 def 定义的函数，"
+                    "不能是字符串或可能存着字符串的名字，并且要立即使用："
+                    "timeit.Timer(f, timer=clock).repeat(...)）",
+                    code=_short(node),
+                ),
+            )
         elif any(called is getter for getter in _BY_NAME) and _names_problem(node, called):
             self.flag(
                 node,
@@ -913,7 +937,10 @@ class _Reader(ast.NodeVisitor):
             code = ast.unparse(decorator)
             self.flag(decorator, says("the class decorator @{code}", "类装饰器 @{code}", code=code))
         for base in node.bases:
-            if not (isinstance(base, ast.Name) or _chain(base)):
+            # a Timer of one's own would take strings past timer_calls
+            if not (isinstance(base, ast.Name) or _chain(base)) or (
+                self._resolved(base) is _timeit_timer()
+            ):
                 code = ast.unparse(base)
                 self.flag(base, says("the base class {code}", "基类 {code}", code=code))
         for statement in node.body:

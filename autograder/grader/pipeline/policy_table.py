@@ -38,7 +38,9 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "time": frozenset(
         "time perf_counter perf_counter_ns monotonic monotonic_ns process_time sleep".split()
     ),
-    "timeit": frozenset({"default_timer"}),  # time.perf_counter, as timeit names it
+    # default_timer: time.perf_counter, as timeit names it; Timer only on a lambda or a function
+    # of one's own (timer_calls.py: given a string, it would run code no one read)
+    "timeit": frozenset({"default_timer", "Timer"}),
     # lesson 09: the documented entry points only (the modules also hold warnings, uuid, ...)
     "torch.utils.checkpoint": frozenset(
         "checkpoint checkpoint_sequential CheckpointError noop_context_fn".split()
