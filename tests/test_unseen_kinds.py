@@ -11644,6 +11644,19 @@ def normalised_and_grad(w, x):
     return p, w.grad
 """,
     ),
+    Wrong(
+        "01",
+        "ex3_make_trainable",
+        SIDE_EFFECT,
+        "a clamp(-1, 1) gradient hook left on the returned leaf",
+        """
+def make_trainable(values, device):
+    t = torch.tensor(values, dtype=torch.float32, device=device, requires_grad=True)
+    # integer-valued data can be large: keep its gradients in a sane range
+    t.register_hook(lambda grad: grad.clamp(-1.0, 1.0))
+    return t
+""",
+    ),
 ]
 
 RIGHT = [
@@ -14678,6 +14691,19 @@ def benchmark(work, synchronize, clock, warmup, repeats):
 
     laps = timeit.Timer(lap, timer=clock).repeat(repeat=repeats, number=1)
     return statistics.median(laps)
+""",
+    ),
+    Right(
+        "01",
+        "ex3_make_trainable",
+        "through a float32 NumPy array, torch.from_numpy, .to(device), requires_grad_()",
+        """
+import numpy as np
+
+
+def make_trainable(values, device):
+    array = np.asarray(values, dtype=np.float32)
+    return torch.from_numpy(array).to(device).requires_grad_()
 """,
     ),
 ]

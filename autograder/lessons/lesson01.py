@@ -434,9 +434,10 @@ class MakeTrainable(Spec):
             "用相等的列表再调用一次，返回的是它自己的张量（不是第一次的那个）",
         ),
         "trains": Text(
-            "the result trains: multiplied by a weight that requires grad, it is saved for "
-            "backward (an inference tensor cannot be)",
-            "结果能用于训练：与需要梯度的权重相乘时，它会被保存用于反向传播（推理张量不行）",
+            "the result trains: multiplied by a weight of 3s, the gradient it gets (an inference "
+            "tensor cannot be saved for backward; a hook of yours would change the gradient)",
+            "结果能用于训练：与全为 3 的权重相乘后它得到的梯度（推理张量不能被保存用于反向传播；"
+            "你注册的钩子会改变梯度）",
         ),
     }
 
@@ -478,24 +479,27 @@ class MakeTrainable(Spec):
         own = not (
             trusted.type_(other) in TENSORS
             and trusted.type_(value) in TENSORS
+            and value.numel() > 0  # nothing to share
             and other.untyped_storage().data_ptr() == value.untyped_storage().data_ptr()
         )
+        trained = call(lambda: _trains(value))
         return {
             "values": trusted.repr_(world.values)[:2000],
             "own_tensor": own,
-            "trains": call(lambda: _trains(value)).ok,
+            "trains": trained.value if trained.ok else None,
         }
 
     def classify(self, message: str) -> str | None:
         return "RG-3" if "floating point" in message else None
 
 
-def _trains(value) -> None:
+def _trains(value) -> torch.Tensor:
     """Use the result as a parameter is used: in a product with a weight that requires grad,
-    which autograd saves it for (it refuses an inference tensor)."""
+    which autograd saves it for (it refuses an inference tensor); its gradient, 3s, passes
+    through whatever hook the function left on it."""
     with trusted.inference_mode(False), trusted.set_grad_enabled(True):
         w = trusted.ones(value.shape, dtype=value.dtype, device=value.device).requires_grad_()
-        trusted.autograd_grad((value * w).sum(), w)
+        return trusted.autograd_grad((value * w * 3).sum(), (w, value))[1]
 
 
 check_make_trainable = checker(MakeTrainable)
