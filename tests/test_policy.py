@@ -477,6 +477,11 @@ ACCEPTED = {
         "    return lambda x: limit * torch.tanh(x / limit)\n\n"
         "@functools.cache\ndef square(n):\n    return n * n"
     ),
+    # the thirty-second set: a holder class that names its one attribute
+    "class_with_slots": (
+        'class Held:\n    __slots__ = ("tensor",)\n\n'
+        "    def __init__(self, tensor):\n        self.tensor = tensor"
+    ),
     # the thirty-first set: laps timed by timeit on the caller's clock, a function of its own
     "timeit_timer_on_own_function": (
         "import statistics\nimport timeit\n\n\n"
@@ -1090,3 +1095,17 @@ def test_every_output_kind_is_bounded_per_cell_and_per_notebook():
 def test_timeit_timer_is_refused_unless_it_times_a_function_at_once(code):
     found = _violations(code)
     assert found and all("Timer" in v.what.en for v in found), [v.what.en for v in found]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "__slots__ = ('a',)",  # not in a class body
+        "class H:\n    __slots__ = f()",  # not a literal
+        "class H:\n    x = __slots__",  # read
+        "class H:\n    __dict__ = {}",  # another dunder
+        "def f():\n    class H:\n        pass\n    H.__slots__ = ()",
+    ],
+)
+def test_slots_only_as_a_literal_in_a_class_body(code):
+    assert _violations(code)

@@ -48,6 +48,7 @@ from autograder.grader.pipeline.policy_table import (
     ALLOWED_PRIVATE_PREFIXES,
     ANY,
     BY_NAME_BUILTINS,
+    CLASS_BODY_DUNDERS,
     CONTAINER_TYPE_BUILTIN,
     DECORATOR_BUILTINS,
     MAX_CELL_CHARS,
@@ -688,6 +689,7 @@ class _Reader(ast.NodeVisitor):
         self.docstrings: set[int] = set()
         self.decorators: set[int] = set()
         self.own: set[int] = set()  # self._name nodes of the learner's own classes
+        self.slots: set[int] = set()  # ``__slots__ = (...)`` targets in class bodies
         self.timers: set[int] = set()  # calls timeit.Timer may be (timer_calls)
 
     def flag(self, node: ast.AST, what: Text, name: str | None = None) -> None:
@@ -707,6 +709,13 @@ class _Reader(ast.NodeVisitor):
                 self.inert.add(id(node.value))
             elif isinstance(node, ast.ClassDef):
                 self.inert |= {id(b) for b in node.bases}
+                self.slots |= {
+                    id(target)
+                    for statement in node.body
+                    if isinstance(statement, ast.Assign) and _class_statement(statement)
+                    for target in statement.targets
+                    if isinstance(target, ast.Name) and target.id in CLASS_BODY_DUNDERS
+                }
             elif isinstance(node, ast.ExceptHandler) and node.type is not None:
                 self.inert |= {id(e) for e in [node.type, *getattr(node.type, "elts", [])]}
             elif isinstance(node, ast.MatchClass):
@@ -756,7 +765,7 @@ class _Reader(ast.NodeVisitor):
     # -- names and attributes
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if _is_dunder(name):
+        if _is_dunder(name) and id(node) not in self.slots:
             self.flag(node, _named_only(name))
         elif isinstance(node.ctx, ast.Store | ast.Del) and name in self.context.aliases:
             self.flag(node, says("rebinds the imported {name}", "重新绑定导入的 {name}", name=name))

@@ -181,6 +181,9 @@ ALLOWED_DUNDER_DEFINITIONS = frozenset(
     """__init__ __len__ __getitem__ __iter__ __next__ __enter__ __exit__ __call__ __repr__
     __str__""".split()
 )
+# A class of one's own may name the attributes its instances hold, as a literal in its body
+# (``__slots__ = ("tensor",)``): it only restricts what they can hold.
+CLASS_BODY_DUNDERS = frozenset({"__slots__"})
 # Public attribute names that lead out of the interpreter's sandbox of objects: frames,
 # code, files, foreign memory, loaders, processes, the interpreter's own modules. Dunder
 # and private names are refused before these are consulted; on a module, what a name
