@@ -34,6 +34,7 @@ import re
 import string
 import symtable
 import sys
+import timeit
 import types
 from dataclasses import dataclass, field
 
@@ -528,8 +529,6 @@ def _called_only() -> tuple:
     compare with, ``functools.wraps``, which copies attributes named by strings (it may
     only be given the function it wraps), and ``operator.attrgetter`` and ``methodcaller``,
     which reach attributes named by strings (written out, see ``_Reader.visit_Call``)."""
-    import timeit
-
     import torch
 
     return (
@@ -541,12 +540,6 @@ def _called_only() -> tuple:
         functools.wraps,
         *_BY_NAME,
     )
-
-
-def _timeit_timer() -> object:
-    import timeit
-
-    return timeit.Timer
 
 
 def _written_out(arg: ast.expr, dotted: bool = False) -> bool:
@@ -840,7 +833,7 @@ class _Reader(ast.NodeVisitor):
                     code=_short(node),
                 ),
             )
-        elif called is _timeit_timer() and id(node) not in self.timers:
+        elif called is timeit.Timer and id(node) not in self.timers:
             self.flag(
                 node,
                 says(
@@ -948,7 +941,7 @@ class _Reader(ast.NodeVisitor):
         for base in node.bases:
             # a Timer of one's own would take strings past timer_calls
             if not (isinstance(base, ast.Name) or _chain(base)) or (
-                self._resolved(base) is _timeit_timer()
+                self._resolved(base) is timeit.Timer
             ):
                 code = ast.unparse(base)
                 self.flag(base, says("the base class {code}", "基类 {code}", code=code))

@@ -24,19 +24,22 @@ _METHODS = frozenset({"timeit", "repeat", "autorange"})  # a Timer used at once 
 def accepted(tree: ast.AST) -> set[int]:
     """The calls of the cell that may be ``timeit.Timer(...)`` calls (see the module's
     docstring), by ``id``; whether a call is one is the policy's to resolve."""
-    own: dict[int, frozenset[str]] = {}
-    _walk(tree, frozenset(), own)
-    timed_at_once = {
-        id(node.func.value)
+    timed_at_once = [
+        node.func.value
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in _METHODS
         and isinstance(node.func.value, ast.Call)
-    }
-    calls = {id(n): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    ]
+    if not timed_at_once:  # most cells: no scopes to read
+        return set()
+    own: dict[int, frozenset[str]] = {}
+    _walk(tree, frozenset(), own)
     return {
-        key for key in timed_at_once if _times_a_function(calls[key], own.get(key, frozenset()))
+        id(call)
+        for call in timed_at_once
+        if _times_a_function(call, own.get(id(call), frozenset()))
     }
 
 
